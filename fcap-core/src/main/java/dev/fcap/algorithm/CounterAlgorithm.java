@@ -1,0 +1,46 @@
+package dev.fcap.algorithm;
+
+import dev.fcap.store.CounterSpec;
+
+/**
+ * A counting algorithm as pure functions over a compact binary state. A {@code null} state is the
+ * empty counter. Functions never modify their input; a change returns a new array. The binary
+ * layouts are documented on each implementation and mirrored byte for byte by the Redis scripts, so
+ * that a state written by one store reads the same in the other.
+ *
+ * <p>Times are epoch milliseconds. {@code align} places calendar windows (see
+ * {@link dev.fcap.store.CounterRequest#alignMs()}).
+ */
+public interface CounterAlgorithm {
+
+  /** Sentinel for {@code retryAt}: the message can never be admitted (its cost exceeds the limit). */
+  long NEVER = Long.MAX_VALUE;
+
+  /**
+   * Evaluates every check of the counter for a message of {@code cost} at {@code now}, writing
+   * {@code used[at + i]} and {@code retryAt[at + i]} for check i ({@code retryAt} is {@code now}
+   * when the check admits).
+   *
+   * @return true iff every enforced check admits
+   */
+  boolean evaluate(byte[] state, CounterSpec spec, long align, long now, long cost, long[] used, long[] retryAt, int at);
+
+  /** Records a message of {@code cost} at {@code now}; drops what can no longer matter. */
+  byte[] record(byte[] state, CounterSpec spec, long align, long now, long cost);
+
+  /** Undoes a message of {@code cost} recorded at {@code eventTime}; a no-op if it is no longer held. */
+  byte[] release(byte[] state, CounterSpec spec, long align, long now, long eventTime, long cost);
+
+  /** The first instant at which this state no longer affects any decision; it may be dropped then. */
+  long expiresAt(byte[] state, CounterSpec spec, long align);
+
+  /** The implementation of an algorithm. */
+  static CounterAlgorithm of(dev.fcap.model.Algorithm algorithm) {
+    return switch (algorithm) {
+      case SLIDING_LOG -> SlidingLog.INSTANCE;
+      case SLIDING_COUNTER -> SlidingCounter.INSTANCE;
+      case FIXED_WINDOW -> FixedWindow.INSTANCE;
+      case GCRA -> Gcra.INSTANCE;
+    };
+  }
+}

@@ -1,0 +1,200 @@
+package dev.fcap.algorithm;
+
+import dev.fcap.store.CounterSpec;
+
+/**
+ * The exact sliding log.
+ *
+ * <p><b>Design.</b> A message of cost c at time t passes check (L, W) iff the costs recorded in
+ * (t - W, t] plus c are at most L. Only admitted messages are recorded, so the window never holds
+ * more than L cost units and every cost is at least 1: the newest {@code maxLimit} entries within
+ * {@code maxWindow} are all any check of the counter can ever read. That bounds the state by the
+ * limit, not by traffic, and lets every rule with the same key and selection share one log (the seed
+ * policy's 15/min and 50/day rules read one list of at most 50 timestamps).
+ *
+ * <p><b>Layout</b> (big-endian): {@code flags:u8, newest:i64, entries...}, entries newest first, each
+ * {@code age:u32} ({@code age:i64} when flag WIDE=1 is set, for windows over 49 days) followed by
+ * {@code cost:u32} when flag COSTS=2 is set (some cost is not 1). An entry's time is
+ * {@code newest - age}. Typical state: 9 + 4 bytes per message in the window.
+ */
+final class SlidingLog implements CounterAlgorithm {
+  static final SlidingLog INSTANCE = new SlidingLog();
+
+  static final int WIDE = 1;
+  static final int COSTS = 2;
+  static final int HEADER = 9;
+
+  private SlidingLog() {}
+
+  /** A decoded view: times newest first, and their costs. */
+  private static final class Entries {
+    long[] times;
+    long[] costs;
+    int n;
+
+    Entries(int capacity) {
+      times = new long[capacity];
+      costs = new long[capacity];
+    }
+  }
+
+  private static int entrySize(int flags) {
+    return ((flags & WIDE) != 0 ? 8 : 4) + ((flags & COSTS) != 0 ? 4 : 0);
+  }
+
+  static int size(byte[] state) {
+    return state == null ? 0 : (state.length - HEADER) / entrySize(state[0]);
+  }
+
+  private static long time(byte[] s, int flags, long newest, int i) {
+    int at = HEADER + i * entrySize(flags);
+    return newest - ((flags & WIDE) != 0 ? Bytes.getLong(s, at) : Bytes.getUint(s, at));
+  }
+
+  private static long cost(byte[] s, int flags, int i) {
+    if ((flags & COSTS) == 0) {
+      return 1;
+    }
+    int at = HEADER + i * entrySize(flags) + ((flags & WIDE) != 0 ? 8 : 4);
+    return Bytes.getUint(s, at);
+  }
+
+  @Override
+  public boolean evaluate(
+      byte[] state, CounterSpec spec, long align, long now, long cost, long[] used, long[] retryAt, int at) {
+    int n = size(state);
+    int flags = n == 0 ? 0 : state[0];
+    long newest = n == 0 ? 0 : Bytes.getLong(state, 1);
+    boolean admitted = true;
+    for (int c = 0; c < spec.checks(); c++) {
+      long limit = spec.limit(c);
+      long window = spec.windowMs(c);
+      long sum = 0;
+      int inWindow = 0;
+      while (inWindow < n && time(state, flags, newest, inWindow) > now - window) {
+        sum += cost(state, flags, inWindow);
+        inWindow++;
+      }
+      used[at + c] = sum;
+      long retry;
+      if (sum + cost <= limit) {
+        retry = now;
+      } else if (cost > limit) {
+        retry = NEVER;
+      } else {
+        // Let the oldest entries of the window age out until the message fits.
+        retry = NEVER;
+        long remaining = sum;
+        for (int i = inWindow - 1; i >= 0; i--) {
+          remaining -= cost(state, flags, i);
+          if (remaining + cost <= limit) {
+            retry = time(state, flags, newest, i) + window;
+            break;
+          }
+        }
+      }
+      retryAt[at + c] = retry;
+      if (retry != now && spec.enforced(c)) {
+        admitted = false;
+      }
+    }
+    return admitted;
+  }
+
+  @Override
+  public byte[] record(byte[] state, CounterSpec spec, long align, long now, long cost) {
+    Entries e = decode(state, 1);
+    int pos = 0;
+    while (pos < e.n && e.times[pos] > now) {
+      pos++; // the clock went back: keep the log ordered newest first
+    }
+    System.arraycopy(e.times, pos, e.times, pos + 1, e.n - pos);
+    System.arraycopy(e.costs, pos, e.costs, pos + 1, e.n - pos);
+    e.times[pos] = now;
+    e.costs[pos] = cost;
+    e.n++;
+    return encode(prune(e, spec, now));
+  }
+
+  @Override
+  public byte[] release(byte[] state, CounterSpec spec, long align, long now, long eventTime, long cost) {
+    Entries e = decode(state, 0);
+    for (int i = 0; i < e.n; i++) {
+      if (e.times[i] == eventTime && e.costs[i] == cost) {
+        System.arraycopy(e.times, i + 1, e.times, i, e.n - i - 1);
+        System.arraycopy(e.costs, i + 1, e.costs, i, e.n - i - 1);
+        e.n--;
+        return encode(prune(e, spec, now));
+      }
+    }
+    return state;
+  }
+
+  @Override
+  public long expiresAt(byte[] state, CounterSpec spec, long align) {
+    return size(state) == 0 ? Long.MIN_VALUE : Bytes.getLong(state, 1) + spec.maxWindowMs();
+  }
+
+  /** Keeps the entries any check can still read: inside the longest window, within the largest limit. */
+  private static Entries prune(Entries e, CounterSpec spec, long now) {
+    long horizon = now - spec.maxWindowMs();
+    long newer = 0;
+    int keep = 0;
+    while (keep < e.n && e.times[keep] > horizon && newer < spec.maxLimit()) {
+      newer += e.costs[keep];
+      keep++;
+    }
+    e.n = keep;
+    return e;
+  }
+
+  private static Entries decode(byte[] state, int spare) {
+    int n = size(state);
+    Entries e = new Entries(n + spare);
+    if (n > 0) {
+      int flags = state[0];
+      long newest = Bytes.getLong(state, 1);
+      for (int i = 0; i < n; i++) {
+        e.times[i] = time(state, flags, newest, i);
+        e.costs[i] = cost(state, flags, i);
+      }
+    }
+    e.n = n;
+    return e;
+  }
+
+  private static byte[] encode(Entries e) {
+    if (e.n == 0) {
+      return null;
+    }
+    long newest = e.times[0];
+    int flags = 0;
+    for (int i = 0; i < e.n; i++) {
+      if (newest - e.times[i] > 0xFFFF_FFFFL) {
+        flags |= WIDE;
+      }
+      if (e.costs[i] != 1) {
+        flags |= COSTS;
+      }
+    }
+    int size = entrySize(flags);
+    byte[] out = new byte[HEADER + e.n * size];
+    out[0] = (byte) flags;
+    Bytes.putLong(out, 1, newest);
+    for (int i = 0; i < e.n; i++) {
+      int at = HEADER + i * size;
+      long age = newest - e.times[i];
+      if ((flags & WIDE) != 0) {
+        Bytes.putLong(out, at, age);
+        at += 8;
+      } else {
+        Bytes.putUint(out, at, age);
+        at += 4;
+      }
+      if ((flags & COSTS) != 0) {
+        Bytes.putUint(out, at, e.costs[i]);
+      }
+    }
+    return out;
+  }
+}

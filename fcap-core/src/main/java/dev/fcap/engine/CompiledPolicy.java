@@ -1,0 +1,401 @@
+package dev.fcap.engine;
+
+import dev.fcap.model.Algorithm;
+import dev.fcap.model.Condition;
+import dev.fcap.model.Dimension;
+import dev.fcap.model.Message;
+import dev.fcap.model.Policy;
+import dev.fcap.model.Rule;
+import dev.fcap.policy.PolicyError;
+import dev.fcap.policy.PolicyException;
+import dev.fcap.store.CounterSpec;
+import java.nio.charset.StandardCharsets;
+import java.time.ZoneId;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A policy made ready to decide fast.
+ *
+ * <p><b>Counter groups.</b> Sliding-log rules with the same key, match and exempt always apply
+ * together, so they share one log (one counter); every other rule gets a counter of its own. A
+ * group's id hashes its identity (algorithm, key, selection, and the rule id for the non-log
+ * algorithms) but never its limit or window: editing a limit or a window keeps the counts.
+ *
+ * <p><b>Selection.</b> Which rules apply to a message is answered with bitsets, not by testing every
+ * rule: per selectable dimension, the rules that accept any value and, per value, the rules that list
+ * it; the message's values pick one bitset per dimension and their intersection is the answer.
+ * Exemptions and the presence of key values work the same way.
+ *
+ * <p><b>Plans.</b> Each distinct set of applicable rules maps to a cached {@link Plan}: which
+ * partitions to touch, which counters in each, and where each rule's result lands.
+ */
+final class CompiledPolicy {
+  final Policy policy;
+  final Rule[] rules;
+  final Group[] groups;
+  private final int[] ruleGroup;
+  private final int[] ruleCheck;
+  private final Map<Long, Group> groupsById = new HashMap<>();
+  private final Selector selector;
+  private final ConcurrentHashMap<Bits, Plan> plans = new ConcurrentHashMap<>();
+
+  /** The counter shared by one or more rules. */
+  static final class Group {
+    final long id;
+    final List<Dimension> key;
+    final boolean recipientKeyed;
+    final boolean contentKeyed;
+    final CounterSpec spec;
+    final ZoneId zone;
+    final int[] rules;
+
+    Group(long id, List<Dimension> key, CounterSpec spec, ZoneId zone, int[] rules) {
+      this.id = id;
+      this.key = key;
+      this.recipientKeyed = key.contains(Dimension.RECIPIENT);
+      this.contentKeyed = key.contains(Dimension.CONTENT);
+      this.spec = spec;
+      this.zone = zone;
+      this.rules = rules;
+    }
+
+    /** Where calendar windows start now: midnight in the zone for day windows, else the epoch. */
+    long alignMs(long now) {
+      if (zone == null) {
+        return 0;
+      }
+      int offsetSeconds = zone.getRules().getOffset(java.time.Instant.ofEpochMilli(now)).getTotalSeconds();
+      return -offsetSeconds * 1000L;
+    }
+  }
+
+  /** The partitions and counters one set of applicable rules touches. */
+  static final class Plan {
+    final int[] rules;
+    final Partition[] partitions;
+    final int[] rulePartition;
+    final int[] ruleOffset;
+
+    Plan(int[] rules, Partition[] partitions, int[] rulePartition, int[] ruleOffset) {
+      this.rules = rules;
+      this.partitions = partitions;
+      this.rulePartition = rulePartition;
+      this.ruleOffset = ruleOffset;
+    }
+  }
+
+  /** One partition of a plan: the recipient's, or one shared by the values of {@link #dims}. */
+  static final class Partition {
+    final boolean recipient;
+    final List<Dimension> dims;
+    final Group[] groups;
+
+    Partition(boolean recipient, List<Dimension> dims, Group[] groups) {
+      this.recipient = recipient;
+      this.dims = dims;
+      this.groups = groups;
+    }
+  }
+
+  CompiledPolicy(Policy policy) {
+    this.policy = policy;
+    this.rules = policy.rules().toArray(Rule[]::new);
+    this.ruleGroup = new int[rules.length];
+    this.ruleCheck = new int[rules.length];
+    Map<String, List<Integer>> byIdentity = new LinkedHashMap<>();
+    for (int i = 0; i < rules.length; i++) {
+      byIdentity.computeIfAbsent(identity(rules[i]), k -> new ArrayList<>()).add(i);
+    }
+    List<Group> built = new ArrayList<>();
+    for (Map.Entry<String, List<Integer>> e : byIdentity.entrySet()) {
+      int[] members = e.getValue().stream().mapToInt(Integer::intValue).toArray();
+      Group g = group(e.getKey(), members);
+      if (groupsById.putIfAbsent(g.id, g) != null) {
+        throw new PolicyException(List.of(new PolicyError(policy.tenant(), rules[members[0]].id(), "id",
+            "counter identity collides with another rule; rename the rule")));
+      }
+      for (int c = 0; c < members.length; c++) {
+        ruleGroup[members[c]] = built.size();
+        ruleCheck[members[c]] = c;
+      }
+      built.add(g);
+    }
+    this.groups = built.toArray(Group[]::new);
+    this.selector = new Selector(rules);
+  }
+
+  private Group group(String identity, int[] members) {
+    long[] limits = new long[members.length];
+    long[] windows = new long[members.length];
+    boolean[] enforced = new boolean[members.length];
+    for (int c = 0; c < members.length; c++) {
+      Rule r = rules[members[c]];
+      limits[c] = r.limit();
+      windows[c] = r.windowMs();
+      enforced[c] = r.enforced();
+    }
+    Rule first = rules[members[0]];
+    CounterSpec spec = new CounterSpec(first.algorithm(), limits, windows, enforced, first.precision());
+    byte[] fp = Fingerprint.of(identity.getBytes(StandardCharsets.UTF_8), 0);
+    long id = 0;
+    for (int i = 0; i < 8; i++) {
+      id = (id << 8) | (fp[i] & 0xffL);
+    }
+    return new Group(id, first.key(), spec, first.zone(), members);
+  }
+
+  /** What makes two rules share a counter; never the limit or the window. */
+  private static String identity(Rule r) {
+    String shared = r.algorithm().id() + "|" + r.key() + "|" + canonical(r.match()) + "|" + canonical(r.exempt());
+    return r.algorithm() == Algorithm.SLIDING_LOG ? shared : shared + "|rule=" + r.id();
+  }
+
+  private static String canonical(Condition c) {
+    Map<String, List<String>> sorted = new TreeMap<>();
+    c.values().forEach((d, v) -> sorted.put(d.toString(), v.stream().sorted().toList()));
+    return sorted.toString();
+  }
+
+  Group groupById(long id) {
+    return groupsById.get(id);
+  }
+
+  Rule rule(int index) {
+    return rules[index];
+  }
+
+  int checkOf(int rule) {
+    return ruleCheck[rule];
+  }
+
+  int groupOf(int rule) {
+    return ruleGroup[rule];
+  }
+
+  /** The plan for the rules that apply to {@code m}. */
+  Plan plan(Message m) {
+    Bits applicable = selector.applicable(m);
+    Plan plan = plans.get(applicable);
+    if (plan == null) {
+      plan = plans.computeIfAbsent(applicable, this::buildPlan);
+    }
+    return plan;
+  }
+
+  private Plan buildPlan(Bits applicable) {
+    int[] ruleIdx = applicable.stream().toArray();
+    List<Group> recipientGroups = new ArrayList<>();
+    Map<List<Dimension>, List<Group>> shared = new LinkedHashMap<>();
+    boolean[] seen = new boolean[groups.length];
+    for (int r : ruleIdx) {
+      int g = ruleGroup[r];
+      if (seen[g]) {
+        continue;
+      }
+      seen[g] = true;
+      Group group = groups[g];
+      if (group.recipientKeyed) {
+        recipientGroups.add(group);
+      } else {
+        shared.computeIfAbsent(group.key, k -> new ArrayList<>()).add(group);
+      }
+    }
+    List<Partition> partitions = new ArrayList<>();
+    if (!recipientGroups.isEmpty()) {
+      partitions.add(new Partition(true, List.of(Dimension.RECIPIENT), recipientGroups.toArray(Group[]::new)));
+    }
+    shared.forEach((dims, gs) -> partitions.add(new Partition(false, dims, gs.toArray(Group[]::new))));
+    int[] rulePartition = new int[ruleIdx.length];
+    int[] ruleOffset = new int[ruleIdx.length];
+    for (int i = 0; i < ruleIdx.length; i++) {
+      Group target = groups[ruleGroup[ruleIdx[i]]];
+      for (int p = 0; p < partitions.size(); p++) {
+        int offset = 0;
+        for (Group g : partitions.get(p).groups) {
+          if (g == target) {
+            rulePartition[i] = p;
+            ruleOffset[i] = offset + ruleCheck[ruleIdx[i]];
+          }
+          offset += g.spec.checks();
+        }
+      }
+    }
+    return new Plan(ruleIdx, partitions.toArray(Partition[]::new), rulePartition, ruleOffset);
+  }
+
+  /** A fixed-size bitset over rule indexes, usable as a map key. */
+  static final class Bits {
+    final long[] words;
+
+    Bits(int bits) {
+      words = new long[Math.max(1, (bits + 63) >>> 6)];
+    }
+
+    void set(int i) {
+      words[i >>> 6] |= 1L << i;
+    }
+
+    void and(long[] other) {
+      for (int i = 0; i < words.length; i++) {
+        words[i] &= other[i];
+      }
+    }
+
+    void andNot(long[] other) {
+      for (int i = 0; i < words.length; i++) {
+        words[i] &= ~other[i];
+      }
+    }
+
+    java.util.stream.IntStream stream() {
+      return java.util.BitSet.valueOf(words).stream();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Bits b && Arrays.equals(words, b.words);
+    }
+
+    @Override
+    public int hashCode() {
+      return Arrays.hashCode(words);
+    }
+  }
+
+  /** The bitset index that answers which rules apply to a message. */
+  private static final class Selector {
+    private final int size;
+    private final Dimension[] dims;
+    private final long[][] matchAny;
+    private final List<Map<String, long[]>> matchBy = new ArrayList<>();
+    private final long[] exemptRules;
+    private final long[][] exemptAny;
+    private final List<Map<String, long[]>> exemptBy = new ArrayList<>();
+    private final long[][] needs;
+    private final long[] needsContent;
+
+    Selector(Rule[] rules) {
+      this.size = rules.length;
+      List<Dimension> used = new ArrayList<>();
+      for (Rule r : rules) {
+        for (Dimension d : r.match().values().keySet()) {
+          addOnce(used, d);
+        }
+        for (Dimension d : r.exempt().values().keySet()) {
+          addOnce(used, d);
+        }
+        for (Dimension d : r.key()) {
+          if (d.selectable()) {
+            addOnce(used, d);
+          }
+        }
+      }
+      dims = used.toArray(Dimension[]::new);
+      matchAny = new long[dims.length][];
+      exemptAny = new long[dims.length][];
+      needs = new long[dims.length][];
+      exemptRules = new Bits(size).words;
+      needsContent = new Bits(size).words;
+      for (int d = 0; d < dims.length; d++) {
+        Bits any = new Bits(size);
+        Bits exAny = new Bits(size);
+        Bits need = new Bits(size);
+        Map<String, Bits> by = new HashMap<>();
+        Map<String, Bits> exBy = new HashMap<>();
+        for (int r = 0; r < size; r++) {
+          Rule rule = rules[r];
+          var values = rule.match().values().get(dims[d]);
+          if (values == null) {
+            any.set(r);
+          } else {
+            for (String v : values) {
+              by.computeIfAbsent(v, k -> new Bits(size)).set(r);
+            }
+          }
+          var exValues = rule.exempt().values().get(dims[d]);
+          if (!rule.exempt().isEmpty()) {
+            if (exValues == null) {
+              exAny.set(r);
+            } else {
+              for (String v : exValues) {
+                exBy.computeIfAbsent(v, k -> new Bits(size)).set(r);
+              }
+            }
+          }
+          if (rule.key().contains(dims[d])) {
+            need.set(r);
+          }
+        }
+        matchAny[d] = any.words;
+        exemptAny[d] = exAny.words;
+        needs[d] = need.words;
+        matchBy.add(merge(any, by));
+        exemptBy.add(merge(exAny, exBy));
+      }
+      for (int r = 0; r < size; r++) {
+        if (!rules[r].exempt().isEmpty()) {
+          exemptRules[r >>> 6] |= 1L << r;
+        }
+        if (rules[r].key().contains(Dimension.CONTENT)) {
+          needsContent[r >>> 6] |= 1L << r;
+        }
+      }
+    }
+
+    private static void addOnce(List<Dimension> list, Dimension d) {
+      if (!list.contains(d)) {
+        list.add(d);
+      }
+    }
+
+    /** Per value: the rules listing it or accepting any value, precomputed so a lookup is one AND. */
+    private static Map<String, long[]> merge(Bits any, Map<String, Bits> by) {
+      Map<String, long[]> merged = new HashMap<>();
+      by.forEach((v, bits) -> {
+        long[] w = bits.words.clone();
+        for (int i = 0; i < w.length; i++) {
+          w[i] |= any.words[i];
+        }
+        merged.put(v, w);
+      });
+      return merged;
+    }
+
+    Bits applicable(Message m) {
+      Bits candidates = new Bits(size);
+      Arrays.fill(candidates.words, -1L);
+      if ((size & 63) != 0) {
+        candidates.words[candidates.words.length - 1] = (1L << (size & 63)) - 1;
+      }
+      if (size == 0) {
+        candidates.words[0] = 0;
+      }
+      long[] exempted = exemptRules.clone();
+      for (int d = 0; d < dims.length; d++) {
+        String v = dims[d].valueOf(m);
+        long[] match = v == null ? null : matchBy.get(d).get(v);
+        candidates.and(match == null ? matchAny[d] : match);
+        long[] ex = v == null ? null : exemptBy.get(d).get(v);
+        long[] exWords = ex == null ? exemptAny[d] : ex;
+        for (int i = 0; i < exempted.length; i++) {
+          exempted[i] &= exWords[i];
+        }
+        if (v == null) {
+          candidates.andNot(needs[d]);
+        }
+      }
+      if (m.content() == null && m.contentKey() == null) {
+        candidates.andNot(needsContent);
+      }
+      candidates.andNot(exempted);
+      return candidates;
+    }
+  }
+}

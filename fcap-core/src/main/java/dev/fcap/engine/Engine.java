@@ -1,0 +1,412 @@
+package dev.fcap.engine;
+
+import dev.fcap.algorithm.CounterAlgorithm;
+import dev.fcap.algorithm.PartitionStep;
+import dev.fcap.model.Decision;
+import dev.fcap.model.Message;
+import dev.fcap.model.Policy;
+import dev.fcap.model.Rule;
+import dev.fcap.model.RuleOutcome;
+import dev.fcap.store.Clock;
+import dev.fcap.store.CounterRequest;
+import dev.fcap.store.Operation;
+import dev.fcap.store.PartitionRequest;
+import dev.fcap.store.PartitionResult;
+import dev.fcap.store.Store;
+import dev.fcap.store.StoredCounter;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Decides messages against the policies of their tenants, on a {@link Store}.
+ *
+ * <p><b>How a decision flows.</b> The tenant's {@link CompiledPolicy} picks the rules that apply and
+ * a cached plan says which partitions and counters they touch. Counters keyed by the recipient all
+ * live in the recipient's partition, so the common policy is one atomic {@link Store#apply} call.
+ * Rules keyed without the recipient (per sender, per channel) live in shared partitions; those are
+ * decided one after another, recipient first, and if a later partition refuses, what the earlier
+ * ones recorded is released. Under contention that can briefly refuse too much; it never admits too
+ * much. A denial is answered by dry-running the partitions not reached, so every rule reports.
+ *
+ * <p>The engine knows no storage and the store knows no rules. Policies are swapped atomically with
+ * {@link #setPolicies}; counters survive edits of limits and windows (see {@link CompiledPolicy}).
+ */
+public final class Engine implements AutoCloseable {
+  private final Store store;
+  private final Clock clock;
+  private final boolean callerTime;
+  private final ReleaseLedger ledger;
+  private volatile Map<String, CompiledPolicy> policies = Map.of();
+
+  private Engine(Builder b) {
+    this.store = b.store;
+    this.clock = b.clock;
+    this.callerTime = b.callerTime;
+    this.ledger = new ReleaseLedger(b.releaseCapacity);
+    setPolicies(b.policies);
+  }
+
+  public static Builder builder(Store store) {
+    return new Builder(store);
+  }
+
+  /** Replaces every policy at once; tenants not listed lose their rules. */
+  public synchronized void setPolicies(List<Policy> newPolicies) {
+    Map<String, CompiledPolicy> compiled = new HashMap<>();
+    for (Policy p : newPolicies) {
+      compiled.put(p.tenant(), new CompiledPolicy(p));
+    }
+    policies = Map.copyOf(compiled);
+  }
+
+  /** Replaces the policy of one tenant; the next decision of that tenant uses it. */
+  public synchronized void setPolicy(Policy policy) {
+    Map<String, CompiledPolicy> next = new HashMap<>(policies);
+    next.put(policy.tenant(), new CompiledPolicy(policy));
+    policies = Map.copyOf(next);
+  }
+
+  public Optional<Policy> policy(String tenant) {
+    CompiledPolicy cp = policies.get(tenant);
+    return cp == null ? Optional.empty() : Optional.of(cp.policy);
+  }
+
+  public List<Policy> policies() {
+    return policies.values().stream().map(cp -> cp.policy).sorted(Comparator.comparing(Policy::tenant)).toList();
+  }
+
+  public Store store() {
+    return store;
+  }
+
+  /** Decides and, if admitted, records the message. */
+  public CompletableFuture<Decision> decide(Message message) {
+    return run(message, Operation.DECIDE, PartitionRequest.STORE_TIME);
+  }
+
+  /** Decides without recording anything (dry run). */
+  public CompletableFuture<Decision> check(Message message) {
+    return run(message, Operation.CHECK, PartitionRequest.STORE_TIME);
+  }
+
+  /** {@link #decide} at a caller-supplied time (replays, tests); only if the builder allowed it. */
+  public CompletableFuture<Decision> decideAt(Message message, long epochMillis) {
+    return run(message, Operation.DECIDE, callerTime(epochMillis));
+  }
+
+  /** {@link #check} at a caller-supplied time; only if the builder allowed it. */
+  public CompletableFuture<Decision> checkAt(Message message, long epochMillis) {
+    return run(message, Operation.CHECK, callerTime(epochMillis));
+  }
+
+  private long callerTime(long epochMillis) {
+    if (!callerTime) {
+      throw new IllegalStateException("caller-supplied time is not enabled for this engine");
+    }
+    if (epochMillis == PartitionRequest.STORE_TIME) {
+      throw new IllegalArgumentException("time out of range");
+    }
+    return epochMillis;
+  }
+
+  /**
+   * Decides many messages (dry run if {@code dryRun}); results in order. Each decision is atomic on
+   * its own; single-partition decisions go to the store in one {@link Store#applyAll} call.
+   */
+  public CompletableFuture<List<Decision>> decideAll(List<Message> messages, boolean dryRun) {
+    Operation op = dryRun ? Operation.CHECK : Operation.DECIDE;
+    List<CompletableFuture<Decision>> out = new ArrayList<>(messages.size());
+    List<Prepared> single = new ArrayList<>();
+    List<PartitionRequest> singleRequests = new ArrayList<>();
+    List<CompletableFuture<Decision>> singleSlots = new ArrayList<>();
+    for (Message m : messages) {
+      Prepared p = prepare(m, op, PartitionRequest.STORE_TIME);
+      if (p.requests.length == 1) {
+        CompletableFuture<Decision> slot = new CompletableFuture<>();
+        single.add(p);
+        singleRequests.add(p.requests[0]);
+        singleSlots.add(slot);
+        out.add(slot);
+      } else {
+        out.add(execute(p));
+      }
+    }
+    if (!singleRequests.isEmpty()) {
+      store.applyAll(singleRequests).whenComplete((results, error) -> {
+        for (int i = 0; i < single.size(); i++) {
+          if (error != null) {
+            singleSlots.get(i).completeExceptionally(error);
+          } else {
+            singleSlots.get(i).complete(finish(single.get(i), new PartitionResult[] {results.get(i)}));
+          }
+        }
+      });
+    }
+    return CompletableFuture.allOf(out.toArray(CompletableFuture[]::new))
+        .thenApply(ignored -> out.stream().map(CompletableFuture::join).toList());
+  }
+
+  /**
+   * Undoes an admitted decision (the send failed). Idempotent: true once the decision is released,
+   * however often asked; false for an unknown, denied or forgotten decision id.
+   */
+  public CompletableFuture<Boolean> release(String decisionId) {
+    ReleaseLedger.Entry entry = ledger.find(decisionId);
+    if (entry == null) {
+      return CompletableFuture.completedFuture(false);
+    }
+    if (!entry.released.compareAndSet(false, true)) {
+      return CompletableFuture.completedFuture(true);
+    }
+    List<PartitionRequest> undo = new ArrayList<>();
+    for (int i = 0; i < entry.recorded.size(); i++) {
+      PartitionRequest r = entry.recorded.get(i);
+      undo.add(new PartitionRequest(r.partition(), Operation.RELEASE, r.time(), r.cost(), r.counters(), entry.times[i]));
+    }
+    return store.applyAll(undo).thenApply(ignored -> true);
+  }
+
+  /** A recipient's live counters, per rule and per content fingerprint. */
+  public CompletableFuture<Inspection> inspect(String tenant, String recipient) {
+    CompiledPolicy cp = policies.get(tenant);
+    byte[] partition = Keys.recipientPartition(tenant, recipient);
+    return store.read(partition).thenApply(snapshot -> {
+      List<CounterView> views = new ArrayList<>();
+      if (cp != null) {
+        for (StoredCounter sc : snapshot.counters()) {
+          addViews(cp, sc, snapshot.time(), views);
+        }
+      }
+      Map<String, Integer> order = new HashMap<>();
+      if (cp != null) {
+        for (int i = 0; i < cp.rules.length; i++) {
+          order.put(cp.rules[i].id(), i);
+        }
+      }
+      views.sort(Comparator.comparing((CounterView v) -> order.getOrDefault(v.ruleId(), Integer.MAX_VALUE))
+          .thenComparing(v -> v.values().toString()));
+      return new Inspection(tenant, recipient, snapshot.time(), cp == null ? 0 : cp.policy.version(), views);
+    });
+  }
+
+  private static void addViews(CompiledPolicy cp, StoredCounter sc, long time, List<CounterView> views) {
+    if (sc.key().length < 8) {
+      return;
+    }
+    CompiledPolicy.Group g = cp.groupById(Keys.groupId(sc.key()));
+    if (g == null || g.spec.algorithm() != sc.algorithm() || !g.recipientKeyed) {
+      return; // a counter of a rule that is no longer in the policy
+    }
+    long[] used = new long[g.spec.checks()];
+    long[] retryAt = new long[g.spec.checks()];
+    PartitionStep.inspect(sc.state(), new CounterRequest(sc.key(), g.spec, g.alignMs(time)), time, used, retryAt, 0);
+    Map<String, String> values = Keys.counterValues(sc.key(), g.key);
+    for (int c = 0; c < g.rules.length; c++) {
+      Rule r = cp.rule(g.rules[c]);
+      long frees = retryAt[c] == CounterAlgorithm.NEVER ? -1 : retryAt[c] - time;
+      views.add(new CounterView(r.id(), r.limit(), r.windowMs(), r.enforced(), values, used[c],
+          Math.max(0, r.limit() - used[c]), frees));
+    }
+  }
+
+  /** Forgets a recipient (erasure requests): every counter in its partition. */
+  public CompletableFuture<Boolean> reset(String tenant, String recipient) {
+    return store.delete(Keys.recipientPartition(tenant, recipient));
+  }
+
+  @Override
+  public void close() {
+    store.close();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  /** A message turned into store requests. */
+  private static final class Prepared {
+    final Message message;
+    final CompiledPolicy policy;
+    final CompiledPolicy.Plan plan;
+    final Operation op;
+    final PartitionRequest[] requests;
+
+    Prepared(Message message, CompiledPolicy policy, CompiledPolicy.Plan plan, Operation op, PartitionRequest[] requests) {
+      this.message = message;
+      this.policy = policy;
+      this.plan = plan;
+      this.op = op;
+      this.requests = requests;
+    }
+  }
+
+  private CompletableFuture<Decision> run(Message message, Operation op, long time) {
+    Objects.requireNonNull(message, "message");
+    return execute(prepare(message, op, time));
+  }
+
+  private Prepared prepare(Message m, Operation op, long time) {
+    CompiledPolicy cp = policies.get(m.tenant());
+    if (cp == null) {
+      return new Prepared(m, null, null, op, new PartitionRequest[0]);
+    }
+    CompiledPolicy.Plan plan = cp.plan(m);
+    byte[] fingerprint = m.content() != null ? Fingerprint.ofContent(m.content())
+        : m.contentKey() != null ? Fingerprint.ofContentKey(m.contentKey()) : null;
+    long alignAt = time == PartitionRequest.STORE_TIME ? clock.millis() : time;
+    PartitionRequest[] requests = new PartitionRequest[plan.partitions.length];
+    for (int p = 0; p < requests.length; p++) {
+      requests[p] = request(m, plan.partitions[p], op, time, fingerprint, alignAt);
+    }
+    return new Prepared(m, cp, plan, op, requests);
+  }
+
+  private static PartitionRequest request(Message m, CompiledPolicy.Partition partition, Operation op, long time,
+      byte[] fingerprint, long alignAt) {
+    List<CounterRequest> counters = new ArrayList<>(partition.groups.length);
+    for (CompiledPolicy.Group g : partition.groups) {
+      String[] values = values(m, g.key);
+      byte[] key = Keys.counterKey(g.id, g.key, values, fingerprint, partition.recipient);
+      counters.add(new CounterRequest(key, g.spec, g.alignMs(alignAt)));
+    }
+    byte[] partitionKey = partition.recipient
+        ? Keys.recipientPartition(m.tenant(), m.recipient())
+        : Keys.sharedPartition(m.tenant(), partition.dims, values(m, partition.dims), fingerprint);
+    return PartitionRequest.of(partitionKey, op, time, m.cost(), counters);
+  }
+
+  private static String[] values(Message m, List<dev.fcap.model.Dimension> dims) {
+    String[] values = new String[dims.size()];
+    for (int i = 0; i < values.length; i++) {
+      values[i] = dims.get(i).valueOf(m);
+    }
+    return values;
+  }
+
+  private CompletableFuture<Decision> execute(Prepared p) {
+    if (p.requests.length == 0) {
+      long now = clock.millis();
+      return CompletableFuture.completedFuture(new Decision(true, ledger.newId(), 0, List.of(), List.of(), List.of(),
+          false, now, p.policy == null ? 0 : p.policy.policy.version()));
+    }
+    if (p.requests.length == 1) {
+      return store.apply(p.requests[0]).thenApply(r -> finish(p, new PartitionResult[] {r}));
+    }
+    return chain(p, 0, new PartitionResult[p.requests.length]).thenApply(results -> finish(p, results));
+  }
+
+  /** Decides partitions in order; on a refusal, releases what was recorded and dry-runs the rest. */
+  private CompletableFuture<PartitionResult[]> chain(Prepared p, int i, PartitionResult[] results) {
+    if (i == p.requests.length) {
+      return CompletableFuture.completedFuture(results);
+    }
+    return store.apply(p.requests[i]).thenCompose(r -> {
+      results[i] = r;
+      if (r.allowed() || p.op != Operation.DECIDE) {
+        return chain(p, i + 1, results);
+      }
+      List<CompletableFuture<?>> pending = new ArrayList<>();
+      for (int j = 0; j < i; j++) {
+        PartitionRequest done = p.requests[j];
+        pending.add(store.apply(new PartitionRequest(done.partition(), Operation.RELEASE, done.time(), done.cost(),
+            done.counters(), results[j].time())));
+      }
+      for (int j = i + 1; j < p.requests.length; j++) {
+        int at = j;
+        PartitionRequest rest = p.requests[j];
+        pending.add(store.apply(PartitionRequest.of(rest.partition(), Operation.CHECK, rest.time(), rest.cost(),
+            rest.counters())).thenAccept(checked -> results[at] = checked));
+      }
+      return CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).thenApply(ignored -> results);
+    });
+  }
+
+  private Decision finish(Prepared p, PartitionResult[] results) {
+    CompiledPolicy.Plan plan = p.plan;
+    List<RuleOutcome> outcomes = new ArrayList<>(plan.rules.length);
+    List<String> blocked = new ArrayList<>(2);
+    List<String> shadowBlocked = new ArrayList<>(0);
+    long retryAfter = 0;
+    for (int i = 0; i < plan.rules.length; i++) {
+      Rule rule = p.policy.rule(plan.rules[i]);
+      PartitionResult r = results[plan.rulePartition[i]];
+      int at = plan.ruleOffset[i];
+      long used = r.used()[at];
+      long retryAt = r.retryAt()[at];
+      boolean allowed = retryAt == r.time();
+      long ruleRetry = allowed ? 0 : retryAt == CounterAlgorithm.NEVER ? -1 : retryAt - r.time();
+      outcomes.add(new RuleOutcome(rule.id(), rule.limit(), rule.windowMs(), used, Math.max(0, rule.limit() - used),
+          allowed, rule.enforced(), ruleRetry));
+      if (!allowed) {
+        if (rule.enforced()) {
+          blocked.add(rule.id());
+          retryAfter = retryAfter < 0 || ruleRetry < 0 ? -1 : Math.max(retryAfter, ruleRetry);
+        } else {
+          shadowBlocked.add(rule.id());
+        }
+      }
+    }
+    boolean allowed = blocked.isEmpty();
+    String id = ledger.newId();
+    if (allowed && p.op == Operation.DECIDE) {
+      long[] times = new long[results.length];
+      for (int i = 0; i < times.length; i++) {
+        times[i] = results[i].time();
+      }
+      ledger.remember(new ReleaseLedger.Entry(id, List.of(p.requests), times));
+    }
+    return new Decision(allowed, id, retryAfter, blocked, shadowBlocked, outcomes, false, results[0].time(),
+        p.policy.policy.version());
+  }
+
+  /** Settings of an {@link Engine}. */
+  public static final class Builder {
+    private final Store store;
+    private Clock clock = Clock.system();
+    private boolean callerTime;
+    private int releaseCapacity = 1 << 16;
+    private List<Policy> policies = List.of();
+
+    private Builder(Store store) {
+      this.store = Objects.requireNonNull(store, "store");
+    }
+
+    /** The clock for calendar alignment; use the store's clock. Default: the system clock. */
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /** Allow {@link #decideAt} and {@link #checkAt} (replays, tests). Off by default. */
+    public Builder callerTime(boolean allowed) {
+      this.callerTime = allowed;
+      return this;
+    }
+
+    /** How many recent admitted decisions can be released; 0 disables release. Default 65,536. */
+    public Builder releaseCapacity(int capacity) {
+      if (capacity < 0) {
+        throw new IllegalArgumentException("releaseCapacity must not be negative");
+      }
+      this.releaseCapacity = capacity;
+      return this;
+    }
+
+    public Builder policies(List<Policy> policies) {
+      this.policies = List.copyOf(policies);
+      return this;
+    }
+
+    public Builder policy(Policy policy) {
+      return policies(List.of(policy));
+    }
+
+    public Engine build() {
+      return new Engine(this);
+    }
+  }
+}

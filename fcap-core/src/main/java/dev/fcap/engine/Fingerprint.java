@@ -1,0 +1,100 @@
+package dev.fcap.engine;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The 128-bit fingerprint that stands for a message's content: MurmurHash3 (x64, 128-bit variant)
+ * of the exact UTF-8 bytes. Content itself is never stored. A {@code contentKey} is hashed with
+ * another seed, so a content and a content key with the same text never share counters.
+ */
+public final class Fingerprint {
+  private static final long C1 = 0x87c37b91114253d5L;
+  private static final long C2 = 0x4cf5ad432745937fL;
+  static final int CONTENT_SEED = 0;
+  static final int CONTENT_KEY_SEED = 0x6663_6170; // "fcap"
+
+  private Fingerprint() {}
+
+  /** The 16 fingerprint bytes of a content (big-endian h1, h2). */
+  public static byte[] ofContent(String content) {
+    return of(content.getBytes(StandardCharsets.UTF_8), CONTENT_SEED);
+  }
+
+  /** The 16 fingerprint bytes of a caller-chosen content key. */
+  public static byte[] ofContentKey(String contentKey) {
+    return of(contentKey.getBytes(StandardCharsets.UTF_8), CONTENT_KEY_SEED);
+  }
+
+  /** Lower-case hex of fingerprint bytes, as the API shows them. */
+  public static String hex(byte[] fingerprint) {
+    char[] out = new char[fingerprint.length * 2];
+    for (int i = 0; i < fingerprint.length; i++) {
+      out[2 * i] = Character.forDigit((fingerprint[i] >> 4) & 0xf, 16);
+      out[2 * i + 1] = Character.forDigit(fingerprint[i] & 0xf, 16);
+    }
+    return new String(out);
+  }
+
+  static byte[] of(byte[] data, int seed) {
+    long h1 = seed & 0xffffffffL;
+    long h2 = h1;
+    int blocks = data.length / 16;
+    for (int i = 0; i < blocks; i++) {
+      long k1 = littleEndian(data, i * 16, 8);
+      long k2 = littleEndian(data, i * 16 + 8, 8);
+      h1 ^= mixK1(k1);
+      h1 = Long.rotateLeft(h1, 27) + h2;
+      h1 = h1 * 5 + 0x52dce729;
+      h2 ^= mixK2(k2);
+      h2 = Long.rotateLeft(h2, 31) + h1;
+      h2 = h2 * 5 + 0x38495ab5;
+    }
+    int tail = blocks * 16;
+    int rest = data.length - tail;
+    if (rest > 8) {
+      h2 ^= mixK2(littleEndian(data, tail + 8, rest - 8));
+    }
+    if (rest > 0) {
+      h1 ^= mixK1(littleEndian(data, tail, Math.min(rest, 8)));
+    }
+    h1 ^= data.length;
+    h2 ^= data.length;
+    h1 += h2;
+    h2 += h1;
+    h1 = finalMix(h1);
+    h2 = finalMix(h2);
+    h1 += h2;
+    h2 += h1;
+    byte[] out = new byte[16];
+    for (int i = 0; i < 8; i++) {
+      out[i] = (byte) (h1 >>> (56 - 8 * i));
+      out[8 + i] = (byte) (h2 >>> (56 - 8 * i));
+    }
+    return out;
+  }
+
+  private static long littleEndian(byte[] b, int at, int n) {
+    long v = 0;
+    for (int i = n - 1; i >= 0; i--) {
+      v = (v << 8) | (b[at + i] & 0xffL);
+    }
+    return v;
+  }
+
+  private static long mixK1(long k1) {
+    return Long.rotateLeft(k1 * C1, 31) * C2;
+  }
+
+  private static long mixK2(long k2) {
+    return Long.rotateLeft(k2 * C2, 33) * C1;
+  }
+
+  private static long finalMix(long k) {
+    k ^= k >>> 33;
+    k *= 0xff51afd7ed558ccdL;
+    k ^= k >>> 33;
+    k *= 0xc4ceb9fe1a85ec53L;
+    k ^= k >>> 33;
+    return k;
+  }
+}

@@ -1,0 +1,127 @@
+package dev.fcap.engine;
+
+import dev.fcap.model.Dimension;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Partition and counter keys. Every variable part is length-prefixed (content is a fixed 16-byte
+ * fingerprint), and the first byte tells the kind of partition, so no pair of distinct identities
+ * (however odd their characters or lengths) encodes to the same bytes.
+ *
+ * <pre>
+ * recipient partition := 'r' varint(len) tenant recipient                (recipient is the rest)
+ * shared partition    := 's' varint(len) tenant (varint(len) dimension value)*
+ * counter key         := groupId:i64 value*    (the values of the group's key dimensions that the
+ *                                               partition does not already name, in key order)
+ * value               := fingerprint[16] for content, varint(len) utf8 otherwise
+ * </pre>
+ */
+final class Keys {
+  static final byte RECIPIENT_PARTITION = 'r';
+  static final byte SHARED_PARTITION = 's';
+
+  private Keys() {}
+
+  static byte[] recipientPartition(String tenant, String recipient) {
+    Buffer b = new Buffer(24 + recipient.length());
+    b.write(RECIPIENT_PARTITION);
+    b.string(tenant);
+    b.raw(recipient.getBytes(StandardCharsets.UTF_8));
+    return b.toByteArray();
+  }
+
+  static byte[] sharedPartition(String tenant, List<Dimension> dims, String[] values, byte[] fingerprint) {
+    Buffer b = new Buffer(64);
+    b.write(SHARED_PARTITION);
+    b.string(tenant);
+    for (int i = 0; i < dims.size(); i++) {
+      b.string(dims.get(i).toString());
+      value(b, dims.get(i), values[i], fingerprint);
+    }
+    return b.toByteArray();
+  }
+
+  /** The counter key of a group in a recipient partition: the group id, then its non-recipient values. */
+  static byte[] counterKey(long groupId, List<Dimension> dims, String[] values, byte[] fingerprint, boolean inRecipient) {
+    Buffer b = new Buffer(8 + (fingerprint == null ? 0 : 16));
+    for (int i = 7; i >= 0; i--) {
+      b.write((int) (groupId >>> (8 * i)));
+    }
+    if (inRecipient) {
+      for (int i = 0; i < dims.size(); i++) {
+        if (dims.get(i).kind() != Dimension.Kind.RECIPIENT) {
+          value(b, dims.get(i), values[i], fingerprint);
+        }
+      }
+    }
+    return b.toByteArray();
+  }
+
+  static long groupId(byte[] counterKey) {
+    long id = 0;
+    for (int i = 0; i < 8; i++) {
+      id = (id << 8) | (counterKey[i] & 0xffL);
+    }
+    return id;
+  }
+
+  /** Decodes the values a recipient-partition counter key holds: dimension name to value (content as hex). */
+  static Map<String, String> counterValues(byte[] counterKey, List<Dimension> dims) {
+    Map<String, String> values = new LinkedHashMap<>();
+    int at = 8;
+    for (Dimension d : dims) {
+      if (d.kind() == Dimension.Kind.RECIPIENT) {
+        continue;
+      }
+      if (d.kind() == Dimension.Kind.CONTENT) {
+        values.put("content", Fingerprint.hex(java.util.Arrays.copyOfRange(counterKey, at, at + 16)));
+        at += 16;
+      } else {
+        int len = 0;
+        int shift = 0;
+        int x;
+        do {
+          x = counterKey[at++];
+          len |= (x & 0x7f) << shift;
+          shift += 7;
+        } while (x < 0);
+        values.put(d.toString(), new String(counterKey, at, len, StandardCharsets.UTF_8));
+        at += len;
+      }
+    }
+    return values;
+  }
+
+  private static void value(Buffer b, Dimension d, String value, byte[] fingerprint) {
+    if (d.kind() == Dimension.Kind.CONTENT) {
+      b.raw(fingerprint);
+    } else {
+      b.string(value);
+    }
+  }
+
+  private static final class Buffer extends ByteArrayOutputStream {
+    Buffer(int size) {
+      super(size);
+    }
+
+    void raw(byte[] bytes) {
+      write(bytes, 0, bytes.length);
+    }
+
+    void string(String s) {
+      byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
+      int v = bytes.length;
+      while ((v & ~0x7f) != 0) {
+        write((v & 0x7f) | 0x80);
+        v >>>= 7;
+      }
+      write(v);
+      raw(bytes);
+    }
+  }
+}

@@ -1,0 +1,87 @@
+package dev.fcap.engine;
+
+import dev.fcap.store.PartitionRequest;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * Remembers what admitted decisions recorded, so that {@code release} can undo them by decision id.
+ *
+ * <p><b>Design.</b> A ring of the most recent {@code capacity} admitted decisions: a decision id is
+ * the ring sequence number plus random bits, so a lookup is one array read and a stale or forged id
+ * simply does not match. Old decisions are overwritten, never leaked; their release answers false.
+ * Releasing is idempotent: the first call flips the entry's flag and undoes the counts, later calls
+ * find it released and change nothing.
+ */
+final class ReleaseLedger {
+  /** What an admitted decision recorded: the partitions and the time each recorded at. */
+  static final class Entry {
+    final String decisionId;
+    final List<PartitionRequest> recorded;
+    final long[] times;
+    final AtomicBoolean released = new AtomicBoolean();
+
+    Entry(String decisionId, List<PartitionRequest> recorded, long[] times) {
+      this.decisionId = decisionId;
+      this.recorded = recorded;
+      this.times = times;
+    }
+  }
+
+  private final AtomicReferenceArray<Entry> ring;
+  private final int mask;
+  private final AtomicLong sequence = new AtomicLong();
+
+  ReleaseLedger(int capacity) {
+    int size = capacity <= 0 ? 0 : Integer.highestOneBit(Math.max(1, capacity - 1)) << 1;
+    this.ring = new AtomicReferenceArray<>(size);
+    this.mask = size - 1;
+  }
+
+  /** A fresh decision id; {@link #remember} files an entry under it. */
+  String newId() {
+    long seq = sequence.getAndIncrement();
+    long random = ThreadLocalRandom.current().nextLong() & 0xFFFF_FFFF_FFFFL;
+    return hex(seq, 12) + hex(random, 12);
+  }
+
+  void remember(Entry entry) {
+    if (ring.length() == 0) {
+      return;
+    }
+    ring.set((int) (sequenceOf(entry.decisionId) & mask), entry);
+  }
+
+  /** The entry of a decision id, if it is still held. */
+  Entry find(String decisionId) {
+    if (ring.length() == 0 || decisionId == null || decisionId.length() != 24) {
+      return null;
+    }
+    long seq = sequenceOf(decisionId);
+    if (seq < 0) {
+      return null;
+    }
+    Entry e = ring.get((int) (seq & mask));
+    return e != null && e.decisionId.equals(decisionId) ? e : null;
+  }
+
+  private static long sequenceOf(String id) {
+    try {
+      return Long.parseLong(id, 0, 12, 16);
+    } catch (NumberFormatException e) {
+      return -1;
+    }
+  }
+
+  private static String hex(long v, int digits) {
+    char[] out = new char[digits];
+    for (int i = digits - 1; i >= 0; i--) {
+      out[i] = Character.forDigit((int) (v & 0xf), 16);
+      v >>>= 4;
+    }
+    return new String(out);
+  }
+}

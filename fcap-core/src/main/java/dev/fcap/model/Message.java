@@ -1,0 +1,146 @@
+package dev.fcap.model;
+
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * What a sender asks about: may {@link #recipient()} receive this message now? Only
+ * {@link #recipient()} is required. {@link #content()} is never stored: the engine reduces it to a
+ * 128-bit fingerprint. {@link #contentKey()} is an alternative, caller-chosen content identity (a
+ * template id plus its variables); a message carries at most one of the two.
+ */
+public record Message(
+    String tenant,
+    String recipient,
+    String channel,
+    String sender,
+    String category,
+    String content,
+    String contentKey,
+    Map<String, String> attributes,
+    long cost) {
+
+  public static final String DEFAULT_TENANT = "default";
+  public static final int MAX_ID_LENGTH = 1024;
+  public static final int MAX_TENANT_LENGTH = 128;
+  public static final long MAX_COST = 1_000_000_000L;
+
+  public Message {
+    tenant = tenant == null ? DEFAULT_TENANT : tenant;
+    attributes = attributes == null ? Map.of() : Map.copyOf(attributes);
+    requireId("tenant", tenant, MAX_TENANT_LENGTH);
+    if (recipient == null || recipient.isEmpty()) {
+      throw new InvalidMessageException("recipient", "recipient is required and must not be empty");
+    }
+    requireId("recipient", recipient, MAX_ID_LENGTH);
+    optionalId("channel", channel);
+    optionalId("sender", sender);
+    optionalId("category", category);
+    if (content != null && contentKey != null) {
+      throw new InvalidMessageException("contentKey", "give either content or contentKey, not both");
+    }
+    optionalId("contentKey", contentKey);
+    attributes.forEach((k, v) -> {
+      requireId("attributes", k, MAX_ID_LENGTH);
+      requireId("attributes." + k, v, MAX_ID_LENGTH);
+    });
+    if (cost < 1 || cost > MAX_COST) {
+      throw new InvalidMessageException("cost", "cost must be between 1 and " + MAX_COST + ", got " + cost);
+    }
+  }
+
+  private static void optionalId(String field, String value) {
+    if (value != null) {
+      requireId(field, value, MAX_ID_LENGTH);
+    }
+  }
+
+  private static void requireId(String field, String value, int maxLength) {
+    if (value == null || value.isEmpty()) {
+      throw new InvalidMessageException(field, field + " must not be empty");
+    }
+    if (value.length() > maxLength) {
+      throw new InvalidMessageException(field, field + " is longer than " + maxLength + " characters");
+    }
+  }
+
+  public static Builder builder(String recipient) {
+    return new Builder().recipient(recipient);
+  }
+
+  /** The same message with another cost. */
+  public Message withCost(long newCost) {
+    return new Message(tenant, recipient, channel, sender, category, content, contentKey, attributes, newCost);
+  }
+
+  /** Builds a {@link Message}; every field but the recipient is optional. */
+  public static final class Builder {
+    private String tenant;
+    private String recipient;
+    private String channel;
+    private String sender;
+    private String category;
+    private String content;
+    private String contentKey;
+    private Map<String, String> attributes = Map.of();
+    private long cost = 1;
+
+    private Builder() {}
+
+    public Builder tenant(String tenant) {
+      this.tenant = tenant;
+      return this;
+    }
+
+    public Builder recipient(String recipient) {
+      this.recipient = recipient;
+      return this;
+    }
+
+    public Builder channel(String channel) {
+      this.channel = channel;
+      return this;
+    }
+
+    public Builder sender(String sender) {
+      this.sender = sender;
+      return this;
+    }
+
+    public Builder category(String category) {
+      this.category = category;
+      return this;
+    }
+
+    public Builder content(String content) {
+      this.content = content;
+      return this;
+    }
+
+    public Builder contentKey(String contentKey) {
+      this.contentKey = contentKey;
+      return this;
+    }
+
+    public Builder attributes(Map<String, String> attributes) {
+      this.attributes = Objects.requireNonNull(attributes, "attributes");
+      return this;
+    }
+
+    public Builder attribute(String name, String value) {
+      java.util.HashMap<String, String> copy = new java.util.HashMap<>(attributes);
+      copy.put(name, value);
+      this.attributes = copy;
+      return this;
+    }
+
+    public Builder cost(long cost) {
+      this.cost = cost;
+      return this;
+    }
+
+    public Message build() {
+      return new Message(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost);
+    }
+  }
+}

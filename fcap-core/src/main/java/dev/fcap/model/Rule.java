@@ -1,0 +1,84 @@
+package dev.fcap.model;
+
+import java.time.Duration;
+import java.time.ZoneId;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * At most {@link #limit()} (in cost units) per {@link #window()} for the messages that share the
+ * values of {@link #key()}, among the messages that satisfy {@link #match()} and not
+ * {@link #exempt()}. Rules are validated by {@link dev.fcap.policy.PolicyValidator}; this record
+ * only guards against nulls.
+ *
+ * @param precision sub-windows per window, for {@code sliding-counter} only
+ * @param zone time zone whose midnight aligns {@code fixed-window} rules of whole days; null aligns to the epoch
+ */
+public record Rule(
+    String id,
+    String description,
+    long limit,
+    Duration window,
+    List<Dimension> key,
+    Condition match,
+    Condition exempt,
+    Algorithm algorithm,
+    int precision,
+    Mode mode,
+    ZoneId zone) {
+
+  public static final int DEFAULT_PRECISION = 60;
+
+  public Rule {
+    Objects.requireNonNull(id, "id");
+    Objects.requireNonNull(window, "window");
+    key = List.copyOf(key);
+    match = match == null ? Condition.ANY : match;
+    exempt = exempt == null ? Condition.ANY : exempt;
+    algorithm = algorithm == null ? Algorithm.SLIDING_LOG : algorithm;
+    mode = mode == null ? Mode.ENFORCE : mode;
+    precision = precision == 0 ? DEFAULT_PRECISION : precision;
+  }
+
+  /** A sliding-log rule, enforced, applying to every message. */
+  public static Rule of(String id, long limit, Duration window, Dimension... key) {
+    return new Rule(id, null, limit, window, List.of(key), null, null, null, 0, null, null);
+  }
+
+  public long windowMs() {
+    return window.toMillis();
+  }
+
+  public boolean enforced() {
+    return mode == Mode.ENFORCE;
+  }
+
+  /** Whether this rule applies to the message: it matches and is not exempt. */
+  public boolean appliesTo(Message message) {
+    return match.test(message) && (exempt.isEmpty() || !exempt.test(message));
+  }
+
+  public Rule withLimit(long newLimit) {
+    return new Rule(id, description, newLimit, window, key, match, exempt, algorithm, precision, mode, zone);
+  }
+
+  public Rule withWindow(Duration newWindow) {
+    return new Rule(id, description, limit, newWindow, key, match, exempt, algorithm, precision, mode, zone);
+  }
+
+  public Rule withMode(Mode newMode) {
+    return new Rule(id, description, limit, window, key, match, exempt, algorithm, precision, newMode, zone);
+  }
+
+  public Rule withMatch(Condition newMatch) {
+    return new Rule(id, description, limit, window, key, newMatch, exempt, algorithm, precision, mode, zone);
+  }
+
+  public Rule withExempt(Condition newExempt) {
+    return new Rule(id, description, limit, window, key, match, newExempt, algorithm, precision, mode, zone);
+  }
+
+  public Rule withAlgorithm(Algorithm newAlgorithm) {
+    return new Rule(id, description, limit, window, key, match, exempt, newAlgorithm, precision, mode, zone);
+  }
+}

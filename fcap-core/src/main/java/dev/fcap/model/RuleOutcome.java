@@ -1,0 +1,19 @@
+package dev.fcap.model;
+
+/**
+ * What one rule said about a message.
+ *
+ * @param used cost units counted in the rule's window before this message
+ * @param remaining {@code limit - used}, never negative
+ * @param retryAfterMs 0 when allowed; otherwise how long until this rule alone would admit the same
+ *     message if nothing else were sent; {@code -1} if it never will (cost above the limit)
+ */
+public record RuleOutcome(
+    String id,
+    long limit,
+    long windowMs,
+    long used,
+    long remaining,
+    boolean allowed,
+    boolean enforced,
+    long retryAfterMs) {}

@@ -1,0 +1,450 @@
+package dev.fcap.policy;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.fcap.model.Algorithm;
+import dev.fcap.model.Condition;
+import dev.fcap.model.Dimension;
+import dev.fcap.model.Message;
+import dev.fcap.model.Mode;
+import dev.fcap.model.Policy;
+import dev.fcap.model.Rule;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.DateTimeException;
+import java.time.Duration;
+import java.time.ZoneId;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * Reads policies from YAML or JSON trees and refuses invalid ones whole, with every error naming the
+ * policy, the rule and the field. The same checks serve rule files and the admin API.
+ *
+ * <pre>
+ * policies:
+ *   - tenant: default
+ *     rules:
+ *       - id: recipient-per-minute
+ *         limit: 15
+ *         window: 1m
+ *         key: [recipient]
+ * </pre>
+ */
+public final class PolicyParser {
+  public static final Duration MAX_WINDOW = Duration.ofDays(400);
+  public static final long MAX_LIMIT = 1_000_000_000L;
+  public static final int MAX_PRECISION = 10_000;
+  public static final int MAX_RULES = 1_000;
+  private static final Pattern ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:-]{0,127}");
+  private static final Set<String> RULE_FIELDS = Set.of(
+      "id", "description", "limit", "window", "key", "match", "exempt", "algorithm", "precision", "mode", "zone");
+  private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
+
+  private PolicyParser() {}
+
+  /** Parses a rules file (YAML, or JSON, which is YAML too). */
+  public static List<Policy> parseFile(Path file) throws IOException {
+    return parse(Files.readString(file));
+  }
+
+  /** Parses the text of a rules file. */
+  public static List<Policy> parse(String yaml) {
+    JsonNode root;
+    try {
+      root = YAML.readTree(yaml);
+    } catch (JsonProcessingException e) {
+      throw new PolicyException(List.of(new PolicyError(null, null, null,
+          "not valid YAML: " + e.getOriginalMessage() + locate(e))));
+    }
+    return parseTree(root);
+  }
+
+  private static String locate(JsonProcessingException e) {
+    return e.getLocation() == null ? "" : " (line " + e.getLocation().getLineNr() + ")";
+  }
+
+  /** Parses {@code {policies: [...]}}. */
+  public static List<Policy> parseTree(JsonNode root) {
+    List<PolicyError> errors = new ArrayList<>();
+    if (root == null || !root.isObject()) {
+      throw new PolicyException(List.of(new PolicyError(null, null, null, "expected a map with a 'policies' list")));
+    }
+    unknownFields(root, Set.of("policies"), null, null, "", errors);
+    JsonNode list = root.get("policies");
+    List<Policy> policies = new ArrayList<>();
+    if (list == null || !list.isArray()) {
+      errors.add(new PolicyError(null, null, "policies", "expected a list of policies"));
+    } else {
+      Set<String> tenants = new HashSet<>();
+      for (JsonNode p : list) {
+        Policy policy = policy(p, errors);
+        if (policy != null && !tenants.add(policy.tenant())) {
+          errors.add(new PolicyError(policy.tenant(), null, "tenant", "tenant appears more than once"));
+        }
+        policies.add(policy);
+      }
+    }
+    if (!errors.isEmpty()) {
+      throw new PolicyException(errors);
+    }
+    return policies;
+  }
+
+  /** Parses one policy object: {@code {tenant, version?, rules}}. */
+  public static Policy parsePolicy(JsonNode node) {
+    List<PolicyError> errors = new ArrayList<>();
+    Policy p = policy(node, errors);
+    if (!errors.isEmpty()) {
+      throw new PolicyException(errors);
+    }
+    return p;
+  }
+
+  /** Parses a list of rules for {@code tenant}, as the admin API receives them. */
+  public static List<Rule> parseRules(String tenant, JsonNode rules) {
+    List<PolicyError> errors = new ArrayList<>();
+    List<Rule> parsed = rules(tenant, rules, errors);
+    if (!errors.isEmpty()) {
+      throw new PolicyException(errors);
+    }
+    return parsed;
+  }
+
+  /** Parses one rule of {@code tenant}. */
+  public static Rule parseRule(String tenant, JsonNode rule) {
+    List<PolicyError> errors = new ArrayList<>();
+    Rule r = rule(tenant, rule, errors);
+    if (!errors.isEmpty()) {
+      throw new PolicyException(errors);
+    }
+    return r;
+  }
+
+  private static Policy policy(JsonNode p, List<PolicyError> errors) {
+    if (!p.isObject()) {
+      errors.add(new PolicyError(null, null, "policies", "each policy must be a map"));
+      return null;
+    }
+    String tenant = text(p, "tenant", Message.DEFAULT_TENANT, null, null, errors);
+    if (tenant != null && !ID.matcher(tenant).matches()) {
+      errors.add(new PolicyError(tenant, null, "tenant", "tenant must be 1-128 of letters, digits, '.', '_', ':', '-'"));
+    }
+    unknownFields(p, Set.of("tenant", "version", "rules"), tenant, null, "", errors);
+    long version = 0;
+    if (p.has("version")) {
+      if (!p.get("version").canConvertToExactIntegral() || p.get("version").asLong() < 0) {
+        errors.add(new PolicyError(tenant, null, "version", "version must be a non-negative integer"));
+      } else {
+        version = p.get("version").asLong();
+      }
+    }
+    List<Rule> rules = rules(tenant, p.get("rules"), errors);
+    return new Policy(tenant == null ? "?" : tenant, version, rules);
+  }
+
+  private static List<Rule> rules(String tenant, JsonNode list, List<PolicyError> errors) {
+    List<Rule> rules = new ArrayList<>();
+    if (list == null || list.isNull()) {
+      return rules;
+    }
+    if (!list.isArray()) {
+      errors.add(new PolicyError(tenant, null, "rules", "expected a list of rules"));
+      return rules;
+    }
+    if (list.size() > MAX_RULES) {
+      errors.add(new PolicyError(tenant, null, "rules", "at most " + MAX_RULES + " rules per policy"));
+    }
+    Set<String> ids = new HashSet<>();
+    for (JsonNode r : list) {
+      Rule rule = rule(tenant, r, errors);
+      if (rule != null) {
+        if (!ids.add(rule.id())) {
+          errors.add(new PolicyError(tenant, rule.id(), "id", "duplicate rule id"));
+        }
+        rules.add(rule);
+      }
+    }
+    return rules;
+  }
+
+  private static Rule rule(String tenant, JsonNode r, List<PolicyError> errors) {
+    if (r == null || !r.isObject()) {
+      errors.add(new PolicyError(tenant, null, "rules", "each rule must be a map"));
+      return null;
+    }
+    int before = errors.size();
+    String id = text(r, "id", null, tenant, null, errors);
+    if (id != null && !ID.matcher(id).matches()) {
+      errors.add(new PolicyError(tenant, id, "id", "id must be 1-128 of letters, digits, '.', '_', ':', '-'"));
+    }
+    unknownFields(r, RULE_FIELDS, tenant, id, "", errors);
+    String description = text(r, "description", "", tenant, id, errors);
+    long limit = limit(r, tenant, id, errors);
+    Duration window = window(r, tenant, id, errors);
+    List<Dimension> key = key(r, tenant, id, errors);
+    Condition match = condition(r, "match", tenant, id, errors);
+    Condition exempt = condition(r, "exempt", tenant, id, errors);
+    Algorithm algorithm = enumField(r, "algorithm", Algorithm.SLIDING_LOG, Algorithm::fromId, tenant, id, errors);
+    Mode mode = enumField(r, "mode", Mode.ENFORCE, Mode::fromId, tenant, id, errors);
+    int precision = precision(r, algorithm, window, tenant, id, errors);
+    ZoneId zone = zone(r, algorithm, window, tenant, id, errors);
+    if (errors.size() > before) {
+      return null;
+    }
+    return new Rule(id, description.isEmpty() ? null : description, limit, window, key, match, exempt, algorithm,
+        precision, mode, zone);
+  }
+
+  private static long limit(JsonNode r, String tenant, String id, List<PolicyError> errors) {
+    JsonNode n = r.get("limit");
+    if (n == null) {
+      errors.add(new PolicyError(tenant, id, "limit", "limit is required"));
+      return 0;
+    }
+    if (!n.isIntegralNumber() || n.asLong() < 1 || n.asLong() > MAX_LIMIT) {
+      errors.add(new PolicyError(tenant, id, "limit", "limit must be an integer from 1 to " + MAX_LIMIT + ", got " + n));
+      return 0;
+    }
+    return n.asLong();
+  }
+
+  private static Duration window(JsonNode r, String tenant, String id, List<PolicyError> errors) {
+    String text = text(r, "window", null, tenant, id, errors);
+    if (text == null) {
+      return null;
+    }
+    Duration d = Durations.parse(text).orElse(null);
+    if (d == null) {
+      errors.add(new PolicyError(tenant, id, "window",
+          "window '" + text + "' does not parse; write e.g. 59s, 1m, 24h, 1h30m, 500ms, 7d"));
+    } else if (d.isZero()) {
+      errors.add(new PolicyError(tenant, id, "window", "window must be longer than zero"));
+      d = null;
+    } else if (d.compareTo(MAX_WINDOW) > 0) {
+      errors.add(new PolicyError(tenant, id, "window", "window must be at most 400 days, got " + text));
+      d = null;
+    }
+    return d;
+  }
+
+  private static List<Dimension> key(JsonNode r, String tenant, String id, List<PolicyError> errors) {
+    JsonNode n = r.get("key");
+    if (n == null) {
+      errors.add(new PolicyError(tenant, id, "key", "key is required, e.g. [recipient] or [recipient, content]"));
+      return List.of();
+    }
+    if (!n.isArray()) {
+      errors.add(new PolicyError(tenant, id, "key", "key must be a list of dimensions"));
+      return List.of();
+    }
+    Set<Dimension> dims = new LinkedHashSet<>();
+    for (JsonNode d : n) {
+      Dimension dim = d.isTextual() ? Dimension.parse(d.asText()).orElse(null) : null;
+      if (dim == null) {
+        errors.add(new PolicyError(tenant, id, "key", "unknown dimension " + d
+            + "; use recipient, content, channel, sender, category or attr:NAME"));
+      } else if (!dims.add(dim)) {
+        errors.add(new PolicyError(tenant, id, "key", "dimension " + dim + " appears twice"));
+      }
+    }
+    return List.copyOf(dims);
+  }
+
+  private static Condition condition(JsonNode r, String field, String tenant, String id, List<PolicyError> errors) {
+    JsonNode n = r.get(field);
+    if (n == null || n.isNull()) {
+      return Condition.ANY;
+    }
+    if (!n.isObject()) {
+      errors.add(new PolicyError(tenant, id, field, field + " must be a map of dimension to values"));
+      return Condition.ANY;
+    }
+    Map<Dimension, Set<String>> values = new LinkedHashMap<>();
+    for (Iterator<Map.Entry<String, JsonNode>> it = n.fields(); it.hasNext(); ) {
+      Map.Entry<String, JsonNode> e = it.next();
+      String f = field + "." + e.getKey();
+      Dimension dim = Dimension.parse(e.getKey()).orElse(null);
+      if (dim == null || !dim.selectable()) {
+        errors.add(new PolicyError(tenant, id, f, "cannot select on '" + e.getKey()
+            + "'; use channel, sender, category or attr:NAME"));
+        continue;
+      }
+      Set<String> set = new LinkedHashSet<>();
+      JsonNode v = e.getValue();
+      if (v.isTextual()) {
+        set.add(v.asText());
+      } else if (v.isArray() && v.size() > 0) {
+        for (JsonNode x : v) {
+          if (!x.isValueNode() || x.isNull()) {
+            errors.add(new PolicyError(tenant, id, f, "values must be strings"));
+          } else {
+            set.add(x.asText());
+          }
+        }
+      } else {
+        errors.add(new PolicyError(tenant, id, f, "expected a value or a non-empty list of values"));
+      }
+      values.put(dim, set);
+    }
+    return new Condition(values);
+  }
+
+  private static int precision(JsonNode r, Algorithm algorithm, Duration window, String tenant, String id,
+      List<PolicyError> errors) {
+    JsonNode n = r.get("precision");
+    if (n == null) {
+      return 0;
+    }
+    if (algorithm != Algorithm.SLIDING_COUNTER) {
+      errors.add(new PolicyError(tenant, id, "precision", "precision applies to sliding-counter rules only"));
+      return 0;
+    }
+    if (!n.isIntegralNumber() || n.asInt() < 1 || n.asInt() > MAX_PRECISION) {
+      errors.add(new PolicyError(tenant, id, "precision", "precision must be an integer from 1 to " + MAX_PRECISION));
+      return 0;
+    }
+    return n.asInt();
+  }
+
+  private static ZoneId zone(JsonNode r, Algorithm algorithm, Duration window, String tenant, String id,
+      List<PolicyError> errors) {
+    JsonNode n = r.get("zone");
+    if (n == null) {
+      return null;
+    }
+    if (algorithm != Algorithm.FIXED_WINDOW || window == null || window.toMillis() % 86_400_000L != 0) {
+      errors.add(new PolicyError(tenant, id, "zone", "zone applies to fixed-window rules whose window is whole days"));
+      return null;
+    }
+    try {
+      return ZoneId.of(n.asText());
+    } catch (DateTimeException e) {
+      errors.add(new PolicyError(tenant, id, "zone", "unknown time zone '" + n.asText() + "'"));
+      return null;
+    }
+  }
+
+  private static <T> T enumField(JsonNode r, String field, T fallback,
+      java.util.function.Function<String, java.util.Optional<T>> parse, String tenant, String id,
+      List<PolicyError> errors) {
+    JsonNode n = r.get(field);
+    if (n == null) {
+      return fallback;
+    }
+    T value = n.isTextual() ? parse.apply(n.asText()).orElse(null) : null;
+    if (value == null) {
+      String allowed = field.equals("mode") ? "enforce, shadow" : "sliding-log, sliding-counter, fixed-window, gcra";
+      errors.add(new PolicyError(tenant, id, field, "unknown " + field + " " + n + "; use one of " + allowed));
+      return fallback;
+    }
+    return value;
+  }
+
+  private static String text(JsonNode node, String field, String fallback, String tenant, String id,
+      List<PolicyError> errors) {
+    JsonNode n = node.get(field);
+    if (n == null || n.isNull()) {
+      if (fallback == null) {
+        errors.add(new PolicyError(tenant, id, field, field + " is required"));
+      }
+      return fallback;
+    }
+    if (!n.isTextual() && !n.isNumber()) {
+      errors.add(new PolicyError(tenant, id, field, field + " must be a string"));
+      return fallback;
+    }
+    return n.asText();
+  }
+
+  private static void unknownFields(JsonNode node, Set<String> known, String tenant, String id, String prefix,
+      List<PolicyError> errors) {
+    for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
+      String name = it.next();
+      if (!known.contains(name)) {
+        errors.add(new PolicyError(tenant, id, prefix + name, "unknown field '" + name + "'"));
+      }
+    }
+  }
+
+  /** The tree form of policies, as {@link #parseTree} reads it back. */
+  public static ObjectNode toTree(List<Policy> policies) {
+    ObjectNode root = YAML.createObjectNode();
+    var list = root.putArray("policies");
+    for (Policy p : policies) {
+      list.add(toTree(p));
+    }
+    return root;
+  }
+
+  /** One policy as a tree. */
+  public static ObjectNode toTree(Policy p) {
+    ObjectNode node = YAML.createObjectNode();
+    node.put("tenant", p.tenant());
+    node.put("version", p.version());
+    var rules = node.putArray("rules");
+    for (Rule r : p.rules()) {
+      rules.add(toTree(r));
+    }
+    return node;
+  }
+
+  /** One rule as a tree; defaults are left out. */
+  public static ObjectNode toTree(Rule r) {
+    ObjectNode n = YAML.createObjectNode();
+    n.put("id", r.id());
+    if (r.description() != null) {
+      n.put("description", r.description());
+    }
+    n.put("limit", r.limit());
+    n.put("window", Durations.format(r.window()));
+    var key = n.putArray("key");
+    r.key().forEach(d -> key.add(d.toString()));
+    putCondition(n, "match", r.match());
+    putCondition(n, "exempt", r.exempt());
+    if (r.algorithm() != Algorithm.SLIDING_LOG) {
+      n.put("algorithm", r.algorithm().id());
+    }
+    if (r.algorithm() == Algorithm.SLIDING_COUNTER) {
+      n.put("precision", r.precision());
+    }
+    if (r.mode() != Mode.ENFORCE) {
+      n.put("mode", r.mode().id());
+    }
+    if (r.zone() != null) {
+      n.put("zone", r.zone().getId());
+    }
+    return n;
+  }
+
+  private static void putCondition(ObjectNode n, String field, Condition c) {
+    if (c.isEmpty()) {
+      return;
+    }
+    ObjectNode m = n.putObject(field);
+    c.values().forEach((d, v) -> {
+      var a = m.putArray(d.toString());
+      v.forEach(a::add);
+    });
+  }
+
+  /** YAML text of policies, for rules files. */
+  public static String toYaml(List<Policy> policies) {
+    try {
+      return YAML.writeValueAsString(toTree(policies));
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}

@@ -1,0 +1,35 @@
+package dev.fcap.store;
+
+import java.util.List;
+
+/**
+ * One atomic unit of work for a store: an operation over some counters of one partition.
+ *
+ * @param partition the partition key, injective over (tenant, partition identity)
+ * @param time the time to decide at (epoch ms), or {@link #STORE_TIME} to use the store's clock
+ * @param cost the message's cost
+ * @param eventTime for {@link Operation#RELEASE}: the time the message was recorded at
+ */
+public record PartitionRequest(
+    byte[] partition, Operation operation, long time, long cost, List<CounterRequest> counters, long eventTime) {
+
+  /** Asks the store to read its own clock. */
+  public static final long STORE_TIME = Long.MIN_VALUE;
+
+  public PartitionRequest {
+    counters = List.copyOf(counters);
+  }
+
+  public static PartitionRequest of(byte[] partition, Operation op, long time, long cost, List<CounterRequest> counters) {
+    return new PartitionRequest(partition, op, time, cost, counters, 0L);
+  }
+
+  /** The number of checks over all counters: the length of the result arrays. */
+  public int checks() {
+    int n = 0;
+    for (CounterRequest c : counters) {
+      n += c.spec().checks();
+    }
+    return n;
+  }
+}

@@ -1,0 +1,13 @@
+package dev.fcap.store;
+
+/**
+ * What a store answered for one {@link PartitionRequest}. The arrays hold one entry per check, in the
+ * order of the request's counters and their checks.
+ *
+ * @param time the clock value the store decided at (epoch ms)
+ * @param allowed true iff every enforced check admitted (for DECIDE: the message was then recorded)
+ * @param used cost counted in each check's window before this message
+ * @param retryAt per check: {@code time} if it admits, the earliest time it would admit the same
+ *     message if nothing else were recorded, or {@link Long#MAX_VALUE} if never
+ */
+public record PartitionResult(long time, boolean allowed, long[] used, long[] retryAt) {}

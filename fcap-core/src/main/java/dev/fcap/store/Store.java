@@ -1,0 +1,45 @@
+package dev.fcap.store;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Where counters live. A store knows no rules: only partitions of counters, each counter with an
+ * algorithm, its checks and an operation. Every {@link #apply} is one atomic step over its partition:
+ * either every enforced check admits and the message is recorded in every counter, or nothing is
+ * recorded. Futures fail with {@link StoreException}.
+ *
+ * <p>Implementations: {@code MemoryStore} (embedded) and {@code RedisStore} (module fcap-redis).
+ * Both must pass the store test kit ({@code StoreContract} in fcap-core's test jar).
+ */
+public interface Store extends AutoCloseable {
+
+  /** Applies one operation to one partition, atomically. */
+  CompletableFuture<PartitionResult> apply(PartitionRequest request);
+
+  /**
+   * Applies many requests; each is atomic on its own, and results come back in order. Stores that
+   * talk over a network pipeline them.
+   */
+  default CompletableFuture<List<PartitionResult>> applyAll(List<PartitionRequest> requests) {
+    List<CompletableFuture<PartitionResult>> futures = new ArrayList<>(requests.size());
+    for (PartitionRequest r : requests) {
+      futures.add(apply(r));
+    }
+    return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new))
+        .thenApply(ignored -> futures.stream().map(CompletableFuture::join).toList());
+  }
+
+  /** The counters of a partition that still matter at the store's time, for inspection. */
+  CompletableFuture<PartitionSnapshot> read(byte[] partition);
+
+  /** Forgets a partition; completes with whether it held anything. */
+  CompletableFuture<Boolean> delete(byte[] partition);
+
+  /** The store's clock, epoch milliseconds. */
+  long now();
+
+  @Override
+  default void close() {}
+}

@@ -1,0 +1,123 @@
+package dev.fcap.store.memory;
+
+/**
+ * One lock stripe of the {@link MemoryStore}: an open-addressing table (linear probing, deletion by
+ * backward shift) of packed partition records with their hashes beside them. Not thread-safe: the
+ * store holds the segment's monitor around every call.
+ */
+final class Segment {
+  private static final int ARRAY_HEADER = 16;
+
+  int[] hashes = new int[8];
+  byte[][] records = new byte[8][];
+  int size;
+  /** Heap held by the records themselves (headers included, padded to 8). */
+  long bytes;
+  private int sweepCursor;
+
+  static long cost(byte[] record) {
+    return ARRAY_HEADER + ((record.length + 7) & ~7);
+  }
+
+  long tableBytes() {
+    return 2L * ARRAY_HEADER + records.length * 8L;
+  }
+
+  int find(int hash, byte[] key) {
+    int mask = records.length - 1;
+    for (int i = hash & mask; records[i] != null; i = (i + 1) & mask) {
+      if (hashes[i] == hash && PartitionRecord.keyEquals(records[i], key)) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  void insert(int hash, byte[] record) {
+    if ((size + 1) * 4L > records.length * 3L) {
+      resize(records.length * 2);
+    }
+    int mask = records.length - 1;
+    int i = hash & mask;
+    while (records[i] != null) {
+      i = (i + 1) & mask;
+    }
+    hashes[i] = hash;
+    records[i] = record;
+    size++;
+    bytes += cost(record);
+  }
+
+  void replaceAt(int slot, byte[] record) {
+    bytes += cost(record) - cost(records[slot]);
+    records[slot] = record;
+  }
+
+  void removeAt(int slot) {
+    bytes -= cost(records[slot]);
+    size--;
+    int mask = records.length - 1;
+    int gap = slot;
+    records[gap] = null;
+    // Backward shift: move later entries of the probe run into the gap when their home allows it.
+    for (int i = (gap + 1) & mask; records[i] != null; i = (i + 1) & mask) {
+      int home = hashes[i] & mask;
+      boolean movable = gap <= i ? (home <= gap || home > i) : (home <= gap && home > i);
+      if (movable) {
+        records[gap] = records[i];
+        hashes[gap] = hashes[i];
+        records[i] = null;
+        gap = i;
+      }
+    }
+  }
+
+  /** Gives memory back after many removals; never called while iterating. */
+  void shrinkIfSparse() {
+    int capacity = records.length;
+    while (capacity > 8 && size * 8L < capacity) {
+      capacity /= 2;
+    }
+    if (capacity != records.length) {
+      resize(capacity);
+    }
+  }
+
+  /** Visits one slot and drops its record if expired: spreads the cost of expiry over writes. */
+  void sweepStep(long now) {
+    int slot = sweepCursor++ & (records.length - 1);
+    if (records[slot] != null && PartitionRecord.expiresAt(records[slot]) <= now) {
+      removeAt(slot);
+    }
+  }
+
+  int sweepAll(long now) {
+    int dropped = 0;
+    for (int i = 0; i < records.length; i++) {
+      while (records[i] != null && PartitionRecord.expiresAt(records[i]) <= now) {
+        removeAt(i); // the backward shift may move another record into slot i
+        dropped++;
+      }
+    }
+    shrinkIfSparse();
+    return dropped;
+  }
+
+  private void resize(int capacity) {
+    int[] oldHashes = hashes;
+    byte[][] oldRecords = records;
+    hashes = new int[capacity];
+    records = new byte[capacity][];
+    int mask = capacity - 1;
+    for (int j = 0; j < oldRecords.length; j++) {
+      if (oldRecords[j] != null) {
+        int i = oldHashes[j] & mask;
+        while (records[i] != null) {
+          i = (i + 1) & mask;
+        }
+        records[i] = oldRecords[j];
+        hashes[i] = oldHashes[j];
+      }
+    }
+  }
+}
