@@ -2,6 +2,7 @@ package dev.fcap.bench;
 
 import dev.fcap.model.Message;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -25,6 +26,12 @@ import org.openjdk.jmh.infra.ThreadParams;
  * iterations, so hot recipients hit their limits as they would in production. The aux counters
  * {@code admitted}/{@code refused} show how much each implementation let through.
  *
+ * <p>{@code fcap-sim} is fcap on a simulated clock that advances 1 ms every {@link #DECISIONS_PER_MS}
+ * decisions (the seed platform's peak of 100,000 decisions/s): the traffic then meets the limits
+ * at production rates whatever the speed of the machine, whereas on the wall clock a fast
+ * implementation replays the stream many times a minute and ends up refusing nearly everything.
+ * The peers cannot be given a clock (Guava, Resilience4j and Sentinel read the system's).
+ *
  * <p>Run: {@code java -jar fcap-bench/target/fcap-bench.jar DecisionBenchmark} (see docs/benchmarks.md).
  */
 @BenchmarkMode(Mode.Throughput)
@@ -33,11 +40,12 @@ import org.openjdk.jmh.infra.ThreadParams;
 @Measurement(iterations = 5, time = 5)
 @Fork(value = 2, jvmArgsAppend = {"-Xms6g", "-Xmx6g", "-XX:+AlwaysPreTouch"})
 public class DecisionBenchmark {
+  static final int DECISIONS_PER_MS = 100;
 
   /** The implementation under test, with its state; one per fork. */
   @State(Scope.Benchmark)
   public static class Subject {
-    @Param({"fcap", "bucket4j", "resilience4j", "guava", "sentinel"})
+    @Param({"fcap-sim", "fcap", "bucket4j", "resilience4j", "guava", "sentinel"})
     public String impl;
 
     @Param({"2097152"})
@@ -45,11 +53,17 @@ public class DecisionBenchmark {
 
     Message[] stream;
     CapLimiter limiter;
+    /** The simulated clock of {@code fcap-sim}, epoch ms; null otherwise. */
+    AtomicLong simulatedMs;
 
     @Setup(Level.Trial)
     public void setUp() {
       stream = Workload.messages(streamLength);
       limiter = switch (impl) {
+        case "fcap-sim" -> {
+          simulatedMs = new AtomicLong(System.currentTimeMillis());
+          yield new FcapLimiter(simulatedMs::get);
+        }
         case "fcap" -> new FcapLimiter();
         case "bucket4j" -> new Bucket4jLimiter();
         case "resilience4j" -> new Resilience4jLimiter();
@@ -65,6 +79,7 @@ public class DecisionBenchmark {
   public static class Cursor {
     int next;
     int mask;
+    int sinceTick;
 
     @Setup(Level.Trial)
     public void setUp(Subject subject, ThreadParams threads) {
@@ -105,6 +120,10 @@ public class DecisionBenchmark {
   private static boolean decide(Subject s, Cursor c, Outcomes o) {
     Message m = s.stream[c.next];
     c.next = (c.next + 1) & c.mask;
+    if (s.simulatedMs != null && ++c.sinceTick == DECISIONS_PER_MS) {
+      c.sinceTick = 0;
+      s.simulatedMs.incrementAndGet();
+    }
     boolean allowed = s.limiter.tryAcquire(m);
     if (allowed) {
       o.admitted++;

@@ -5,14 +5,20 @@ import dev.fcap.model.Message;
 import dev.fcap.store.Clock;
 import dev.fcap.store.memory.MemoryStore;
 
-/** fcap: the Engine on a MemoryStore with the seed policy, exact sliding logs, wall clock. */
+/** fcap: the Engine on a MemoryStore with the seed policy (exact sliding logs). */
 final class FcapLimiter implements CapLimiter {
   final MemoryStore store;
   final Engine engine;
 
+  /** On the wall clock, like the peers. */
   FcapLimiter() {
-    store = MemoryStore.builder().clock(Clock.system()).build();
-    engine = Engine.builder(store).clock(Clock.system()).policies(SeedPolicy.load()).build();
+    this(Clock.system());
+  }
+
+  /** On any clock (the benchmarks' simulated one). */
+  FcapLimiter(Clock clock) {
+    store = MemoryStore.builder().clock(clock).build();
+    engine = Engine.builder(store).clock(clock).policies(SeedPolicy.load()).build();
   }
 
   @Override

@@ -88,7 +88,9 @@ public final class MemoryStore implements Store {
         PartitionRecord.readStates(record, counters, now, states);
       }
       PartitionResult result = PartitionStep.apply(request, now, states);
-      if (request.operation() != Operation.CHECK) {
+      // A dry run or a refused decision changes no state: leave the record as it is (expired
+      // counters in it are dropped by the next write or the sweep).
+      if (request.operation() == Operation.RELEASE || (request.operation() == Operation.DECIDE && result.allowed())) {
         byte[] next = PartitionRecord.write(record, request.partition(), counters, states, now);
         store(segment, hash, slot, request.partition(), next, now);
       }
@@ -208,7 +210,9 @@ public final class MemoryStore implements Store {
     h *= 0x85ebca6b;
     h ^= h >>> 13;
     h *= 0xc2b2ae35;
-    return h ^ (h >>> 16);
+    h ^= h >>> 16;
+    return h == 0 ? 1 : h; // 0 marks an empty slot in a segment
+
   }
 
   /** Immutable settings of a {@link MemoryStore}. */

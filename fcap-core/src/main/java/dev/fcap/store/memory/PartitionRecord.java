@@ -55,7 +55,7 @@ final class PartitionRecord {
       if (expiresMs(record, alg + 1) > now) {
         for (int i = 0; i < counters.size(); i++) {
           CounterRequest c = counters.get(i);
-          if (c.spec().algorithm().ordinal() == record[alg] && idEquals(record, id, idLen, c.key())) {
+          if (idEquals(record, id, idLen, c.key()) && c.spec().algorithm().ordinal() == record[alg]) {
             states[i] = Arrays.copyOfRange(record, state, state + stateLen);
             if (++found == counters.size()) {
               return; // request counters are written first, so the usual case stops early
@@ -207,7 +207,7 @@ final class PartitionRecord {
 
   private static boolean requested(List<CounterRequest> counters, byte[] record, int id, int idLen, byte alg) {
     for (CounterRequest c : counters) {
-      if (c.spec().algorithm().ordinal() == alg && idEquals(record, id, idLen, c.key())) {
+      if (idEquals(record, id, idLen, c.key()) && c.spec().algorithm().ordinal() == alg) {
         return true;
       }
     }

@@ -2,8 +2,8 @@ package dev.fcap.store.memory;
 
 /**
  * One lock stripe of the {@link MemoryStore}: an open-addressing table (linear probing, deletion by
- * backward shift) of packed partition records with their hashes beside them. Not thread-safe: the
- * store holds the segment's monitor around every call.
+ * backward shift) of packed partition records with their hashes beside them (hash 0 = empty slot).
+ * Not thread-safe: the store holds the segment's monitor around every call.
  */
 final class Segment {
   private static final int ARRAY_HEADER = 16;
@@ -25,10 +25,14 @@ final class Segment {
     return 2L * ARRAY_HEADER + records.length * 8L;
   }
 
+  /**
+   * The slot holding {@code key}, or -1. Probes on {@link #hashes} alone (a hash is never 0, and an
+   * empty slot's is), so a lookup reads the reference array and a record only on a hash match.
+   */
   int find(int hash, byte[] key) {
-    int mask = records.length - 1;
-    for (int i = hash & mask; records[i] != null; i = (i + 1) & mask) {
-      if (hashes[i] == hash && PartitionRecord.keyEquals(records[i], key)) {
+    int mask = hashes.length - 1;
+    for (int i = hash & mask, h; (h = hashes[i]) != 0; i = (i + 1) & mask) {
+      if (h == hash && PartitionRecord.keyEquals(records[i], key)) {
         return i;
       }
     }
@@ -61,6 +65,7 @@ final class Segment {
     int mask = records.length - 1;
     int gap = slot;
     records[gap] = null;
+    hashes[gap] = 0;
     // Backward shift: move later entries of the probe run into the gap when their home allows it.
     for (int i = (gap + 1) & mask; records[i] != null; i = (i + 1) & mask) {
       int home = hashes[i] & mask;
@@ -69,6 +74,7 @@ final class Segment {
         records[gap] = records[i];
         hashes[gap] = hashes[i];
         records[i] = null;
+        hashes[i] = 0;
         gap = i;
       }
     }
