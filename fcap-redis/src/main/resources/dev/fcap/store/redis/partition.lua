@@ -113,10 +113,22 @@ local function log_encode(times, costs, n)
   return table.concat(out)
 end
 
+-- SlidingLog.capacity: enforced checks never hold more than their limit; a log with shadow checks
+-- keeps a margin so that their counts stay exact after releases
+local function log_capacity(spec)
+  for c = 1, spec.checks do
+    if not spec.enforced[c] then
+      return math.max(2 * spec.maxlimit, spec.maxlimit + 64)
+    end
+  end
+  return spec.maxlimit
+end
+
 local function log_prune(times, costs, n, spec, now)
   local horizon = now - spec.maxwindow
+  local capacity = log_capacity(spec)
   local newer, keep = 0, 0
-  while keep < n and times[keep + 1] > horizon and newer < spec.maxlimit do
+  while keep < n and times[keep + 1] > horizon and newer < capacity do
     newer = newer + costs[keep + 1]
     keep = keep + 1
   end
@@ -386,20 +398,36 @@ local function fw_expires(state, spec, align)
 end
 
 -- ------------------------------------------------------------------------------------------------
--- gcra: tat:i64 in epoch microseconds
+-- gcra: tat:i64 interval:i64, both in microseconds; a state written at another interval (the rule
+-- was edited) is rescaled to the same number of messages in flight, rounded up, plus 1 us
 
 local function gcra_interval(spec)
   return ceildiv(spec.windows[1] * 1000, spec.limits[1])
+end
+
+local function gcra_tat(state, t, nowus)
+  if not state then
+    return nowus
+  end
+  local tat, old = unpack('>i8i8', state, 1)
+  if tat <= nowus then
+    return nowus
+  end
+  if old == t then
+    return tat
+  end
+  local ahead = tat - nowus
+  local whole = floordiv(ahead, old)
+  local rest = ahead - whole * old
+  -- Gcra.java computes this term in doubles too: (long) Math.ceil(rest * (double) t / old)
+  return nowus + whole * t + math.ceil(rest * t / old) + 1
 end
 
 local function gcra_evaluate(state, spec, align, now, cost, used, retry, at)
   local t = gcra_interval(spec)
   local limit = spec.limits[1]
   local nowus = now * 1000
-  local tat = nowus
-  if state then
-    tat = math.max(nowus, unpack('>i8', state, 1))
-  end
+  local tat = gcra_tat(state, t, nowus)
   used[at + 1] = math.min(limit, ceildiv(tat - nowus, t))
   local r
   if tat - nowus + cost * t <= limit * t then
@@ -414,23 +442,21 @@ local function gcra_evaluate(state, spec, align, now, cost, used, retry, at)
 end
 
 local function gcra_record(state, spec, align, now, cost)
-  local nowus = now * 1000
-  local tat = nowus
-  if state then
-    tat = math.max(nowus, unpack('>i8', state, 1))
-  end
-  return pack('>i8', tat + cost * gcra_interval(spec))
+  local t = gcra_interval(spec)
+  return pack('>i8i8', gcra_tat(state, t, now * 1000) + cost * t, t)
 end
 
 local function gcra_release(state, spec, align, now, eventtime, cost)
   if not state then
     return nil
   end
-  local tat = unpack('>i8', state, 1) - cost * gcra_interval(spec)
-  if tat <= now * 1000 then
+  local t = gcra_interval(spec)
+  local nowus = now * 1000
+  local tat = gcra_tat(state, t, nowus) - cost * t
+  if tat <= nowus then
     return nil
   end
-  return pack('>i8', tat)
+  return pack('>i8i8', tat, t)
 end
 
 local function gcra_expires(state, spec, align)
