@@ -331,7 +331,7 @@ public final class RedisStore implements Store {
     }
 
     private Backend standalone(RedisURI node) {
-      node.setTimeout(commandTimeout);
+      node.setTimeout(handshakeTimeout());
       RedisClient client = RedisClient.create();
       client.setOptions(ClientOptions.builder()
           .autoReconnect(true)
@@ -343,7 +343,7 @@ public final class RedisStore implements Store {
     }
 
     private Backend cluster(List<RedisURI> nodes) {
-      nodes.forEach(n -> n.setTimeout(commandTimeout));
+      nodes.forEach(n -> n.setTimeout(handshakeTimeout()));
       RedisClusterClient client = RedisClusterClient.create(nodes);
       client.setOptions(ClusterClientOptions.builder()
           .autoReconnect(true)
@@ -357,6 +357,11 @@ public final class RedisStore implements Store {
               .build())
           .build());
       return new ClusterBackend(client);
+    }
+
+    /** The URI timeout bounds the connection handshake; commands have their own (TimeoutOptions). */
+    private Duration handshakeTimeout() {
+      return commandTimeout.compareTo(connectTimeout) > 0 ? commandTimeout : connectTimeout;
     }
 
     private static Duration positive(Duration d, String name) {

@@ -596,9 +596,11 @@ if op ~= 1 then
         first = false
       end
     end
-    if expires and expires > now and first then
+    -- the expiry is kept in i32 seconds since 2020, clamped (as in MemoryStore): a counter whose
+    -- clamped expiry has passed (times after 2088) could never be read back, so it is not written
+    local e = expires and EPOCH_MS + to_seconds(expires) * 1000
+    if expires and expires > now and e > now and first then
       parts[#parts + 1] = encode_counter(c.id, c.alg, expires, states[i])
-      local e = EPOCH_MS + to_seconds(expires) * 1000
       maxexpires = math.max(maxexpires or e, e)
     end
   end
