@@ -79,10 +79,11 @@ final class ReplayCommand implements Callable<Integer> {
     ReplaySummary summary = new ReplaySummary(policies);
     long started = System.nanoTime();
     try (SendLog reader = new SendLog(open(log));
+        RowPipeline rows = new RowPipeline(reader);
         Writer decisionOut = decisions == null ? Writer.nullWriter()
             : Files.newBufferedWriter(decisions, StandardCharsets.UTF_8)) {
       StringBuilder line = new StringBuilder(64);
-      for (SendLog.Row row = reader.next(); row != null; row = reader.next()) {
+      for (SendLog.Row row = rows.next(); row != null; row = rows.next()) {
         clock.time = row.time();
         Decision d = engine.decideAt(row.message(), row.time()).join();
         summary.add(row.message().tenant(), d);
