@@ -64,7 +64,10 @@ end
 -- ------------------------------------------------------------------------------------------------
 -- sliding-log: flags:u8 newest:i64 entries newest first: age:u32 (i64 if WIDE) [cost:u32 if COSTS]
 
-local function log_decode(state)
+-- evaluate and record read the same state: decode it once per script call
+local log_cache_state, log_cache_times, log_cache_costs, log_cache_n
+
+local function log_decode_uncached(state)
   local times, costs = {}, {}
   if not state then
     return times, costs, 0
@@ -85,6 +88,26 @@ local function log_decode(state)
     at = at + size
   end
   return times, costs, n
+end
+
+-- the decoded entries of a state; callers that modify them (record, release) pass mutable and get
+-- their own copy, so the cached view stays intact
+local function log_decode(state, mutable)
+  if not state then
+    return {}, {}, 0
+  end
+  if state ~= log_cache_state then
+    log_cache_times, log_cache_costs, log_cache_n = log_decode_uncached(state)
+    log_cache_state = state
+  end
+  if not mutable then
+    return log_cache_times, log_cache_costs, log_cache_n
+  end
+  local times, costs = {}, {}
+  for i = 1, log_cache_n do
+    times[i], costs[i] = log_cache_times[i], log_cache_costs[i]
+  end
+  return times, costs, log_cache_n
 end
 
 local function log_encode(times, costs, n)
@@ -172,7 +195,7 @@ local function log_evaluate(state, spec, align, now, cost, used, retry, at)
 end
 
 local function log_record(state, spec, align, now, cost)
-  local times, costs, n = log_decode(state)
+  local times, costs, n = log_decode(state, true)
   local pos = 1
   while pos <= n and times[pos] > now do
     pos = pos + 1 -- the clock went back: keep the log ordered newest first
@@ -184,7 +207,7 @@ local function log_record(state, spec, align, now, cost)
 end
 
 local function log_release(state, spec, align, now, eventtime, cost)
-  local times, costs, n = log_decode(state)
+  local times, costs, n = log_decode(state, true)
   for i = 1, n do
     if times[i] == eventtime and costs[i] == cost then
       table.remove(times, i)
