@@ -20,6 +20,7 @@
 local EPOCH_MS = 1577836800000 -- 2020-01-01T00:00Z, the origin of the per-counter expiry seconds
 local NEVER = false            -- a check that can never pass (returned as a retry delta of -1)
 local WIDE, COSTS = 1, 2       -- sliding-log flags
+local TTL_SLACK_MS = 1000      -- added to every key's TTL (see the SET below)
 
 local byte, sub, char, floor = string.byte, string.sub, string.char, math.floor
 local pack, unpack = struct.pack, struct.unpack
@@ -646,7 +647,10 @@ if op ~= 1 then
       redis.call('DEL', key)
     end
   else
-    redis.call('SET', key, table.concat(parts), 'PX', maxexpires - now)
+    -- The TTL is counted in real time but the expiry in the decision's clock (Redis TIME, or a
+    -- caller or injected clock that may lag real time): a second of slack keeps a key alive until
+    -- its counters have expired in the decision clock; liveness itself is decided by 'expires'.
+    redis.call('SET', key, table.concat(parts), 'PX', maxexpires - now + TTL_SLACK_MS)
   end
 end
 
