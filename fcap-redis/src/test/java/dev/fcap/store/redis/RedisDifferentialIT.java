@@ -1,0 +1,44 @@
+package dev.fcap.store.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fcap.store.redis.testing.RedisExtension;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The same random traffic, at the same caller-supplied times, into MemoryStore and RedisStore
+ * (standalone and cluster) through the engine: every decision, release and inspection must agree.
+ */
+class RedisDifferentialIT {
+  @RegisterExtension
+  static final RedisExtension STANDALONE = RedisExtension.standalone();
+
+  @RegisterExtension
+  static final RedisExtension CLUSTER = RedisExtension.cluster();
+
+  @ParameterizedTest
+  @ValueSource(longs = {1, 2, 3})
+  void standaloneAnswersExactlyLikeMemoryStore(long seed) throws Exception {
+    STANDALONE.deployment().flushAll();
+    var stats = DifferentialTraffic.run(clock -> RedisStore.builder(STANDALONE.uri()).clock(clock).build(), seed, 3000);
+    assertExercised(stats);
+  }
+
+  @ParameterizedTest
+  @ValueSource(longs = {4})
+  void clusterAnswersExactlyLikeMemoryStore(long seed) throws Exception {
+    CLUSTER.deployment().flushAll();
+    var stats = DifferentialTraffic.run(clock -> RedisStore.builder(CLUSTER.uri()).clock(clock).build(), seed, 3000);
+    assertExercised(stats);
+  }
+
+  /** The traffic is only worth comparing if it admits and if every rule refuses some of it. */
+  private static void assertExercised(DifferentialTraffic.Stats stats) {
+    assertThat(stats.admitted()).isGreaterThan(100);
+    assertThat(stats.refusalsByRule().keySet()).as("rules that refused something: %s", stats.refusalsByRule())
+        .containsExactlyInAnyOrderElementsOf(
+            DifferentialTraffic.POLICY.rules().stream().map(dev.fcap.model.Rule::id).toList());
+  }
+}
