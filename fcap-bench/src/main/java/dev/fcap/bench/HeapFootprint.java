@@ -28,6 +28,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>{@code worst-repeated}: 50 messages timed like {@code worst-distinct}, contents cycling
  *       through 10 templates (each sent 5 times, at most 2 in any 59 s): 10 five-entry content logs.
  *   <li>{@code typical}: 10 messages a day, one every 2.4 h, 9 distinct contents (one sent twice).
+ *   <li>{@code worst-no-content}, {@code typical-no-content}: the same times without content, so
+ *       only the two recipient rules apply (one shared 15/1m + 50/24h log): the state the Redis
+ *       section of docs/benchmarks.md measures.
  * </ul>
  *
  * <p>Run: {@code java -Xmx8g -cp fcap-bench/target/fcap-bench.jar dev.fcap.bench.HeapFootprint [N] [scenario...]}
@@ -44,7 +47,8 @@ public final class HeapFootprint {
   public static void main(String[] args) {
     int n = args.length > 0 ? Integer.parseInt(args[0]) : 200_000;
     List<String> scenarios = args.length > 1 ? List.of(args).subList(1, args.length)
-        : List.of("worst-distinct", "worst-distinct-day", "worst-repeated", "typical");
+        : List.of("worst-distinct", "worst-distinct-day", "worst-repeated", "typical", "worst-no-content",
+            "typical-no-content");
     System.out.printf("recipients per run: %,d; heap max %,d MB%n", n, Runtime.getRuntime().maxMemory() >> 20);
     for (String scenario : scenarios) {
       measure(scenario, timeline(scenario), n);
@@ -62,7 +66,7 @@ public final class HeapFootprint {
           events.add(new Event(MINUTE - 1 - i * (MINUTE / 16), null));
         }
       }
-      case "worst-distinct-day" -> {
+      case "worst-distinct-day", "worst-no-content" -> {
         for (int i = 0; i < 35; i++) {
           events.add(new Event(24 * HOUR - 1 - i * ((24 * HOUR - 2 * MINUTE) / 35), null));
         }
@@ -70,7 +74,7 @@ public final class HeapFootprint {
           events.add(new Event(MINUTE - 1 - i * (MINUTE / 16), null));
         }
       }
-      case "typical" -> {
+      case "typical", "typical-no-content" -> {
         for (int i = 0; i < 10; i++) {
           events.add(new Event(24 * HOUR - 1 - i * (24 * HOUR / 10), null));
         }
@@ -104,7 +108,8 @@ public final class HeapFootprint {
         // A distinct content per (recipient, event) unless the timeline names a template.
         String content = event.content() != null ? event.content()
             : "Message " + e + " for recipient " + r + ": your personal offer code is " + (1_000_000 + r);
-        Message m = Message.builder(Workload.recipientId(r)).content(content).build();
+        Message m = Message.builder(Workload.recipientId(r)).content(scenario.endsWith("no-content") ? null : content)
+            .build();
         if (!engine.decide(m).join().allowed()) {
           refused++;
         }

@@ -12,7 +12,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * two per recipient, two per (recipient, content). {@code limitForPeriod} permits per
  * {@code limitRefreshPeriod}, the cycles counted from the limiter's creation (fixed windows).
  * There is no way to give a permit back, so all-or-nothing is emulated by reading the available
- * permissions of all four first and acquiring only if all have one: exact on one thread, racy on two.
+ * permissions of all four first and acquiring only if all have one: exact on one thread; on two, a
+ * race between the read and the acquisition refuses the message but keeps the permits taken.
  */
 final class Resilience4jLimiter implements CapLimiter {
   private static final RateLimiterConfig MINUTE = config(SeedPolicy.PER_MINUTE, SeedPolicy.MINUTE);
@@ -28,9 +29,9 @@ final class Resilience4jLimiter implements CapLimiter {
       return first.getMetrics().getAvailablePermissions() > 0 && second.getMetrics().getAvailablePermissions() > 0;
     }
 
-    void acquire() {
-      first.acquirePermission(1);
-      second.acquirePermission(1);
+    /** False if another thread took a permit since {@link #available}; what was taken stays taken. */
+    boolean acquire() {
+      return first.acquirePermission(1) & second.acquirePermission(1);
     }
   }
 
@@ -55,8 +56,6 @@ final class Resilience4jLimiter implements CapLimiter {
     if (!r.available() || !c.available()) {
       return false;
     }
-    r.acquire();
-    c.acquire();
-    return true;
+    return r.acquire() & c.acquire();
   }
 }
