@@ -2,7 +2,10 @@ package dev.fcap.server.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.linecorp.armeria.common.AggregatedHttpRequest;
+import com.linecorp.armeria.common.stream.ClosedStreamException;
 import com.linecorp.armeria.common.ContentTooLargeException;
+import com.linecorp.armeria.common.ResponseCompleteException;
+import com.linecorp.armeria.server.HttpStatusException;
 import com.linecorp.armeria.common.HttpHeaderNames;
 import com.linecorp.armeria.common.HttpResponse;
 import com.linecorp.armeria.common.HttpStatus;
@@ -110,8 +113,14 @@ public final class HttpApi {
       return Json.error(e);
     }
     if (t instanceof ContentTooLargeException) {
-      return Json.error(new ApiException(413, "body_too_large", "the request body is larger than the limit "
-          + "(limits.maxBodyBytes); split the batch", null));
+      return Json.error(JsonErrorHandler.forStatus(413, null, null));
+    }
+    if (t instanceof HttpStatusException e) {
+      return Json.error(JsonErrorHandler.forStatus(e.httpStatus().code(), null, null));
+    }
+    if (t instanceof ResponseCompleteException || t instanceof ClosedStreamException) {
+      // the client went away or the response was already sent: nobody is listening
+      return Json.error(new ApiException(499, "client_closed", "the client closed the request", null));
     }
     if (t instanceof StoreException e) {
       return Json.error(new ApiException(503, "store_unavailable", e.getMessage(), null));

@@ -22,8 +22,20 @@ public final class JsonErrorHandler implements ServerErrorHandler {
   @Override
   public AggregatedHttpResponse renderStatus(ServiceRequestContext ctx, ServiceConfig config, RequestHeaders headers,
       HttpStatus status, String description, Throwable cause) {
+    ApiException e = forStatus(status.code(), headers, description);
+    byte[] body = Json.bytes(g -> {
+      g.writeStartObject();
+      Json.writeErrorField(g, e);
+      g.writeEndObject();
+    });
+    return AggregatedHttpResponse.of(status, MediaType.JSON_UTF_8, new String(body, StandardCharsets.UTF_8));
+  }
+
+  /** The JSON error for a status Armeria produced itself. */
+  static ApiException forStatus(int code, RequestHeaders headers, String description) {
+    HttpStatus status = HttpStatus.valueOf(code);
     String what = headers == null ? "" : headers.method() + " " + headers.path();
-    ApiException e = switch (status.code()) {
+    return switch (status.code()) {
       case 404 -> new ApiException(404, "not_found", "no such endpoint: " + what + " (see docs/server.md)", null);
       case 405 -> new ApiException(405, "method_not_allowed", "method not allowed: " + what, null);
       case 413 -> new ApiException(413, "body_too_large", "the request body is larger than the limit "
@@ -31,11 +43,5 @@ public final class JsonErrorHandler implements ServerErrorHandler {
       default -> new ApiException(status.code(), status.reasonPhrase().toLowerCase(java.util.Locale.ROOT)
           .replace(' ', '_'), description != null ? description : status.reasonPhrase(), null);
     };
-    byte[] body = Json.bytes(g -> {
-      g.writeStartObject();
-      Json.writeErrorField(g, e);
-      g.writeEndObject();
-    });
-    return AggregatedHttpResponse.of(status, MediaType.JSON_UTF_8, new String(body, StandardCharsets.UTF_8));
   }
 }
