@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.core.io.SerializedString;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -117,31 +118,72 @@ final class Json {
     g.writeEndObject();
   }
 
+  // field names of the hot responses, encoded once (writing a String name re-encodes it every time)
+  private static final SerializedString ALLOWED = new SerializedString("allowed");
+  private static final SerializedString DECISION_ID = new SerializedString("decisionId");
+  private static final SerializedString RETRY_AFTER_MS = new SerializedString("retryAfterMs");
+  private static final SerializedString BLOCKED_BY = new SerializedString("blockedBy");
+  private static final SerializedString SHADOW_BLOCKED_BY = new SerializedString("shadowBlockedBy");
+  private static final SerializedString RULES = new SerializedString("rules");
+  private static final SerializedString ID = new SerializedString("id");
+  private static final SerializedString LIMIT = new SerializedString("limit");
+  private static final SerializedString WINDOW_MS = new SerializedString("windowMs");
+  private static final SerializedString USED = new SerializedString("used");
+  private static final SerializedString REMAINING = new SerializedString("remaining");
+  private static final SerializedString ENFORCED = new SerializedString("enforced");
+  private static final SerializedString DEGRADED = new SerializedString("degraded");
+  private static final SerializedString POLICY_VERSION = new SerializedString("policyVersion");
+  private static final SerializedString TIME = new SerializedString("time");
+
   static void decision(JsonGenerator g, Decision d) throws IOException {
     g.writeStartObject();
-    g.writeBooleanField("allowed", d.allowed());
-    g.writeStringField("decisionId", d.decisionId());
-    g.writeNumberField("retryAfterMs", d.retryAfterMs());
-    strings(g, "blockedBy", d.blockedBy());
-    strings(g, "shadowBlockedBy", d.shadowBlockedBy());
-    g.writeArrayFieldStart("rules");
+    g.writeFieldName(ALLOWED);
+    g.writeBoolean(d.allowed());
+    g.writeFieldName(DECISION_ID);
+    g.writeString(d.decisionId());
+    g.writeFieldName(RETRY_AFTER_MS);
+    g.writeNumber(d.retryAfterMs());
+    strings(g, BLOCKED_BY, d.blockedBy());
+    strings(g, SHADOW_BLOCKED_BY, d.shadowBlockedBy());
+    g.writeFieldName(RULES);
+    g.writeStartArray();
     for (RuleOutcome r : d.rules()) {
       g.writeStartObject();
-      g.writeStringField("id", r.id());
-      g.writeNumberField("limit", r.limit());
-      g.writeNumberField("windowMs", r.windowMs());
-      g.writeNumberField("used", r.used());
-      g.writeNumberField("remaining", r.remaining());
-      g.writeBooleanField("allowed", r.allowed());
-      g.writeBooleanField("enforced", r.enforced());
-      g.writeNumberField("retryAfterMs", r.retryAfterMs());
+      g.writeFieldName(ID);
+      g.writeString(r.id());
+      g.writeFieldName(LIMIT);
+      g.writeNumber(r.limit());
+      g.writeFieldName(WINDOW_MS);
+      g.writeNumber(r.windowMs());
+      g.writeFieldName(USED);
+      g.writeNumber(r.used());
+      g.writeFieldName(REMAINING);
+      g.writeNumber(r.remaining());
+      g.writeFieldName(ALLOWED);
+      g.writeBoolean(r.allowed());
+      g.writeFieldName(ENFORCED);
+      g.writeBoolean(r.enforced());
+      g.writeFieldName(RETRY_AFTER_MS);
+      g.writeNumber(r.retryAfterMs());
       g.writeEndObject();
     }
     g.writeEndArray();
-    g.writeBooleanField("degraded", d.degraded());
-    g.writeNumberField("policyVersion", d.policyVersion());
-    g.writeNumberField("time", d.time());
+    g.writeFieldName(DEGRADED);
+    g.writeBoolean(d.degraded());
+    g.writeFieldName(POLICY_VERSION);
+    g.writeNumber(d.policyVersion());
+    g.writeFieldName(TIME);
+    g.writeNumber(d.time());
     g.writeEndObject();
+  }
+
+  private static void strings(JsonGenerator g, SerializedString name, List<String> values) throws IOException {
+    g.writeFieldName(name);
+    g.writeStartArray();
+    for (String v : values) {
+      g.writeString(v);
+    }
+    g.writeEndArray();
   }
 
   static void inspection(JsonGenerator g, Inspection i, boolean degraded, List<RecentDenials.Denial> denials)

@@ -33,6 +33,7 @@ import java.util.function.ToDoubleFunction;
 public final class ServerMetrics {
   private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+  private final Map<String, TenantMeters> tenants = new ConcurrentHashMap<>();
   private final Map<String, AtomicLong> policyVersions = new ConcurrentHashMap<>();
   private final Map<String, Timer> timers = new ConcurrentHashMap<>();
 
@@ -47,10 +48,41 @@ public final class ServerMetrics {
 
   /** Counts a decision (not dry runs: those change nothing and are not traffic). */
   public void decision(String tenant, Decision d) {
-    counter("fcap_decisions_total", "tenant", tenant, "outcome", d.allowed() ? "allowed" : "denied").increment();
+    TenantMeters t = tenants.get(tenant);
+    if (t == null) {
+      t = tenants.computeIfAbsent(tenant, TenantMeters::new);
+    }
+    (d.allowed() ? t.allowed : t.denied).increment();
     for (RuleOutcome r : d.rules()) {
-      String outcome = r.allowed() ? "allowed" : r.enforced() ? "blocked" : "shadow_blocked";
-      counter("fcap_rule_decisions_total", "tenant", tenant, "rule", r.id(), "outcome", outcome).increment();
+      Counter[] c = t.rules.get(r.id());
+      if (c == null) {
+        c = t.rules.computeIfAbsent(r.id(), t::ruleCounters);
+      }
+      c[r.allowed() ? 0 : r.enforced() ? 1 : 2].increment();
+    }
+  }
+
+  /**
+   * The decision counters of one tenant, found by two lookups on strings whose hash is cached (the
+   * rule ids are the policy's own strings), instead of building a key string per rule and decision.
+   */
+  private final class TenantMeters {
+    final String tenant;
+    final Counter allowed;
+    final Counter denied;
+    final Map<String, Counter[]> rules = new ConcurrentHashMap<>();
+
+    TenantMeters(String tenant) {
+      this.tenant = tenant;
+      this.allowed = counter("fcap_decisions_total", "tenant", tenant, "outcome", "allowed");
+      this.denied = counter("fcap_decisions_total", "tenant", tenant, "outcome", "denied");
+    }
+
+    Counter[] ruleCounters(String rule) {
+      return new Counter[] {
+          counter("fcap_rule_decisions_total", "tenant", tenant, "rule", rule, "outcome", "allowed"),
+          counter("fcap_rule_decisions_total", "tenant", tenant, "rule", rule, "outcome", "blocked"),
+          counter("fcap_rule_decisions_total", "tenant", tenant, "rule", rule, "outcome", "shadow_blocked")};
     }
   }
 
