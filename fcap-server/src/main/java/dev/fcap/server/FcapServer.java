@@ -15,6 +15,7 @@ import dev.fcap.server.audit.RecentDenials;
 import dev.fcap.server.auth.Authenticator;
 import dev.fcap.server.failure.FailoverEngine;
 import dev.fcap.server.grpc.GrpcApi;
+import dev.fcap.server.http.ConsoleRoutes;
 import dev.fcap.server.http.HttpApi;
 import dev.fcap.server.http.JsonErrorHandler;
 import dev.fcap.server.metrics.MeteredStore;
@@ -103,6 +104,8 @@ public final class FcapServer implements AutoCloseable {
     // protobuf only: the gRPC-JSON marshaller costs seconds of start-up (bytecode generation); JSON has its own API
     sb.service(GrpcService.builder().supportedSerializationFormats(GrpcSerializationFormats.PROTO)
         .addService(new GrpcApi(decisions, rules, auth, config.maxBatch())).build());
+    // the operator console: static files at / and /console/, a client of the API above (docs/console.md)
+    ConsoleRoutes.bind(sb);
     return sb.build();
   }
 
