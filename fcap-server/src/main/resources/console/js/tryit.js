@@ -57,6 +57,8 @@ async function send() {
     $('try-error').textContent = showFieldErrors('try-', errors).join(' ');
     return;
   }
+  $('try-result').hidden = true;
+  $('try-json').textContent = '';
   let d;
   try {
     d = await api.decide(m);
