@@ -233,7 +233,7 @@ function series(label, colour) {
 }
 
 function updateCharts(list) {
-  const labels = list.map((x) => new Date(x.t).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' }));
+  const labels = list.map((x) => new Date(x.t).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false }));
   const { rates, rules, store } = charts;
   rates.data.labels = labels;
   rates.data.datasets[0].data = list.map((x) => x.decisions);

@@ -83,9 +83,10 @@ class ConsoleScreenshotsIT {
 
   /** A burst of traffic: a few busy recipients and repeated contents, so some rules deny. */
   static void traffic(int round) {
-    for (int i = 0; i < 6 + (round % 4) * 3; i++) {
-      String recipient = "+86138000000" + String.format("%02d", (i * 7 + round) % 12);
-      String content = "promo " + (i % 3);
+    for (int i = 0; i < 8 + (round % 4) * 4; i++) {
+      int who = (i * 7 + round * 5) % 40;
+      String recipient = "+86138000000" + String.format("%02d", who);
+      String content = "promo " + ((i + round) % 6);
       String category = i % 2 == 0 ? "marketing" : "notification";
       server.decide("{\"recipient\": \"" + recipient + "\", \"content\": \"" + content + "\", \"channel\": \"sms\","
           + " \"category\": \"" + category + "\"}");
@@ -93,6 +94,7 @@ class ConsoleScreenshotsIT {
   }
 
   static void shot(String name) {
+    browser.script("window.scrollTo(0, 0)");
     shots.add(browser.screenshot(out.resolve(name + ".png")));
   }
 
@@ -107,14 +109,21 @@ class ConsoleScreenshotsIT {
       traffic(round);
       Thread.sleep(1000);
     }
+    // the recipient the inspector shows: a few sends, some of the same content (denied)
+    for (String content : List.of("promo 1", "promo 1", "promo 1", "welcome", "promo 2")) {
+      server.decide("{\"recipient\": \"+8613800000003\", \"content\": \"" + content + "\", \"channel\": \"sms\","
+          + " \"category\": \"marketing\"}");
+    }
     browser.waitVisible("#live-rules tr[data-rule='same-content-per-59s']");
     browser.waitUntil("the charts have points", () -> ((Number) browser.script(
         "return Chart.getChart('chart-rates').data.labels.length")).intValue() >= 8);
     shot("live");
     // the charts follow a change of scheme in place, keeping their history
     browser.colorScheme("dark");
-    traffic(0);
-    Thread.sleep(1500);
+    for (int round = 0; round < 3; round++) {
+      traffic(round);
+      Thread.sleep(1000);
+    }
     shot("live-dark");
 
     for (String scheme : List.of("light", "dark")) {
@@ -159,8 +168,10 @@ class ConsoleScreenshotsIT {
     browser.open(server.base() + "/#rules");
     browser.waitVisible("tr[data-rule='recipient-per-minute']");
     shot("rules-narrow");
-    browser.open(server.base() + "/?poll=1000#live");
+    browser.open(server.base() + "/?poll=500#live");
     browser.waitText("#connection", "Connected");
+    traffic(1);
+    browser.waitUntil("the tiles have rates", () -> !browser.id("tile-decisions").getText().equals("-"));
     shot("live-narrow");
 
     for (Path p : shots) {
