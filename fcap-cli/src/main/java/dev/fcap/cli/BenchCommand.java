@@ -27,7 +27,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code fcap bench}: a bounded load generator against a running fcap server on this machine.
@@ -41,6 +43,8 @@ import picocli.CommandLine.Option;
 @Command(name = "bench", mixinStandardHelpOptions = true,
     description = "Load a running fcap server (loopback only) over HTTP or gRPC and report decisions/s and latency.")
 final class BenchCommand implements Callable<Integer> {
+  @Spec
+  CommandSpec spec;
   @Option(names = "--url", description = "server base URL (default ${DEFAULT-VALUE})", defaultValue = "http://127.0.0.1:8080")
   URI url;
 
@@ -88,11 +92,11 @@ final class BenchCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     if (!InetAddress.getByName(url.getHost()).isLoopbackAddress()) {
-      System.err.println("fcap bench: only loopback targets are allowed (got " + url.getHost() + ")");
+      spec.commandLine().getErr().println("fcap bench: only loopback targets are allowed (got " + url.getHost() + ")");
       return 2;
     }
     if (batch < 1 || batch > 10_000 || concurrency < 1 || concurrency > 4096 || recipients < 1) {
-      System.err.println("fcap bench: --batch must be 1-10000, --concurrency 1-4096, --recipients positive");
+      spec.commandLine().getErr().println("fcap bench: --batch must be 1-10000, --concurrency 1-4096, --recipients positive");
       return 2;
     }
     if (apiKey == null) {
@@ -102,7 +106,7 @@ final class BenchCommand implements Callable<Integer> {
     long durationMs = ms(duration);
     Sender sender = protocol.equals("grpc") ? new GrpcSender() : protocol.equals("http") ? new HttpSender() : null;
     if (sender == null) {
-      System.err.println("fcap bench: --protocol must be http or grpc");
+      spec.commandLine().getErr().println("fcap bench: --protocol must be http or grpc");
       return 2;
     }
     run(sender, warmupMs, Integer.MAX_VALUE, null);
@@ -143,7 +147,7 @@ final class BenchCommand implements Callable<Integer> {
       next(sender, r, rnd, deadline, limit, latencies, finished);
     }
     if (!finished.await(durationMs + 60_000, TimeUnit.MILLISECONDS)) {
-      System.err.println("fcap bench: requests still outstanding after the run; stopping");
+      spec.commandLine().getErr().println("fcap bench: requests still outstanding after the run; stopping");
     }
     r.nanos = System.nanoTime() - start;
     return r;
@@ -178,17 +182,21 @@ final class BenchCommand implements Callable<Integer> {
     long[] l = Arrays.copyOf(latencies, n);
     Arrays.sort(l);
     double secs = r.nanos / 1e9;
-    System.out.printf("fcap bench: %s, batch %d, concurrency %d, %d recipients%n", protocol, batch, concurrency,
+    out().printf("fcap bench: %s, batch %d, concurrency %d, %d recipients%n", protocol, batch, concurrency,
         recipients);
-    System.out.printf("  requests     %,d in %.1f s = %,.0f requests/s%n", r.done.get(), secs, r.done.get() / secs);
-    System.out.printf("  decisions    %,d = %,.0f decisions/s (%.1f%% allowed)%n", r.decisions.get(),
+    out().printf("  requests     %,d in %.1f s = %,.0f requests/s%n", r.done.get(), secs, r.done.get() / secs);
+    out().printf("  decisions    %,d = %,.0f decisions/s (%.1f%% allowed)%n", r.decisions.get(),
         r.decisions.get() / secs, 100.0 * r.allowed.get() / Math.max(1, r.decisions.get()));
     if (n > 0) {
-      System.out.printf("  latency ms   p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f%n", pct(l, 0.50),
+      out().printf("  latency ms   p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f%n", pct(l, 0.50),
           pct(l, 0.90), pct(l, 0.99), pct(l, 0.999), l[n - 1] / 1e6);
     }
-    System.out.printf("  errors       %d%s%n", r.errors.get(), r.firstError == null ? "" : " (first: " + r.firstError
+    out().printf("  errors       %d%s%n", r.errors.get(), r.firstError == null ? "" : " (first: " + r.firstError
         + ")");
+  }
+
+  private java.io.PrintWriter out() {
+    return spec.commandLine().getOut();
   }
 
   private static double pct(long[] sorted, double p) {

@@ -9,7 +9,9 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /** {@code fcap serve}: runs the server until interrupted (Ctrl-C or SIGTERM shut it down gracefully). */
 @Command(name = "serve", mixinStandardHelpOptions = true,
@@ -17,6 +19,8 @@ import picocli.CommandLine.Option;
         "Settings come from defaults, then --config (or FCAP_CONFIG), then FCAP_* environment variables, then the "
             + "flags below. See docs/server.md for every setting."})
 final class ServeCommand implements Callable<Integer> {
+  @Spec
+  CommandSpec spec;
 
   @Option(names = "--config", description = "a fcap.yaml config file (default: $FCAP_CONFIG, else none)")
   Path config;
@@ -43,20 +47,21 @@ final class ServeCommand implements Callable<Integer> {
     put(overrides, "store.uri", store);
     put(overrides, "rules.source", rules);
     put(overrides, "audit.sink", audit);
+    java.io.PrintWriter err = spec.commandLine().getErr();
     ServerConfig cfg;
     FcapServer server;
     try {
       cfg = ConfigLoader.load(file, env, overrides);
       server = FcapServer.start(cfg);
     } catch (ConfigLoader.ConfigException e) {
-      System.err.println("fcap serve: configuration error: " + e.getMessage());
+      err.println("fcap serve: configuration error: " + e.getMessage());
       return 2;
     } catch (dev.fcap.policy.PolicyException e) {
-      System.err.println("fcap serve: the rules are invalid, fix them and start again:");
-      e.errors().forEach(err -> System.err.println("  " + err));
+      err.println("fcap serve: the rules are invalid, fix them and start again:");
+      e.errors().forEach(error -> err.println("  " + error));
       return 2;
     } catch (RuntimeException e) {
-      System.err.println("fcap serve: cannot start: " + e.getMessage());
+      err.println("fcap serve: cannot start: " + e.getMessage());
       return 1;
     }
     CountDownLatch stopped = new CountDownLatch(1);

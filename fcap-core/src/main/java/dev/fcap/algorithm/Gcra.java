@@ -8,7 +8,10 @@ import dev.fcap.store.CounterSpec;
  * next message; a message of cost c at t passes iff max(TAT, t) + c T - t is at most L T. Rounding T
  * up keeps the sustained rate at or below L / W.
  *
- * <p><b>Layout</b> (big-endian): {@code tat:i64}, in epoch microseconds. 8 bytes.
+ * <p><b>Layout</b> (big-endian): {@code tat:i64, interval:i64}, both in microseconds (TAT since the
+ * epoch). 16 bytes. The interval is kept so that an edit of the limit or window keeps the count:
+ * a state written with another interval holds (TAT - now) / old interval messages in flight, and is
+ * rescaled to the same number of messages at the new interval (rounded up, plus 1 µs: never fewer).
  */
 final class Gcra implements CounterAlgorithm {
   static final Gcra INSTANCE = new Gcra();
@@ -23,13 +26,39 @@ final class Gcra implements CounterAlgorithm {
     return -Math.floorDiv(-a, b);
   }
 
+  /** The state's TAT at the spec's interval, never before now. */
+  private static long tat(byte[] state, long t, long nowUs) {
+    if (state == null) {
+      return nowUs;
+    }
+    long tat = Bytes.getLong(state, 0);
+    long old = Bytes.getLong(state, 8);
+    if (tat <= nowUs) {
+      return nowUs;
+    }
+    if (old == t) {
+      return tat;
+    }
+    long ahead = tat - nowUs;
+    long whole = ahead / old;
+    long rest = ahead % old;
+    return nowUs + whole * t + (long) Math.ceil(rest * (double) t / old) + 1;
+  }
+
+  private static byte[] state(long tat, long t) {
+    byte[] out = new byte[16];
+    Bytes.putLong(out, 0, tat);
+    Bytes.putLong(out, 8, t);
+    return out;
+  }
+
   @Override
   public boolean evaluate(
       byte[] state, CounterSpec spec, long align, long now, long cost, long[] used, long[] retryAt, int at) {
     long t = interval(spec);
     long limit = spec.limit(0);
     long nowUs = now * 1000;
-    long tat = state == null ? nowUs : Math.max(nowUs, Bytes.getLong(state, 0));
+    long tat = tat(state, t, nowUs);
     used[at] = Math.min(limit, ceilDiv(tat - nowUs, t));
     long retry;
     if (tat - nowUs + cost * t <= limit * t) {
@@ -45,11 +74,8 @@ final class Gcra implements CounterAlgorithm {
 
   @Override
   public byte[] record(byte[] state, CounterSpec spec, long align, long now, long cost) {
-    long nowUs = now * 1000;
-    long tat = state == null ? nowUs : Math.max(nowUs, Bytes.getLong(state, 0));
-    byte[] out = new byte[8];
-    Bytes.putLong(out, 0, tat + cost * interval(spec));
-    return out;
+    long t = interval(spec);
+    return state(tat(state, t, now * 1000) + cost * t, t);
   }
 
   @Override
@@ -57,14 +83,10 @@ final class Gcra implements CounterAlgorithm {
     if (state == null) {
       return null;
     }
+    long t = interval(spec);
     long nowUs = now * 1000;
-    long tat = Bytes.getLong(state, 0) - cost * interval(spec);
-    if (tat <= nowUs) {
-      return null;
-    }
-    byte[] out = new byte[8];
-    Bytes.putLong(out, 0, tat);
-    return out;
+    long tat = tat(state, t, nowUs) - cost * t;
+    return tat <= nowUs ? null : state(tat, t);
   }
 
   @Override

@@ -135,12 +135,28 @@ final class SlidingLog implements CounterAlgorithm {
     return size(state) == 0 ? Long.MIN_VALUE : Bytes.getLong(state, 1) + spec.maxWindowMs();
   }
 
-  /** Keeps the entries any check can still read: inside the longest window, within the largest limit. */
+  /**
+   * How much cost a log keeps. Enforced checks never let their window hold more than their limit, so
+   * {@code maxLimit} suffices. Shadow checks record messages above their limit, and a release may
+   * later take one back, so a log with shadow checks keeps a margin above the limit to keep their
+   * {@code used} exact; past the margin it saturates (documented in docs/algorithms.md).
+   */
+  static long capacity(CounterSpec spec) {
+    for (int c = 0; c < spec.checks(); c++) {
+      if (!spec.enforced(c)) {
+        return Math.max(2 * spec.maxLimit(), spec.maxLimit() + 64);
+      }
+    }
+    return spec.maxLimit();
+  }
+
+  /** Keeps the entries any check can still read: inside the longest window, within the capacity. */
   private static Entries prune(Entries e, CounterSpec spec, long now) {
     long horizon = now - spec.maxWindowMs();
+    long capacity = capacity(spec);
     long newer = 0;
     int keep = 0;
-    while (keep < e.n && e.times[keep] > horizon && newer < spec.maxLimit()) {
+    while (keep < e.n && e.times[keep] > horizon && newer < capacity) {
       newer += e.costs[keep];
       keep++;
     }

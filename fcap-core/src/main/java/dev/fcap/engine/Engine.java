@@ -289,9 +289,12 @@ public final class Engine implements AutoCloseable {
 
   private CompletableFuture<Decision> execute(Prepared p) {
     if (p.requests.length == 0) {
-      long now = clock.millis();
-      return CompletableFuture.completedFuture(new Decision(true, ledger.newId(), 0, List.of(), List.of(), List.of(),
-          false, now, p.policy == null ? 0 : p.policy.policy.version()));
+      String id = ledger.newId();
+      if (p.op == Operation.DECIDE) {
+        ledger.remember(new ReleaseLedger.Entry(id, List.of(), new long[0])); // releasable, undoes nothing
+      }
+      return CompletableFuture.completedFuture(new Decision(true, id, 0, List.of(), List.of(), List.of(),
+          false, clock.millis(), p.policy == null ? 0 : p.policy.policy.version()));
     }
     if (p.requests.length == 1) {
       return store.apply(p.requests[0]).thenApply(r -> finish(p, new PartitionResult[] {r}));

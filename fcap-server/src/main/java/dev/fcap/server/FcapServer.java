@@ -217,12 +217,16 @@ public final class FcapServer implements AutoCloseable {
   /** Graceful: no new requests, in-flight ones finish, then the audit is flushed and the store closed. */
   @Override
   public void close() {
+    long start = System.nanoTime();
     server.stop().join();
+    long stopped = System.nanoTime();
     rules.close();
     audit.close();
     engine.close();
     scheduler.shutdownNow();
     metrics.close();
+    LOG.info("stopped: requests drained in {} ms, audit flushed ({} events written, {} dropped) in {} ms",
+        (stopped - start) / 1_000_000, audit.written(), audit.dropped(), (System.nanoTime() - stopped) / 1_000_000);
   }
 
   /** Starts a server with test or embedding overrides. */

@@ -18,6 +18,8 @@ final class FlakyStore implements Store {
 
   private final Store delegate;
   volatile Mode mode = Mode.UP;
+  /** Counted down by every call made while hanging, so a test knows a request is in flight. */
+  volatile java.util.concurrent.CountDownLatch hanging = new java.util.concurrent.CountDownLatch(1);
 
   FlakyStore(Store delegate) {
     this.delegate = delegate;
@@ -29,7 +31,10 @@ final class FlakyStore implements Store {
       case DOWN -> CompletableFuture.failedFuture(new StoreException(StoreException.Reason.UNAVAILABLE,
           "connection refused (test)"));
       case FULL -> CompletableFuture.failedFuture(new StoreException(StoreException.Reason.FULL, "full (test)"));
-      case HANG -> new CompletableFuture<>();
+      case HANG -> {
+        hanging.countDown();
+        yield new CompletableFuture<>();
+      }
     };
   }
 

@@ -44,7 +44,7 @@ public final class MemoryStore implements Store {
 
   private MemoryStore(Builder b) {
     this.clock = b.clock;
-    int n = Integer.highestOneBit(Math.max(1, b.segments - 1)) << 1;
+    int n = b.segments == 1 ? 1 : Integer.highestOneBit(b.segments - 1) << 1;
     this.segments = new Segment[n];
     for (int i = 0; i < n; i++) {
       segments[i] = new Segment();

@@ -1,0 +1,94 @@
+package dev.fcap.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.fcap.model.Decision;
+import dev.fcap.model.Policy;
+import dev.fcap.model.Rule;
+import dev.fcap.model.RuleOutcome;
+import java.io.PrintWriter;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** What a replay found: per rule how often it applied and refused, and the totals. */
+final class ReplaySummary {
+
+  /** Counts of one rule. */
+  private static final class RuleCounts {
+    final String tenant;
+    final Rule rule;
+    long applied;
+    long blocked;
+
+    RuleCounts(String tenant, Rule rule) {
+      this.tenant = tenant;
+      this.rule = rule;
+    }
+  }
+
+  private final Map<String, RuleCounts> rules = new LinkedHashMap<>();
+  private long rows;
+  private long admitted;
+
+  ReplaySummary(List<Policy> policies) {
+    for (Policy p : policies) {
+      for (Rule r : p.rules()) {
+        rules.put(p.tenant() + "\u0000" + r.id(), new RuleCounts(p.tenant(), r));
+      }
+    }
+  }
+
+  void add(String tenant, Decision d) {
+    rows++;
+    if (d.allowed()) {
+      admitted++;
+    }
+    for (RuleOutcome o : d.rules()) {
+      RuleCounts c = rules.get(tenant + "\u0000" + o.id());
+      c.applied++;
+      if (!o.allowed()) {
+        c.blocked++;
+      }
+    }
+  }
+
+  long rows() {
+    return rows;
+  }
+
+  void printText(PrintWriter out, double seconds) {
+    out.printf("rows      %,d%nadmitted  %,d%nblocked   %,d%n", rows, admitted, rows - admitted);
+    out.printf("%nrule%s  mode     applied       blocked%n", " ".repeat(Math.max(0, width() - 4)));
+    for (RuleCounts c : rules.values()) {
+      String name = (c.tenant.equals("default") ? "" : c.tenant + "/") + c.rule.id();
+      out.printf("%-" + width() + "s  %-7s  %,12d  %,12d%s%n", name, c.rule.mode().id(), c.applied, c.blocked,
+          c.rule.enforced() ? "" : "  (would have blocked)");
+    }
+    out.printf("%n%.1f s, %,.0f rows/s%n", seconds, seconds > 0 ? rows / seconds : 0.0);
+  }
+
+  private int width() {
+    return rules.values().stream().mapToInt(c -> c.rule.id().length() + c.tenant.length() + 1).max().orElse(4);
+  }
+
+  void printJson(PrintWriter out, double seconds) throws java.io.IOException {
+    ObjectMapper json = new ObjectMapper();
+    ObjectNode root = json.createObjectNode();
+    root.put("rows", rows);
+    root.put("admitted", admitted);
+    root.put("blocked", rows - admitted);
+    var list = root.putArray("rules");
+    for (RuleCounts c : rules.values()) {
+      ObjectNode r = list.addObject();
+      r.put("tenant", c.tenant);
+      r.put("id", c.rule.id());
+      r.put("mode", c.rule.mode().id());
+      r.put("applied", c.applied);
+      r.put(c.rule.enforced() ? "blocked" : "wouldHaveBlocked", c.blocked);
+    }
+    root.put("seconds", Math.round(seconds * 1000) / 1000.0);
+    root.put("rowsPerSecond", seconds > 0 ? Math.round(rows / seconds) : 0);
+    out.println(json.writerWithDefaultPrettyPrinter().writeValueAsString(root));
+  }
+}

@@ -1,0 +1,97 @@
+package dev.fcap.cli;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+
+/**
+ * Parses a send log on a thread of its own, a batch of rows at a time, while the caller decides:
+ * parsing and deciding each take about a core, so overlapping them nearly doubles replay
+ * throughput. Order is kept; a bad row is delivered in its place, after every row before it, so the
+ * replay stops exactly there. The queue is bounded: memory stays flat however long the log.
+ */
+final class RowPipeline implements AutoCloseable {
+  private static final int BATCH = 1024;
+  private static final Object END = new Object();
+
+  private final BlockingQueue<Object> queue = new ArrayBlockingQueue<>(16);
+  private final Thread parser;
+  private SendLog.Row[] batch = new SendLog.Row[0];
+  private int next;
+  private boolean ended;
+
+  RowPipeline(SendLog log) {
+    parser = new Thread(() -> parse(log), "fcap-replay-parser");
+    parser.setDaemon(true);
+    parser.start();
+  }
+
+  private void parse(SendLog log) {
+    try {
+      while (true) {
+        SendLog.Row[] rows = new SendLog.Row[BATCH];
+        int n = 0;
+        Object failure = null;
+        try {
+          while (n < BATCH && (rows[n] = log.next()) != null) {
+            n++;
+          }
+        } catch (RuntimeException | IOException e) {
+          failure = e;
+        }
+        if (n > 0) {
+          queue.put(n == BATCH ? rows : java.util.Arrays.copyOf(rows, n));
+        }
+        if (failure != null) {
+          queue.put(failure);
+          return;
+        }
+        if (n < BATCH) {
+          queue.put(END);
+          return;
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt(); // closed early: the consumer is gone
+    }
+  }
+
+  /** The next row in log order, or null at the end; rethrows what the parser hit, in its place. */
+  SendLog.Row next() throws IOException {
+    while (next == batch.length) {
+      if (ended) {
+        return null;
+      }
+      Object item;
+      try {
+        item = queue.take();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IOException("interrupted", e);
+      }
+      if (item == END) {
+        ended = true;
+        return null;
+      } else if (item instanceof SendLog.Row[] rows) {
+        batch = rows;
+        next = 0;
+      } else if (item instanceof IOException e) {
+        ended = true;
+        throw e;
+      } else if (item instanceof UncheckedIOException e) {
+        ended = true;
+        throw e.getCause();
+      } else {
+        ended = true;
+        throw (RuntimeException) item;
+      }
+    }
+    return batch[next++];
+  }
+
+  @Override
+  public void close() {
+    parser.interrupt();
+  }
+}

@@ -1,0 +1,206 @@
+package dev.fcap.cli;
+
+import dev.fcap.model.InvalidMessageException;
+import dev.fcap.model.Message;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Reads a send log, one row at a time: CSV with a header naming the columns {@code timestamp}
+ * (epoch milliseconds or ISO-8601) and {@code recipient}, and optionally {@code tenant},
+ * {@code channel}, {@code sender}, {@code category}, {@code content}, {@code contentKey},
+ * {@code cost} and {@code attr:NAME}. Fields may be quoted RFC 4180 style (commas, quotes and line
+ * breaks inside quotes). Streams: memory does not grow with the log.
+ */
+final class SendLog implements AutoCloseable {
+  private static final List<String> KNOWN =
+      List.of("timestamp", "recipient", "tenant", "channel", "sender", "category", "content", "contentKey", "cost");
+
+  /** A row that cannot be replayed; the message names the line and the reason. */
+  static final class BadRowException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    BadRowException(long line, String reason) {
+      super("line " + line + ": " + reason);
+    }
+  }
+
+  /** One row: when, and what was sent. */
+  record Row(long line, long time, Message message) {}
+
+  private final BufferedReader in;
+  private final int timestamp;
+  private final int recipient;
+  private final int[] column = new int[KNOWN.size()];
+  private final Map<String, Integer> attributes = new HashMap<>();
+  private final int width;
+  private final List<String> fields = new ArrayList<>();
+  private final StringBuilder field = new StringBuilder();
+  private long line;
+
+  SendLog(BufferedReader in) throws IOException {
+    this.in = in;
+    if (!readRecord()) {
+      throw new BadRowException(1, "the log is empty; expected a header such as timestamp,recipient,content");
+    }
+    java.util.Arrays.fill(column, -1);
+    for (int i = 0; i < fields.size(); i++) {
+      String name = fields.get(i).trim();
+      int known = KNOWN.indexOf(name);
+      if (known >= 0) {
+        if (column[known] >= 0) {
+          throw new BadRowException(line, "column '" + name + "' appears twice in the header");
+        }
+        column[known] = i;
+      } else if (name.startsWith("attr:") && name.length() > 5) {
+        attributes.put(name.substring(5), i);
+      } else {
+        throw new BadRowException(line, "unknown column '" + name + "'; known columns: " + String.join(", ", KNOWN)
+            + ", attr:NAME");
+      }
+    }
+    timestamp = column[0];
+    recipient = column[1];
+    if (timestamp < 0 || recipient < 0) {
+      throw new BadRowException(line, "the header must name the columns timestamp and recipient");
+    }
+    width = fields.size();
+  }
+
+  /** The next row, or null at the end of the log. */
+  Row next() throws IOException {
+    if (!readRecord()) {
+      return null;
+    }
+    if (fields.size() == 1 && fields.get(0).isEmpty()) {
+      return next(); // blank line
+    }
+    if (fields.size() != width) {
+      throw new BadRowException(line, "expected " + width + " fields, found " + fields.size());
+    }
+    long time = parseTime(fields.get(timestamp));
+    try {
+      Message.Builder b = Message.builder(fields.get(recipient))
+          .tenant(optional(2))
+          .channel(optional(3))
+          .sender(optional(4))
+          .category(optional(5))
+          .content(optional(6))
+          .contentKey(optional(7))
+          .cost(parseCost(optional(8)));
+      if (!attributes.isEmpty()) {
+        Map<String, String> attrs = new HashMap<>();
+        attributes.forEach((name, i) -> {
+          if (!fields.get(i).isEmpty()) {
+            attrs.put(name, fields.get(i));
+          }
+        });
+        b.attributes(attrs);
+      }
+      return new Row(line, time, b.build());
+    } catch (InvalidMessageException e) {
+      throw new BadRowException(line, e.getMessage() + " (column " + e.field() + ")");
+    }
+  }
+
+  private String optional(int known) {
+    int i = column[known];
+    return i < 0 || fields.get(i).isEmpty() ? null : fields.get(i);
+  }
+
+  private long parseCost(String text) {
+    if (text == null) {
+      return 1;
+    }
+    try {
+      return Long.parseLong(text.trim());
+    } catch (NumberFormatException e) {
+      throw new BadRowException(line, "cost '" + text + "' is not a whole number");
+    }
+  }
+
+  private long parseTime(String text) {
+    String t = text.trim();
+    if (!t.isEmpty() && t.chars().allMatch(Character::isDigit) && t.length() <= 15) {
+      return Long.parseLong(t);
+    }
+    try {
+      return Instant.parse(t).toEpochMilli();
+    } catch (DateTimeParseException e) {
+      try {
+        return OffsetDateTime.parse(t).toInstant().toEpochMilli();
+      } catch (DateTimeParseException e2) {
+        throw new BadRowException(line, "timestamp '" + text
+            + "' is neither epoch milliseconds nor ISO-8601 (e.g. 2026-11-21T08:00:00Z)");
+      }
+    }
+  }
+
+  /** Reads one CSV record into {@link #fields}; false at the end of input. */
+  private boolean readRecord() throws IOException {
+    String text = in.readLine();
+    if (text == null) {
+      return false;
+    }
+    line++;
+    long start = line;
+    fields.clear();
+    field.setLength(0);
+    boolean quoted = false;
+    int i = 0;
+    while (true) {
+      if (i == text.length()) {
+        if (!quoted) {
+          break;
+        }
+        text = in.readLine(); // a line break inside quotes belongs to the field
+        if (text == null) {
+          throw new BadRowException(start, "a quoted field is not closed");
+        }
+        line++;
+        field.append('\n');
+        i = 0;
+        continue;
+      }
+      char c = text.charAt(i++);
+      if (quoted) {
+        if (c == '"') {
+          if (i < text.length() && text.charAt(i) == '"') {
+            field.append('"');
+            i++;
+          } else {
+            quoted = false;
+          }
+        } else {
+          field.append(c);
+        }
+      } else if (c == ',') {
+        fields.add(field.toString());
+        field.setLength(0);
+      } else if (c == '"' && field.length() == 0) {
+        quoted = true;
+      } else {
+        field.append(c);
+      }
+    }
+    fields.add(field.toString());
+    return true;
+  }
+
+  /** The line the last record ended on. */
+  long line() {
+    return line;
+  }
+
+  @Override
+  public void close() throws IOException {
+    in.close();
+  }
+}

@@ -1,0 +1,159 @@
+package dev.fcap.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+class ReplayCommandTest {
+  private static final Path SEED = Path.of("../examples/rules.yaml");
+  @TempDir Path dir;
+
+  private record Run(int exit, String out, String err) {}
+
+  private static Run fcap(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    CommandLine cli = new CommandLine(new Fcap());
+    cli.setOut(new PrintWriter(out, true));
+    cli.setErr(new PrintWriter(err, true));
+    int exit = cli.execute(args);
+    return new Run(exit, out.toString(), err.toString());
+  }
+
+  private Path write(String name, String text) throws IOException {
+    Path p = dir.resolve(name);
+    Files.writeString(p, text);
+    return p;
+  }
+
+  /** The seed scenario as a log: 16 messages in a minute, then one at exactly t0 + 1 min. */
+  private Path seedScenario() throws IOException {
+    StringBuilder csv = new StringBuilder("timestamp,recipient,content\n");
+    long t0 = 1_767_225_600_000L;
+    for (int i = 0; i < 16; i++) {
+      csv.append(t0 + i * 1000L).append(",+8613800000001,message ").append(i).append('\n');
+    }
+    csv.append(t0 + 60_000).append(",+8613800000001,message 16\n");
+    csv.append("2026-01-01T00:01:00.500Z,+8613800000002,\"Hello, \"\"world\"\"\"\n");
+    csv.append("2026-01-01T00:01:01Z,+8613800000002,\"Hello, \"\"world\"\"\"\n");
+    csv.append("2026-01-01T08:01:02+08:00,+8613800000002,\"Hello, \"\"world\"\"\"\n");
+    return write("log.csv", csv.toString());
+  }
+
+  @Test
+  void writesOneDecisionPerRowInOrder() throws IOException {
+    Path decisions = dir.resolve("decisions.txt");
+    Run run = fcap("replay", "--rules", SEED.toString(), "--log", seedScenario().toString(),
+        "--decisions", decisions.toString());
+    assertThat(run.exit()).as(run.err()).isZero();
+    List<String> expected = new ArrayList<>();
+    for (int i = 0; i < 15; i++) {
+      expected.add("true,");
+    }
+    expected.add("false,recipient-per-minute");
+    expected.add("true,");
+    expected.add("true,");
+    expected.add("true,");
+    expected.add("false,same-content-per-59s");
+    assertThat(Files.readAllLines(decisions)).containsExactlyElementsOf(expected);
+    assertThat(run.out()).contains("rows      20").contains("admitted  18").contains("blocked   2");
+  }
+
+  @Test
+  void summarizesPerRuleAsJson() throws IOException {
+    Run run = fcap("replay", "--rules", SEED.toString(), "--log", seedScenario().toString(), "--json");
+    assertThat(run.exit()).as(run.err()).isZero();
+    JsonNode json = new ObjectMapper().readTree(run.out());
+    assertThat(json.get("rows").asLong()).isEqualTo(20);
+    assertThat(json.get("admitted").asLong()).isEqualTo(18);
+    assertThat(json.get("blocked").asLong()).isEqualTo(2);
+    assertThat(json.get("rules").get(0).get("id").asText()).isEqualTo("recipient-per-minute");
+    assertThat(json.get("rules").get(0).get("blocked").asLong()).isEqualTo(1);
+    assertThat(json.get("rules").get(2).get("blocked").asLong()).isEqualTo(1);
+    assertThat(json.get("rules").get(1).get("applied").asLong()).isEqualTo(20);
+  }
+
+  @Test
+  void shadowRulesReportWhatTheyWouldHaveBlocked() throws IOException {
+    Path rules = write("rules.yaml", """
+        policies:
+          - tenant: default
+            rules:
+              - {id: strict, limit: 1, window: 1h, key: [recipient], mode: shadow}
+              - {id: per-sender, limit: 100, window: 1h, key: [sender]}
+        """);
+    Path log = write("log.csv", "timestamp,recipient,sender,tenant,cost\n1000,a,s,default,1\n2000,a,s,,1\n3000,b,s,,2\n4000,a,s,,\n");
+    Run run = fcap("replay", "--rules", rules.toString(), "--log", log.toString(), "--json");
+    assertThat(run.exit()).as(run.err()).isZero();
+    JsonNode strict = new ObjectMapper().readTree(run.out()).get("rules").get(0);
+    assertThat(strict.get("mode").asText()).isEqualTo("shadow");
+    assertThat(strict.get("wouldHaveBlocked").asLong()).as("a twice more, and b whose cost 2 exceeds the limit").isEqualTo(3);
+    assertThat(new ObjectMapper().readTree(run.out()).get("admitted").asLong()).isEqualTo(4);
+  }
+
+  @Test
+  void aBadRowStopsTheRunWithItsLineNumberAndReason() throws IOException {
+    assertBadLog("timestamp,recipient\n1000,a\nyesterday,b\n", "line 3: timestamp 'yesterday'");
+    assertBadLog("timestamp,recipient\n1000,a\n2000,\n", "line 3: recipient is required");
+    assertBadLog("timestamp,recipient,cost\n1000,a,-1\n", "line 2: cost must be between 1");
+    assertBadLog("timestamp,recipient,cost\n1000,a,one\n", "line 2: cost 'one' is not a whole number");
+    assertBadLog("timestamp,recipient\n1000,a,extra\n", "line 2: expected 2 fields, found 3");
+    assertBadLog("timestamp,recipient,colour\n", "line 1: unknown column 'colour'");
+    assertBadLog("recipient,content\n", "must name the columns timestamp and recipient");
+    assertBadLog("timestamp,recipient,content\n1000,a,\"open\n2000,b,x\n", "line 2: a quoted field is not closed");
+    assertBadLog("", "the log is empty");
+  }
+
+  private void assertBadLog(String csv, String expected) throws IOException {
+    Path decisions = dir.resolve("d.txt");
+    Run run = fcap("replay", "--rules", SEED.toString(), "--log", write("bad.csv", csv).toString(),
+        "--decisions", decisions.toString());
+    assertThat(run.exit()).isEqualTo(2);
+    assertThat(run.err()).contains(expected);
+  }
+
+  @Test
+  void quotedFieldsMayHoldLineBreaksAndTheLineCountFollows() throws IOException {
+    Path log = write("log.csv", "timestamp,recipient,content\n1000,a,\"two\nlines\"\nbad,b,x\n");
+    Run run = fcap("replay", "--rules", SEED.toString(), "--log", log.toString());
+    assertThat(run.err()).contains("line 4: timestamp 'bad'");
+  }
+
+  @Test
+  void invalidRulesAndMissingFilesSayWhatToFix() throws IOException {
+    Path rules = write("rules.yaml", "policies:\n  - tenant: default\n    rules:\n      - {id: r, limit: 0, window: 1m, key: [recipient]}\n");
+    Run bad = fcap("replay", "--rules", rules.toString(), "--log", seedScenario().toString());
+    assertThat(bad.exit()).isEqualTo(2);
+    assertThat(bad.err()).contains("rule 'r', field 'limit'");
+    Run missing = fcap("replay", "--rules", dir.resolve("nope.yaml").toString(), "--log", seedScenario().toString());
+    assertThat(missing.err()).contains("rules file not found");
+    Run noLog = fcap("replay", "--rules", SEED.toString(), "--log", dir.resolve("nope.csv").toString());
+    assertThat(noLog.err()).contains("log file not found");
+    Run noArgs = fcap("replay");
+    assertThat(noArgs.exit()).isEqualTo(2);
+    assertThat(noArgs.err()).contains("Missing required options");
+  }
+
+  @Test
+  void genWritesADeterministicLogThatReplays() throws IOException {
+    Path a = dir.resolve("a.csv");
+    Path b = dir.resolve("b.csv");
+    assertThat(fcap("gen", "--rows", "2000", "--recipients", "50", "--seed", "7", "--out", a.toString()).exit()).isZero();
+    assertThat(fcap("gen", "--rows", "2000", "--recipients", "50", "--seed", "7", "--out", b.toString()).exit()).isZero();
+    assertThat(Files.readAllLines(a)).hasSize(2001).isEqualTo(Files.readAllLines(b));
+    Run run = fcap("replay", "--rules", SEED.toString(), "--log", a.toString(), "--json");
+    assertThat(run.exit()).as(run.err()).isZero();
+    assertThat(new ObjectMapper().readTree(run.out()).get("rows").asLong()).isEqualTo(2000);
+  }
+}

@@ -1,0 +1,495 @@
+package dev.fcap.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fcap.engine.CounterView;
+import dev.fcap.engine.Engine;
+import dev.fcap.engine.Inspection;
+import dev.fcap.model.Algorithm;
+import dev.fcap.model.Condition;
+import dev.fcap.model.Decision;
+import dev.fcap.model.Dimension;
+import dev.fcap.model.Message;
+import dev.fcap.model.Mode;
+import dev.fcap.model.Policy;
+import dev.fcap.model.Rule;
+import dev.fcap.model.RuleOutcome;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The store test kit: one suite every {@link Store} must pass, through the {@link Engine}, on a
+ * clock the test moves by hand. A store test extends this class and implements {@link #newStore};
+ * the store must read its time from the given clock.
+ *
+ * <p>The tests read as time traces: "at t0 + 15 s the 16th message is refused; at t0 + 60 s it
+ * passes".
+ */
+public abstract class StoreContract {
+  protected static final Rule PER_MINUTE = Rule.of("recipient-per-minute", 15, Duration.ofMinutes(1), Dimension.RECIPIENT);
+  protected static final Rule PER_DAY = Rule.of("recipient-per-day", 50, Duration.ofHours(24), Dimension.RECIPIENT);
+  protected static final Rule SAME_CONTENT_59S =
+      Rule.of("same-content-per-59s", 2, Duration.ofSeconds(59), Dimension.RECIPIENT, Dimension.CONTENT);
+  protected static final Rule SAME_CONTENT_59M =
+      Rule.of("same-content-per-59m", 5, Duration.ofMinutes(59), Dimension.RECIPIENT, Dimension.CONTENT);
+  protected static final Policy SEED = new Policy("default", 1, List.of(PER_MINUTE, PER_DAY, SAME_CONTENT_59S, SAME_CONTENT_59M));
+
+  protected ManualClock clock;
+  protected Store store;
+  private int unique;
+
+  /** A fresh, empty store whose clock is {@code clock}. */
+  protected abstract Store newStore(ManualClock clock);
+
+  @BeforeEach
+  void openStore() {
+    clock = new ManualClock();
+    store = newStore(clock);
+  }
+
+  @AfterEach
+  void closeStore() {
+    store.close();
+  }
+
+  protected Engine engine(Policy policy) {
+    return Engine.builder(store).clock(clock).policy(policy).build();
+  }
+
+  protected static Message to(String recipient, String content) {
+    return Message.builder(recipient).content(content).build();
+  }
+
+  /** A message with a content never used before, so only recipient rules can refuse it. */
+  protected Message fresh(String recipient) {
+    return to(recipient, "unique content " + unique++);
+  }
+
+  private static RuleOutcome outcome(Decision d, String ruleId) {
+    return d.rules().stream().filter(r -> r.id().equals(ruleId)).findFirst().orElseThrow();
+  }
+
+  // ---- the seed scenario ----------------------------------------------------------------------
+
+  @Test
+  void sixteenthMessageInAMinuteIsRefusedAndPassesExactlyWhenTheFirstIsOneMinuteOld() {
+    Engine engine = engine(SEED);
+    long t0 = clock.millis();
+    for (int i = 0; i < 15; i++) {
+      clock.set(t0 + i * 1000L);
+      assertThat(engine.decide(fresh("+8613800000001")).join().allowed()).as("message %d", i + 1).isTrue();
+    }
+    clock.set(t0 + 15_000);
+    Decision sixteenth = engine.decide(fresh("+8613800000001")).join();
+    assertThat(sixteenth.allowed()).isFalse();
+    assertThat(sixteenth.blockedBy()).containsExactly("recipient-per-minute");
+    assertThat(sixteenth.retryAfterMs()).isEqualTo(45_000);
+    assertThat(outcome(sixteenth, "recipient-per-minute").used()).isEqualTo(15);
+    assertThat(outcome(sixteenth, "recipient-per-day").allowed()).isTrue();
+
+    clock.set(t0 + 59_999);
+    assertThat(engine.decide(fresh("+8613800000001")).join().allowed()).isFalse();
+    clock.set(t0 + 60_000);
+    Decision later = engine.decide(fresh("+8613800000001")).join();
+    assertThat(later.allowed()).isTrue();
+    assertThat(outcome(later, "recipient-per-minute").used()).isEqualTo(14);
+    assertThat(outcome(later, "recipient-per-day").used()).isEqualTo(15);
+  }
+
+  @Test
+  void thirdIdenticalContentWithin59SecondsIsRefusedWhileAnotherContentPasses() {
+    Engine engine = engine(SEED);
+    long t0 = clock.millis();
+    assertThat(engine.decide(to("alice", "Your code is 1234")).join().allowed()).isTrue();
+    clock.set(t0 + 10_000);
+    assertThat(engine.decide(to("alice", "Your code is 1234")).join().allowed()).isTrue();
+    clock.set(t0 + 20_000);
+    Decision third = engine.decide(to("alice", "Your code is 1234")).join();
+    assertThat(third.allowed()).isFalse();
+    assertThat(third.blockedBy()).containsExactly("same-content-per-59s");
+    assertThat(third.retryAfterMs()).isEqualTo(39_000);
+    assertThat(engine.decide(to("alice", "Your code is 5678")).join().allowed()).isTrue();
+    assertThat(engine.decide(to("bob", "Your code is 1234")).join().allowed()).isTrue();
+    clock.set(t0 + 59_000);
+    assertThat(engine.decide(to("alice", "Your code is 1234")).join().allowed()).isTrue();
+  }
+
+  @Test
+  void sixthIdenticalContentWithin59MinutesIsRefused() {
+    Engine engine = engine(SEED);
+    long t0 = clock.millis();
+    for (int i = 0; i < 5; i++) {
+      clock.set(t0 + i * 60_000L);
+      assertThat(engine.decide(to("carol", "promo")).join().allowed()).isTrue();
+    }
+    clock.set(t0 + 5 * 60_000L);
+    Decision sixth = engine.decide(to("carol", "promo")).join();
+    assertThat(sixth.blockedBy()).containsExactly("same-content-per-59m");
+    assertThat(sixth.retryAfterMs()).isEqualTo(59 * 60_000L - 5 * 60_000L);
+  }
+
+  @Test
+  void aRefusedMessageIsRecordedNowhere() {
+    Engine engine = engine(SEED);
+    engine.decide(to("dave", "x")).join();
+    engine.decide(to("dave", "x")).join();
+    Decision refused = engine.decide(to("dave", "x")).join();
+    assertThat(refused.allowed()).isFalse();
+    Decision next = engine.decide(fresh("dave")).join();
+    assertThat(outcome(next, "recipient-per-minute").used()).isEqualTo(2);
+    assertThat(outcome(next, "recipient-per-day").used()).isEqualTo(2);
+  }
+
+  @Test
+  void checkRecordsNothing() {
+    Engine engine = engine(SEED);
+    for (int i = 0; i < 20; i++) {
+      assertThat(engine.check(to("erin", "same")).join().allowed()).isTrue();
+    }
+    Decision real = engine.decide(to("erin", "same")).join();
+    assertThat(outcome(real, "recipient-per-minute").used()).isZero();
+  }
+
+  // ---- shadow, exempt, match -------------------------------------------------------------------
+
+  @Test
+  void shadowRulesNeverBlockButReportAndCount() {
+    Rule shadow = Rule.of("shadow-per-minute", 2, Duration.ofMinutes(1), Dimension.RECIPIENT).withMode(Mode.SHADOW);
+    Engine engine = engine(new Policy("default", 1, List.of(shadow, PER_DAY)));
+    engine.decide(fresh("frank")).join();
+    engine.decide(fresh("frank")).join();
+    Decision third = engine.decide(fresh("frank")).join();
+    assertThat(third.allowed()).isTrue();
+    assertThat(third.blockedBy()).isEmpty();
+    assertThat(third.shadowBlockedBy()).containsExactly("shadow-per-minute");
+    assertThat(outcome(third, "shadow-per-minute").enforced()).isFalse();
+    Decision fourth = engine.decide(fresh("frank")).join();
+    assertThat(outcome(fourth, "shadow-per-minute").used()).isEqualTo(3);
+    assertThat(outcome(fourth, "recipient-per-day").used()).isEqualTo(3);
+  }
+
+  @Test
+  void exemptMessagesAreNeitherCappedNorCounted() {
+    Rule capped = Rule.of("per-minute", 1, Duration.ofMinutes(1), Dimension.RECIPIENT)
+        .withExempt(new Condition(Map.of(Dimension.CATEGORY, Set.of("transactional"))));
+    Engine engine = engine(new Policy("default", 1, List.of(capped)));
+    Message otp = Message.builder("gina").category("transactional").content("code 1").build();
+    for (int i = 0; i < 5; i++) {
+      Decision d = engine.decide(otp).join();
+      assertThat(d.allowed()).isTrue();
+      assertThat(d.rules()).isEmpty();
+    }
+    Message marketing = Message.builder("gina").category("marketing").build();
+    assertThat(engine.decide(marketing).join().allowed()).isTrue();
+    assertThat(engine.decide(marketing).join().allowed()).isFalse();
+  }
+
+  @Test
+  void matchSelectsTheMessagesARuleCounts() {
+    Rule smsOnly = Rule.of("sms-per-minute", 1, Duration.ofMinutes(1), Dimension.RECIPIENT)
+        .withMatch(new Condition(Map.of(Dimension.CHANNEL, Set.of("sms"))));
+    Engine engine = engine(new Policy("default", 1, List.of(smsOnly)));
+    Message sms = Message.builder("hank").channel("sms").build();
+    Message push = Message.builder("hank").channel("push").build();
+    assertThat(engine.decide(sms).join().allowed()).isTrue();
+    assertThat(engine.decide(push).join().allowed()).isTrue();
+    assertThat(engine.decide(push).join().allowed()).isTrue();
+    assertThat(engine.decide(sms).join().blockedBy()).containsExactly("sms-per-minute");
+  }
+
+  // ---- release, cost ---------------------------------------------------------------------------
+
+  @Test
+  void releaseUndoesAnAdmittedDecisionOnce() {
+    Engine engine = engine(SEED);
+    Decision first = engine.decide(to("ivan", "hello")).join();
+    engine.decide(to("ivan", "hello")).join();
+    assertThat(engine.decide(to("ivan", "hello")).join().allowed()).isFalse();
+
+    assertThat(engine.release(first.decisionId()).join()).isTrue();
+    assertThat(engine.release(first.decisionId()).join()).as("idempotent").isTrue();
+    Decision again = engine.decide(to("ivan", "hello")).join();
+    assertThat(again.allowed()).isTrue();
+    assertThat(outcome(again, "recipient-per-minute").used()).isEqualTo(1);
+    assertThat(engine.decide(to("ivan", "hello")).join().allowed()).as("the second release undid nothing").isFalse();
+
+    assertThat(engine.release("000000000000ffffffffffff").join()).isFalse();
+    assertThat(engine.release("not-an-id").join()).isFalse();
+  }
+
+  @Test
+  void aDeniedDecisionCannotBeReleased() {
+    Engine engine = engine(SEED);
+    engine.decide(to("jane", "a")).join();
+    engine.decide(to("jane", "a")).join();
+    Decision denied = engine.decide(to("jane", "a")).join();
+    assertThat(engine.release(denied.decisionId()).join()).isFalse();
+    assertThat(outcome(engine.decide(fresh("jane")).join(), "recipient-per-minute").used()).isEqualTo(2);
+  }
+
+  @Test
+  void costCountsAgainstTheLimit() {
+    Engine engine = engine(new Policy("default", 1, List.of(PER_MINUTE)));
+    assertThat(engine.decide(fresh("kim").withCost(10)).join().allowed()).isTrue();
+    Decision tooMuch = engine.decide(fresh("kim").withCost(10)).join();
+    assertThat(tooMuch.allowed()).isFalse();
+    assertThat(tooMuch.retryAfterMs()).isEqualTo(60_000);
+    assertThat(engine.decide(fresh("kim").withCost(5)).join().allowed()).isTrue();
+    Decision never = engine.decide(fresh("lee").withCost(16)).join();
+    assertThat(never.allowed()).isFalse();
+    assertThat(never.retryAfterMs()).isEqualTo(-1);
+  }
+
+  @Test
+  void releaseGivesBackTheCost() {
+    Engine engine = engine(new Policy("default", 1, List.of(PER_MINUTE)));
+    Decision big = engine.decide(fresh("kim").withCost(10)).join();
+    clock.advance(5);
+    engine.decide(fresh("kim").withCost(5)).join();
+    assertThat(engine.decide(fresh("kim")).join().allowed()).isFalse();
+    engine.release(big.decisionId()).join();
+    assertThat(outcome(engine.decide(fresh("kim")).join(), "recipient-per-minute").used()).isEqualTo(5);
+  }
+
+  // ---- rule edits, reset, inspect --------------------------------------------------------------
+
+  @Test
+  void editingLimitOrWindowKeepsTheCounts() {
+    Engine engine = engine(new Policy("default", 1, List.of(PER_MINUTE)));
+    for (int i = 0; i < 10; i++) {
+      engine.decide(fresh("liam")).join();
+    }
+    engine.setPolicy(new Policy("default", 2, List.of(PER_MINUTE.withLimit(10))));
+    Decision lowered = engine.decide(fresh("liam")).join();
+    assertThat(lowered.blockedBy()).containsExactly("recipient-per-minute");
+    assertThat(lowered.policyVersion()).isEqualTo(2);
+
+    clock.advanceSeconds(30);
+    engine.setPolicy(new Policy("default", 3, List.of(PER_MINUTE.withLimit(12).withWindow(Duration.ofMinutes(2)))));
+    clock.advanceSeconds(20);
+    Decision widened = engine.decide(fresh("liam")).join();
+    assertThat(widened.allowed()).isTrue();
+    assertThat(outcome(widened, "recipient-per-minute").used()).isEqualTo(10);
+    clock.advanceSeconds(40);
+    Decision later = engine.decide(fresh("liam")).join();
+    assertThat(outcome(later, "recipient-per-minute").used()).as("sent 90 s ago, inside the new 2 min window").isEqualTo(11);
+    assertThat(later.allowed()).isTrue();
+    assertThat(engine.decide(fresh("liam")).join().blockedBy()).containsExactly("recipient-per-minute");
+  }
+
+  @Test
+  void everyAlgorithmKeepsCountsAcrossLimitEdits() {
+    for (Algorithm algorithm : Algorithm.values()) {
+      Rule rule = Rule.of("edit-" + algorithm.id(), 5, Duration.ofHours(1), Dimension.RECIPIENT).withAlgorithm(algorithm);
+      Engine engine = engine(new Policy("default", 1, List.of(rule)));
+      String who = "edit-" + algorithm.id();
+      for (int i = 0; i < 3; i++) {
+        assertThat(engine.decide(fresh(who)).join().allowed()).isTrue();
+      }
+      engine.setPolicy(new Policy("default", 2, List.of(rule.withLimit(3))));
+      assertThat(engine.decide(fresh(who)).join().allowed()).as(algorithm.id()).isFalse();
+    }
+  }
+
+  @Test
+  void resetForgetsARecipient() {
+    Engine engine = engine(SEED);
+    for (int i = 0; i < 15; i++) {
+      engine.decide(fresh("mia")).join();
+    }
+    engine.decide(fresh("nick")).join();
+    assertThat(engine.decide(fresh("mia")).join().allowed()).isFalse();
+    assertThat(engine.reset("default", "mia").join()).isTrue();
+    assertThat(engine.inspect("default", "mia").join().counters()).isEmpty();
+    assertThat(engine.decide(fresh("mia")).join().allowed()).isTrue();
+    assertThat(engine.inspect("default", "nick").join().counters()).isNotEmpty();
+    assertThat(engine.reset("default", "nobody").join()).isFalse();
+  }
+
+  @Test
+  void inspectShowsEachRuleAndContentAndWhenItFreesUp() {
+    Engine engine = engine(SEED);
+    long t0 = clock.millis();
+    engine.decide(to("olga", "hi")).join();
+    clock.set(t0 + 1000);
+    engine.decide(to("olga", "hi")).join();
+    clock.set(t0 + 2000);
+    engine.decide(to("olga", "bye")).join();
+    clock.set(t0 + 3000);
+    Inspection inspection = engine.inspect("default", "olga").join();
+    assertThat(inspection.time()).isEqualTo(t0 + 3000);
+    CounterView minute = inspection.counters().stream().filter(c -> c.ruleId().equals("recipient-per-minute")).findFirst().orElseThrow();
+    assertThat(minute.used()).isEqualTo(3);
+    assertThat(minute.remaining()).isEqualTo(12);
+    assertThat(minute.freesInMs()).isZero();
+    List<CounterView> content59s = inspection.counters().stream().filter(c -> c.ruleId().equals("same-content-per-59s")).toList();
+    assertThat(content59s).hasSize(2);
+    CounterView hi = content59s.stream().filter(c -> c.used() == 2).findFirst().orElseThrow();
+    assertThat(hi.values()).containsKey("content");
+    assertThat(hi.values().get("content")).hasSize(32).doesNotContain("hi");
+    assertThat(hi.remaining()).isZero();
+    assertThat(hi.freesInMs()).isEqualTo(59_000 - 3000);
+  }
+
+  @Test
+  void idleCountersExpire() {
+    Engine engine = engine(SEED);
+    engine.decide(to("pat", "x")).join();
+    clock.advance(Duration.ofMinutes(59).toMillis());
+    assertThat(engine.inspect("default", "pat").join().counters()).extracting(CounterView::ruleId)
+        .containsExactly("recipient-per-minute", "recipient-per-day");
+    clock.advance(Duration.ofHours(24).toMillis());
+    assertThat(engine.inspect("default", "pat").join().counters()).isEmpty();
+  }
+
+  // ---- keys ------------------------------------------------------------------------------------
+
+  @Test
+  void oddRecipientIdsNeverShareCounters() {
+    Rule one = Rule.of("one", 1, Duration.ofMinutes(1), Dimension.RECIPIENT);
+    Engine engine = engine(new Policy("default", 1, List.of(one)));
+    Engine other = engine(new Policy("de", 1, List.of(one)));
+    List<String> ids = new ArrayList<>(List.of("a", "a:b", "a}", "{a}", "{a", "a b", "a\u0000", "A", "ä", "a\u0308",
+        "\uD83D\uDE00", "x".repeat(1024), "x".repeat(1023), "", "default", "fault:a", "r", "{", "}", ":"));
+    ids.removeIf(String::isEmpty);
+    for (String id : ids) {
+      assertThat(engine.decide(Message.builder(id).build()).join().allowed()).as("first for %s", id).isTrue();
+    }
+    for (String id : ids) {
+      assertThat(engine.decide(Message.builder(id).build()).join().allowed()).as("second for %s", id).isFalse();
+    }
+    // tenant "de" + recipient "fault:a" must not alias tenant "default" + recipient ":a" or similar
+    other.setPolicy(new Policy("de", 1, List.of(one)));
+    assertThat(other.decide(Message.builder("fault:a").tenant("de").build()).join().allowed()).isTrue();
+  }
+
+  // ---- algorithms through the store ------------------------------------------------------------
+
+  @Test
+  void fixedWindowResetsAtTheBoundary() {
+    Rule fixed = Rule.of("fixed", 2, Duration.ofMinutes(1), Dimension.RECIPIENT).withAlgorithm(Algorithm.FIXED_WINDOW);
+    Engine engine = engine(new Policy("default", 1, List.of(fixed)));
+    long boundary = (clock.millis() / 60_000 + 1) * 60_000;
+    clock.set(boundary - 2);
+    engine.decide(fresh("quin")).join();
+    engine.decide(fresh("quin")).join();
+    Decision refused = engine.decide(fresh("quin")).join();
+    assertThat(refused.allowed()).isFalse();
+    assertThat(refused.retryAfterMs()).isEqualTo(2);
+    clock.set(boundary);
+    assertThat(engine.decide(fresh("quin")).join().allowed()).isTrue();
+    assertThat(engine.decide(fresh("quin")).join().allowed()).isTrue();
+    assertThat(engine.decide(fresh("quin")).join().allowed()).as("2 per window, 4 across the boundary").isFalse();
+  }
+
+  @Test
+  void fixedWindowOfADayStartsAtMidnightInItsZone() {
+    Rule daily = new Rule("daily", null, 1, Duration.ofDays(1), List.of(Dimension.RECIPIENT), null, null,
+        Algorithm.FIXED_WINDOW, 0, null, java.time.ZoneId.of("Asia/Shanghai"));
+    Engine engine = engine(new Policy("default", 1, List.of(daily)));
+    long midnightShanghai = java.time.LocalDate.of(2026, 3, 1).atStartOfDay(java.time.ZoneId.of("Asia/Shanghai"))
+        .toInstant().toEpochMilli();
+    clock.set(midnightShanghai - 60_000);
+    assertThat(engine.decide(fresh("rita")).join().allowed()).isTrue();
+    Decision refused = engine.decide(fresh("rita")).join();
+    assertThat(refused.retryAfterMs()).isEqualTo(60_000);
+    clock.set(midnightShanghai);
+    assertThat(engine.decide(fresh("rita")).join().allowed()).isTrue();
+  }
+
+  @Test
+  void gcraAllowsABurstThenTheSustainedRate() {
+    Rule gcra = Rule.of("gcra", 4, Duration.ofSeconds(4), Dimension.RECIPIENT).withAlgorithm(Algorithm.GCRA);
+    Engine engine = engine(new Policy("default", 1, List.of(gcra)));
+    for (int i = 0; i < 4; i++) {
+      assertThat(engine.decide(fresh("sam")).join().allowed()).isTrue();
+    }
+    Decision refused = engine.decide(fresh("sam")).join();
+    assertThat(refused.allowed()).isFalse();
+    assertThat(refused.retryAfterMs()).isEqualTo(1000);
+    clock.advance(1000);
+    assertThat(engine.decide(fresh("sam")).join().allowed()).isTrue();
+    assertThat(engine.decide(fresh("sam")).join().allowed()).isFalse();
+  }
+
+  @Test
+  void slidingCounterNeverAdmitsMoreThanTheLimitInAWindow() {
+    Rule counter = new Rule("counter", null, 3, Duration.ofSeconds(60), List.of(Dimension.RECIPIENT), null, null,
+        Algorithm.SLIDING_COUNTER, 6, null, null);
+    Engine engine = engine(new Policy("default", 1, List.of(counter)));
+    long t0 = clock.millis() / 10_000 * 10_000;
+    clock.set(t0 + 5_000);
+    for (int i = 0; i < 3; i++) {
+      assertThat(engine.decide(fresh("tom")).join().allowed()).isTrue();
+    }
+    Decision refused = engine.decide(fresh("tom")).join();
+    assertThat(refused.allowed()).isFalse();
+    // the sub-window [t0, t0 + 10 s) stops overlapping the window at t0 + 10 s + 60 s - 1 ms
+    assertThat(refused.retryAfterMs()).isEqualTo(70_000 - 1 - 5_000);
+    clock.set(t0 + 69_998);
+    assertThat(engine.decide(fresh("tom")).join().allowed()).isFalse();
+    clock.set(t0 + 69_999);
+    assertThat(engine.decide(fresh("tom")).join().allowed()).isTrue();
+  }
+
+  // ---- partitions ------------------------------------------------------------------------------
+
+  @Test
+  void aRefusalInASharedPartitionReleasesWhatTheRecipientPartitionRecorded() {
+    Rule perSender = Rule.of("per-sender", 2, Duration.ofMinutes(1), Dimension.SENDER);
+    Engine engine = engine(new Policy("default", 1, List.of(PER_MINUTE, perSender)));
+    Message a = Message.builder("uma").sender("shop").build();
+    Message b = Message.builder("vic").sender("shop").build();
+    assertThat(engine.decide(a).join().allowed()).isTrue();
+    assertThat(engine.decide(b).join().allowed()).isTrue();
+    Decision third = engine.decide(a).join();
+    assertThat(third.allowed()).isFalse();
+    assertThat(third.blockedBy()).containsExactly("per-sender");
+    assertThat(outcome(third, "recipient-per-minute").allowed()).isTrue();
+    Decision otherSender = engine.decide(Message.builder("uma").sender("bank").build()).join();
+    assertThat(otherSender.allowed()).isTrue();
+    assertThat(outcome(otherSender, "recipient-per-minute").used()).as("the refused message was released").isEqualTo(1);
+  }
+
+  @Test
+  void aRuleKeyedByADimensionAppliesOnlyToMessagesThatHaveIt() {
+    Rule perChannel = Rule.of("per-recipient-channel", 1, Duration.ofMinutes(1), Dimension.RECIPIENT, Dimension.CHANNEL);
+    Engine engine = engine(new Policy("default", 1, List.of(perChannel)));
+    Message noChannel = Message.builder("walt").build();
+    assertThat(engine.decide(noChannel).join().rules()).isEmpty();
+    assertThat(engine.decide(Message.builder("walt").channel("sms").build()).join().allowed()).isTrue();
+    assertThat(engine.decide(Message.builder("walt").channel("push").build()).join().allowed()).isTrue();
+    assertThat(engine.decide(Message.builder("walt").channel("sms").build()).join().allowed()).isFalse();
+  }
+
+  @Test
+  void batchesAreDecidedInOrder() {
+    Engine engine = engine(SEED);
+    List<Message> batch = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      batch.add(to("xena", "same"));
+    }
+    batch.add(Message.builder("yuri").sender("s").build());
+    List<Decision> decisions = engine.decideAll(batch, false).join();
+    assertThat(decisions).extracting(Decision::allowed).containsExactly(true, true, false, false, true);
+    List<Decision> dry = engine.decideAll(List.of(to("zoe", "a"), to("zoe", "a"), to("zoe", "a")), true).join();
+    assertThat(dry).extracting(Decision::allowed).containsExactly(true, true, true);
+  }
+
+  @Test
+  void contentKeyAndContentAreDistinctIdentities() {
+    Engine engine = engine(new Policy("default", 1, List.of(SAME_CONTENT_59S)));
+    Message byText = Message.builder("amy").content("T1").build();
+    Message byKey = Message.builder("amy").contentKey("T1").build();
+    engine.decide(byText).join();
+    engine.decide(byText).join();
+    assertThat(engine.decide(byText).join().allowed()).isFalse();
+    assertThat(engine.decide(byKey).join().allowed()).isTrue();
+  }
+}

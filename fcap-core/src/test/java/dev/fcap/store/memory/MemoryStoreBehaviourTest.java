@@ -1,0 +1,106 @@
+package dev.fcap.store.memory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fcap.model.Algorithm;
+import dev.fcap.store.CounterRequest;
+import dev.fcap.store.CounterSpec;
+import dev.fcap.store.ManualClock;
+import dev.fcap.store.Operation;
+import dev.fcap.store.PartitionRequest;
+import dev.fcap.store.StoreException;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CompletionException;
+import org.junit.jupiter.api.Test;
+
+/** What the kit cannot see: the table's bookkeeping, expiry and the behaviour when full. */
+class MemoryStoreBehaviourTest {
+  private static final CounterSpec ONE_PER_MINUTE = CounterSpec.single(Algorithm.SLIDING_LOG, 1, 60_000, true, 0);
+
+  private static PartitionRequest decide(String partition) {
+    return PartitionRequest.of(partition.getBytes(StandardCharsets.UTF_8), Operation.DECIDE, PartitionRequest.STORE_TIME,
+        1, List.of(new CounterRequest(new byte[] {1}, ONE_PER_MINUTE, 0)));
+  }
+
+  @Test
+  void theTableAgreesWithAModelUnderRandomInsertsAndDeletes() {
+    ManualClock clock = new ManualClock();
+    MemoryStore store = MemoryStore.builder().clock(clock).segments(1).build();
+    Map<String, Boolean> model = new HashMap<>();
+    Random random = new Random(42);
+    for (int i = 0; i < 20_000; i++) {
+      String key = "p" + random.nextInt(500);
+      if (random.nextInt(3) == 0) {
+        assertThat(store.delete(key.getBytes(StandardCharsets.UTF_8)).join()).isEqualTo(model.remove(key) != null);
+      } else {
+        boolean allowed = store.apply(decide(key)).join().allowed();
+        assertThat(allowed).as("op %d on %s", i, key).isEqualTo(!model.containsKey(key));
+        model.put(key, true);
+      }
+    }
+    assertThat(store.size()).isEqualTo(model.size());
+    for (int k = 0; k < 500; k++) {
+      String key = "p" + k;
+      assertThat(store.read(key.getBytes(StandardCharsets.UTF_8)).join().counters().isEmpty())
+          .isEqualTo(!model.containsKey(key));
+    }
+  }
+
+  @Test
+  void idlePartitionsExpireAndAreSwept() {
+    ManualClock clock = new ManualClock();
+    MemoryStore store = MemoryStore.builder().clock(clock).segments(2).build();
+    for (int i = 0; i < 1000; i++) {
+      store.apply(decide("r" + i)).join();
+    }
+    assertThat(store.size()).isEqualTo(1000);
+    long bytes = store.bytes();
+    assertThat(bytes).isPositive();
+    clock.advance(60_000);
+    assertThat(store.read("r1".getBytes(StandardCharsets.UTF_8)).join().counters()).isEmpty();
+    assertThat(store.evictExpired()).isEqualTo(1000);
+    assertThat(store.size()).isZero();
+    assertThat(store.bytes()).isLessThan(bytes);
+  }
+
+  @Test
+  void whenFullNewPartitionsAreRefusedAndHeldOnesKeepWorking() {
+    ManualClock clock = new ManualClock();
+    MemoryStore store = MemoryStore.builder().clock(clock).segments(1).maxBytes(4096).build();
+    int held = 0;
+    while (true) {
+      try {
+        store.apply(decide("r" + held)).join();
+        held++;
+      } catch (CompletionException e) {
+        assertThat(e.getCause()).isInstanceOfSatisfying(StoreException.class,
+            se -> assertThat(se.reason()).isEqualTo(StoreException.Reason.FULL));
+        break;
+      }
+    }
+    assertThat(held).isBetween(10, 200);
+    assertThat(store.rejected()).isEqualTo(1);
+    assertThat(store.size()).isEqualTo(held);
+    // partitions already held are still decided (and still refuse what they must)
+    assertThat(store.apply(decide("r0")).join().allowed()).isFalse();
+    clock.advance(30_000);
+    assertThatThrownBy(() -> store.apply(decide("new")).join()).hasCauseInstanceOf(StoreException.class);
+    // once counters expire, room comes back without evicting anything live
+    clock.advance(30_000);
+    assertThat(store.apply(decide("new")).join().allowed()).isTrue();
+  }
+
+  @Test
+  void checkNeverCreatesAPartition() {
+    MemoryStore store = MemoryStore.builder().clock(new ManualClock()).build();
+    PartitionRequest check = PartitionRequest.of("x".getBytes(StandardCharsets.UTF_8), Operation.CHECK,
+        PartitionRequest.STORE_TIME, 1, List.of(new CounterRequest(new byte[] {1}, ONE_PER_MINUTE, 0)));
+    assertThat(store.apply(check).join().allowed()).isTrue();
+    assertThat(store.size()).isZero();
+  }
+}
