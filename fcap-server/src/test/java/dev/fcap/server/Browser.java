@@ -13,6 +13,7 @@ import java.util.stream.Stream;
 import org.openqa.selenium.By;
 import org.openqa.selenium.Dimension;
 import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.chrome.ChromeDriverService;
@@ -91,10 +92,26 @@ final class Browser implements AutoCloseable {
     }
   }
 
-  /** Waits until the element's text contains {@code text}; returns the whole text. */
+  /**
+   * Waits until the element's text contains {@code text}; returns the whole text. Views that redraw
+   * (the live view does on every poll) replace their elements, so a stale element is looked up again.
+   */
   String waitText(String css, String text) {
-    new WebDriverWait(driver, WAIT).until(ExpectedConditions.textToBePresentInElementLocated(By.cssSelector(css), text));
-    return find(css).getText();
+    return new WebDriverWait(driver, WAIT).ignoring(StaleElementReferenceException.class)
+        .withMessage(() -> css + " never contained '" + text + "'; it shows: " + textOrMissing(css))
+        .until(d -> {
+          String t = d.findElement(By.cssSelector(css)).getText();
+          return t.contains(text) ? t : null;
+        });
+  }
+
+  private String textOrMissing(String css) {
+    List<WebElement> found = findAll(css);
+    try {
+      return found.isEmpty() ? "(no such element)" : found.get(0).getText();
+    } catch (StaleElementReferenceException e) {
+      return "(redrawn)";
+    }
   }
 
   WebElement waitVisible(String css) {

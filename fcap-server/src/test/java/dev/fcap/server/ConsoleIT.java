@@ -141,6 +141,22 @@ class ConsoleIT {
   }
 
   @Test
+  void tryItShowsBadInputNextToTheField() {
+    connect("#try", "shop-edit", ADMIN);
+    browser.type("try-recipient", "erin");
+    browser.type("try-cost", "-1");
+    browser.id("try-send").click();
+    assertThat(browser.waitText("#try-cost-error", "cost must be")).contains("-1");
+    assertThat(browser.id("try-cost").getAttribute("aria-invalid")).isEqualTo("true");
+    assertThat(browser.id("try-result").isDisplayed()).isFalse();
+    browser.type("try-cost", "");
+    browser.type("try-recipient", "");
+    browser.id("try-send").click();
+    assertThat(browser.waitText("#try-recipient-error", "recipient is required")).isNotEmpty();
+    assertThat(browser.id("try-cost-error").getText()).isEmpty();
+  }
+
+  @Test
   void anInvalidEditShowsTheServersErrorsNextToTheFieldsAndChangesNothing() {
     connect("#rules", "shop-edit", ADMIN);
     browser.waitVisible("tr[data-rule='per-minute']");

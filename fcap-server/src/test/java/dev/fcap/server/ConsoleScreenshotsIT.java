@@ -120,7 +120,7 @@ class ConsoleScreenshotsIT {
     shot("live");
     // the charts follow a change of scheme in place, keeping their history
     browser.colorScheme("dark");
-    for (int round = 0; round < 3; round++) {
+    for (int round = 12; round < 15; round++) {
       traffic(round);
       Thread.sleep(1000);
     }
@@ -170,7 +170,10 @@ class ConsoleScreenshotsIT {
     shot("rules-narrow");
     browser.open(server.base() + "/?poll=500#live");
     browser.waitText("#connection", "Connected");
-    traffic(1);
+    for (int round = 15; round < 18; round++) {
+      traffic(round);
+      Thread.sleep(600);
+    }
     browser.waitUntil("the tiles have rates", () -> !browser.id("tile-decisions").getText().equals("-"));
     shot("live-narrow");
 
