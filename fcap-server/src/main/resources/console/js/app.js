@@ -58,7 +58,7 @@ onTrouble((kind, error) => {
       break;
     case 'unreachable':
       setConnection('Server unreachable', false);
-      showAlert(kind, error.message + ' The live view keeps retrying; press Retry to reload now.');
+      showAlert(kind, error.message + ' Press Retry when it is back (the live view notices by itself).');
       break;
     case 'server':
       showAlert(kind, `The server failed (${error.status} ${error.code}): ${error.message}`);
@@ -79,6 +79,12 @@ async function connect() {
   try {
     await api.policy(context.tenant());
   } catch (e) {
+    // a refused key or tenant: nothing is read or polled until a connect succeeds (a server that
+    // is down is another matter: live polling goes on and notices when it is back)
+    if (e.status !== 0) {
+      context.connected = false;
+      live.stop();
+    }
     if (e.status !== 401 && e.status !== 0) {
       setConnection(`Cannot read the rules of tenant ${context.tenant()}`, false);
     }

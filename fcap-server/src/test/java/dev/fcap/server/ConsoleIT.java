@@ -7,6 +7,7 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.openqa.selenium.Keys;
 import org.openqa.selenium.WebElement;
 
 /**
@@ -138,6 +139,38 @@ class ConsoleIT {
     TestServer.Reply d = server.decide("{\"tenant\": \"shop-add\", \"recipient\": \"bob\"}");
     assertThat(d.body().get("allowed").asBoolean()).isTrue();
     assertThat(d.body().get("shadowBlockedBy").get(0).asText()).isEqualTo("two-per-hour");
+  }
+
+  @Test
+  void theRulesViewWorksFromTheKeyboard() {
+    connect("#rules", "shop-edit", ADMIN);
+    browser.waitVisible("tr[data-rule='per-minute']");
+    // Enter on the focused button opens the editor with the focus in its first field, Tab moves on
+    browser.id("add-rule").sendKeys(Keys.ENTER);
+    browser.waitVisible("#rule-dialog");
+    assertThat(activeId()).isEqualTo("rule-id");
+    browser.driver.switchTo().activeElement().sendKeys("kb-rule", Keys.TAB);
+    assertThat(activeId()).isEqualTo("rule-description");
+    // Escape closes it without saving
+    browser.driver.switchTo().activeElement().sendKeys(Keys.ESCAPE);
+    browser.waitGone("#rule-dialog");
+    // the delete confirmation starts on Cancel, and Escape cancels
+    browser.find("tr[data-rule='per-minute'] button[aria-label='Delete per-minute']").sendKeys(Keys.ENTER);
+    browser.waitVisible("#confirm-dialog");
+    assertThat(activeId()).isEqualTo("confirm-cancel");
+    browser.driver.switchTo().activeElement().sendKeys(Keys.ESCAPE);
+    browser.waitGone("#confirm-dialog");
+    TestServer.Reply policy = server.get("/v1/rules?tenant=shop-edit");
+    assertThat(policy.body().get("version").asLong()).isEqualTo(1);
+    assertThat(policy.body().get("rules")).hasSize(1);
+    // the views are links: reachable with Tab, followed with Enter
+    browser.id("tab-inspect").sendKeys(Keys.ENTER);
+    browser.waitVisible("#inspect-form");
+    assertThat(browser.id("tab-inspect").getAttribute("aria-current")).isEqualTo("page");
+  }
+
+  private static String activeId() {
+    return browser.driver.switchTo().activeElement().getAttribute("id");
   }
 
   @Test
