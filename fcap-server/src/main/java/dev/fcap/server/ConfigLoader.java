@@ -252,8 +252,8 @@ public final class ConfigLoader {
 
     private String auditSink() {
       String t = text("audit.sink");
-      if (!t.equals("none") && !(t.startsWith("file:") && t.length() > 5)) {
-        throw error("audit.sink", "expected 'none' or 'file:PATH', got '" + t + "'");
+      if (!t.equals("none") && !(t.startsWith("file:") && t.length() > 5) && !t.matches("[a-z][a-z0-9+.-]*://.+")) {
+        throw error("audit.sink", "expected 'none', 'file:PATH' or a sink URI, got '" + t + "'");
       }
       return t;
     }

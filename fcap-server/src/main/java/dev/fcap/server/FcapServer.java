@@ -60,28 +60,41 @@ public final class FcapServer implements AutoCloseable {
 
   private FcapServer(ServerConfig config, Store storeOverride, Clock clock) throws IOException {
     this.config = config;
+    // open what the config names first: a mistake there fails before any thread is started
+    Store raw = storeOverride != null ? storeOverride : openStore(config, clock);
+    RulesSource source = rulesSource(config);
+    AuditSink sink = auditSink(config);
+    this.store = raw;
     this.metrics = new ServerMetrics();
     this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "fcap-scheduler");
       t.setDaemon(true);
       return t;
     });
-    Store raw = storeOverride != null ? storeOverride : openStore(config, clock);
-    this.store = raw;
     registerStoreGauges(raw);
     Engine primary = Engine.builder(new MeteredStore(raw, metrics)).clock(raw::now).build();
     this.engine = new FailoverEngine(primary, config.failure(), clock, metrics, scheduler);
-    this.audit = new AuditLog(auditSink(config), config.auditSampleAdmissions(), config.auditQueue(),
+    this.audit = new AuditLog(sink, config.auditSampleAdmissions(), config.auditQueue(),
         new RecentDenials(config.recentDenials(), config.recentRecipients()));
     metrics.functionCounter("fcap_audit_dropped", "audit events dropped (queue full or sink failing)", audit,
         AuditLog::dropped);
     metrics.functionCounter("fcap_audit_written", "audit events written", audit, AuditLog::written);
-    this.rules = new RulesAdmin(rulesSource(config), engine, clock, audit, metrics, config.rulesHistory());
-    rules.start();
-    Authenticator auth = new Authenticator(config.apiKeys());
-    DecisionService decisions = new DecisionService(engine, audit, metrics, clock);
-    this.server = buildServer(config, decisions, auth);
-    server.start().join();
+    this.rules = new RulesAdmin(source, engine, clock, audit, metrics, config.rulesHistory());
+    try {
+      rules.start();
+      Authenticator auth = new Authenticator(config.apiKeys());
+      DecisionService decisions = new DecisionService(engine, audit, metrics, clock);
+      this.server = buildServer(config, decisions, auth);
+      server.start().join();
+    } catch (RuntimeException | IOException e) {
+      // invalid rules, a port in use: release what was started before failing
+      rules.close();
+      audit.close();
+      engine.close();
+      scheduler.shutdownNow();
+      metrics.close();
+      throw e;
+    }
   }
 
   /** Starts a server as configured. */
@@ -157,18 +170,34 @@ public final class FcapServer implements AutoCloseable {
   }
 
   private static AuditSink auditSink(ServerConfig config) throws IOException {
-    if (config.auditSink().equals("none")) {
+    String sink = config.auditSink();
+    if (sink.equals("none")) {
       return AuditSink.none();
     }
-    return new FileAuditSink(Path.of(config.auditSink().substring("file:".length())), config.auditMaxFileBytes(),
-        config.auditMaxFiles());
+    if (sink.startsWith("file:")) {
+      return new FileAuditSink(Path.of(sink.substring("file:".length())), config.auditMaxFileBytes(),
+          config.auditMaxFiles());
+    }
+    for (StoreProvider p : ServiceLoader.load(StoreProvider.class)) {
+      Optional<AuditSink> s = p.auditSink(sink, config);
+      if (s.isPresent()) {
+        return s.get();
+      }
+    }
+    throw new ConfigLoader.ConfigException("audit.sink: nothing handles '" + sink + "'; use none or file:PATH");
   }
 
   private static RulesSource rulesSource(ServerConfig config) throws IOException {
     String s = config.rulesSource();
-    if (s.startsWith("redis")) {
-      throw new ConfigLoader.ConfigException("rules.source: a Redis rules source needs the Redis store (fcap-redis), "
-          + "which this build does not have; use a YAML file path");
+    if (s.matches("[a-z][a-z0-9+.-]*://.*")) {
+      for (StoreProvider p : ServiceLoader.load(StoreProvider.class)) {
+        Optional<RulesSource> r = p.rulesSource(s, config);
+        if (r.isPresent()) {
+          return r.get();
+        }
+      }
+      throw new ConfigLoader.ConfigException("rules.source: nothing handles '" + s + "' in this build "
+          + "(a Redis rules source comes with fcap-redis); use a YAML file path");
     }
     return new FileRulesSource(Path.of(s.startsWith("file:") ? s.substring(5) : s), config.rulesSeed());
   }

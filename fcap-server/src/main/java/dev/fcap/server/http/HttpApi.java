@@ -6,6 +6,7 @@ import com.linecorp.armeria.common.stream.ClosedStreamException;
 import com.linecorp.armeria.common.ContentTooLargeException;
 import com.linecorp.armeria.common.ResponseCompleteException;
 import com.linecorp.armeria.server.HttpStatusException;
+import com.linecorp.armeria.common.ExchangeType;
 import com.linecorp.armeria.common.HttpHeaderNames;
 import com.linecorp.armeria.common.HttpResponse;
 import com.linecorp.armeria.common.HttpStatus;
@@ -13,6 +14,7 @@ import com.linecorp.armeria.common.MediaType;
 import com.linecorp.armeria.common.RequestHeaders;
 import com.linecorp.armeria.common.ResponseHeaders;
 import com.linecorp.armeria.server.HttpService;
+import com.linecorp.armeria.server.RoutingContext;
 import com.linecorp.armeria.server.ServerBuilder;
 import com.linecorp.armeria.server.ServiceRequestContext;
 import dev.fcap.model.Decision;
@@ -97,11 +99,22 @@ public final class HttpApi {
   }
 
   private HttpService handler(Handler h) {
-    return (ctx, req) -> HttpResponse.of(req.aggregate().thenCompose(agg -> {
-      RequestHeaders headers = agg.headers();
-      Principal who = auth.authenticate(headers.get(HttpHeaderNames.AUTHORIZATION), headers.get("x-api-key"));
-      return h.handle(ctx, agg, who);
-    }).exceptionally(HttpApi::failure));
+    return new HttpService() {
+      @Override
+      public HttpResponse serve(ServiceRequestContext ctx, com.linecorp.armeria.common.HttpRequest req) {
+        return HttpResponse.of(req.aggregate().thenCompose(agg -> {
+          RequestHeaders headers = agg.headers();
+          Principal who = auth.authenticate(headers.get(HttpHeaderNames.AUTHORIZATION), headers.get("x-api-key"));
+          return h.handle(ctx, agg, who);
+        }).exceptionally(HttpApi::failure));
+      }
+
+      /** Every call is one whole request and one whole response: Armeria can skip its streaming machinery. */
+      @Override
+      public ExchangeType exchangeType(RoutingContext routingContext) {
+        return ExchangeType.UNARY;
+      }
+    };
   }
 
   static HttpResponse failure(Throwable error) {
