@@ -80,6 +80,17 @@ final class BenchCommand implements Callable<Integer> {
   @Option(names = "--dry-run", description = "send checks instead of decisions")
   boolean dryRun;
 
+  @Option(names = "--baseline", description = "send GET /health instead of decisions: the HTTP floor of this "
+      + "machine and load generator, to compare decision figures with")
+  boolean baseline;
+
+  @Option(names = "--server-pid", description = "the server's process id: report its CPU time per decision "
+      + "(from /proc), a figure that holds even when other processes share the cores")
+  Integer serverPid;
+
+  @Option(names = "--seed", description = "random seed of the workload (default: a new one per run)")
+  Long seed;
+
   @Option(names = "--connections", description = "client connections (event loops) to the server (default "
       + "${DEFAULT-VALUE}); HTTP/2 multiplexes the in-flight requests over them", defaultValue = "4")
   int connections;
@@ -109,9 +120,14 @@ final class BenchCommand implements Callable<Integer> {
       spec.commandLine().getErr().println("fcap bench: --protocol must be http or grpc");
       return 2;
     }
-    run(sender, warmupMs, Integer.MAX_VALUE, null);
+    long base = seed != null ? seed : System.nanoTime();
+    run(sender, warmupMs, Integer.MAX_VALUE, null, base);
     long[] latencies = new long[maxRequests];
-    Result r = run(sender, durationMs, maxRequests, latencies);
+    long serverCpu0 = serverCpuNanos();
+    long ownCpu0 = ownCpuNanos();
+    Result r = run(sender, durationMs, maxRequests, latencies, base + 1);
+    r.serverCpu = serverCpu0 < 0 ? -1 : serverCpuNanos() - serverCpu0;
+    r.ownCpu = ownCpuNanos() - ownCpu0;
     report(r, latencies);
     return r.errors.get() == 0 ? 0 : 1;
   }
@@ -130,6 +146,8 @@ final class BenchCommand implements Callable<Integer> {
     final AtomicInteger errors = new AtomicInteger();
     volatile String firstError;
     long nanos;
+    long serverCpu = -1;
+    long ownCpu;
   }
 
   /** Sends one request of {@code batch} messages; calls back with the allowed count, or -1 on error. */
@@ -137,13 +155,34 @@ final class BenchCommand implements Callable<Integer> {
     void send(SplittableRandom rnd, Consumer<Integer> done);
   }
 
-  private Result run(Sender sender, long durationMs, int limit, long[] latencies) throws InterruptedException {
+  /** CPU time (user + system) of the server process, from /proc; -1 without --server-pid. */
+  private long serverCpuNanos() {
+    if (serverPid == null) {
+      return -1;
+    }
+    try {
+      String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/" + serverPid + "/stat"));
+      String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+      long ticks = Long.parseLong(f[11]) + Long.parseLong(f[12]); // utime, stime (fields 14 and 15)
+      return ticks * 10_000_000L; // USER_HZ is 100 on Linux
+    } catch (java.io.IOException | RuntimeException e) {
+      throw new IllegalArgumentException("cannot read the CPU time of process " + serverPid + ": " + e.getMessage());
+    }
+  }
+
+  private static long ownCpuNanos() {
+    var os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+    return os instanceof com.sun.management.OperatingSystemMXBean sun ? sun.getProcessCpuTime() : -1;
+  }
+
+  private Result run(Sender sender, long durationMs, int limit, long[] latencies, long seedBase)
+      throws InterruptedException {
     Result r = new Result();
     long start = System.nanoTime();
     long deadline = start + TimeUnit.MILLISECONDS.toNanos(durationMs);
     CountDownLatch finished = new CountDownLatch(concurrency);
     for (int c = 0; c < concurrency; c++) {
-      SplittableRandom rnd = new SplittableRandom(c * 7919L + 17);
+      SplittableRandom rnd = new SplittableRandom(seedBase * 31 + c);
       next(sender, r, rnd, deadline, limit, latencies, finished);
     }
     if (!finished.await(durationMs + 60_000, TimeUnit.MILLISECONDS)) {
@@ -182,8 +221,8 @@ final class BenchCommand implements Callable<Integer> {
     long[] l = Arrays.copyOf(latencies, n);
     Arrays.sort(l);
     double secs = r.nanos / 1e9;
-    out().printf("fcap bench: %s, batch %d, concurrency %d, %d recipients%n", protocol, batch, concurrency,
-        recipients);
+    out().printf("fcap bench: %s%s, batch %d, concurrency %d, connections %d, %d recipients%n", protocol,
+        baseline ? " (baseline: GET /health)" : "", batch, concurrency, connections, recipients);
     out().printf("  requests     %,d in %.1f s = %,.0f requests/s%n", r.done.get(), secs, r.done.get() / secs);
     out().printf("  decisions    %,d = %,.0f decisions/s (%.1f%% allowed)%n", r.decisions.get(),
         r.decisions.get() / secs, 100.0 * r.allowed.get() / Math.max(1, r.decisions.get()));
@@ -191,6 +230,13 @@ final class BenchCommand implements Callable<Integer> {
       out().printf("  latency ms   p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f%n", pct(l, 0.50),
           pct(l, 0.90), pct(l, 0.99), pct(l, 0.999), l[n - 1] / 1e6);
     }
+    if (r.serverCpu >= 0) {
+      out().printf("  server CPU   %.1f s = %.1f cores; %.1f us per request, %.2f us per decision%n", r.serverCpu / 1e9,
+          r.serverCpu / (double) r.nanos, r.serverCpu / 1e3 / Math.max(1, r.done.get()),
+          r.serverCpu / 1e3 / Math.max(1, r.decisions.get()));
+    }
+    out().printf("  client CPU   %.1f s; %.1f us per request%n", r.ownCpu / 1e9, r.ownCpu / 1e3 / Math.max(1,
+        r.done.get()));
     out().printf("  errors       %d%s%n", r.errors.get(), r.firstError == null ? "" : " (first: " + r.firstError
         + ")");
   }
@@ -218,6 +264,11 @@ final class BenchCommand implements Callable<Integer> {
 
     @Override
     public void send(SplittableRandom rnd, Consumer<Integer> done) {
+      if (baseline) {
+        client.get("/health").aggregate().whenComplete((res, error) ->
+            done.accept(error != null || res.status().code() != 200 ? -1 : 1));
+        return;
+      }
       StringBuilder b = new StringBuilder(batch * 96);
       if (batch == 1) {
         message(b, rnd, dryRun);
