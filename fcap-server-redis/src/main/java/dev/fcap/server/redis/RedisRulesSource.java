@@ -69,6 +69,8 @@ public final class RedisRulesSource implements RulesSource {
   });
   /** SHA-1 of the document this node's policies come from ('' before the first load). */
   private String base = "";
+  /** The last valid document this node handed on or saved: written back if Redis lost the key. */
+  private String lastDoc;
   private volatile boolean failing;
   private volatile Consumer<List<Policy>> listener;
 
@@ -111,6 +113,7 @@ public final class RedisRulesSource implements RulesSource {
     }
     List<Policy> policies = PolicyParser.parse(r.doc());
     base = r.sha();
+    lastDoc = r.doc();
     return policies;
   }
 
@@ -141,13 +144,15 @@ public final class RedisRulesSource implements RulesSource {
    */
   @Override
   public synchronized void save(List<Policy> policies) throws IOException {
-    String sha = write(base, PolicyParser.toYaml(policies), "save");
+    String doc = PolicyParser.toYaml(policies);
+    String sha = write(base, doc, "save");
     if (sha == null) {
       poller.execute(this::pollQuietly);
       throw new RulesConflictException("the rules in Redis (" + docKey + ") were changed by another node since this "
           + "node read them; the change was not applied. Read the rules again and reapply it");
     }
     base = sha;
+    lastDoc = doc;
   }
 
   /** Runs the compare-and-set; the new digest, or null if the stored document is not {@code expected}. */
@@ -217,7 +222,11 @@ public final class RedisRulesSource implements RulesSource {
       }
       recovered();
       seen = base;
-      if (r.sha().equals(base) || r.sha().isEmpty()) {
+      if (r.sha().isEmpty()) {
+        restore();
+        return;
+      }
+      if (r.sha().equals(base)) {
         return;
       }
     }
@@ -226,11 +235,11 @@ public final class RedisRulesSource implements RulesSource {
       policies = PolicyParser.parse(r.doc());
     } catch (PolicyException e) {
       LOG.error("rules: {} holds an invalid policy, the rules in force stay: {}", docKey, e.getMessage());
-      advance(seen, r.sha());
+      advance(seen, r.sha(), null);
       return;
     } catch (RuntimeException e) {
       LOG.error("rules: {} is not a rules document, the rules in force stay: {}", docKey, e.toString());
-      advance(seen, r.sha());
+      advance(seen, r.sha(), null);
       return;
     }
     LOG.info("rules: {} changed in Redis; reloading", docKey);
@@ -240,13 +249,39 @@ public final class RedisRulesSource implements RulesSource {
       LOG.error("rules: applying the change from {} failed: {}", docKey, e.toString());
       return;
     }
-    advance(seen, r.sha());
+    advance(seen, r.sha(), r.doc());
   }
 
-  /** Moves {@code base} to what was handed on, unless a save of this node moved it meanwhile. */
-  private synchronized void advance(String from, String to) {
+  /**
+   * Moves {@code base} to what was handed on (or refused as invalid: an API edit may then replace it),
+   * unless a save of this node moved it meanwhile.
+   */
+  private synchronized void advance(String from, String to, String validDoc) {
     if (base.equals(from)) {
       base = to;
+      if (validDoc != null) {
+        lastDoc = validDoc;
+      }
+    }
+  }
+
+  /**
+   * The key is gone (a Redis without persistence restarted, a flush): writes back the rules this node
+   * decides with. Only if the key is still absent, so of several nodes one restores and the others
+   * then see its document.
+   */
+  private void restore() {
+    if (lastDoc == null) {
+      return;
+    }
+    try {
+      String sha = write("", lastDoc, "restore");
+      if (sha != null) {
+        base = sha;
+        LOG.warn("rules: {} was missing in Redis (data lost?); wrote back the rules in force", docKey);
+      }
+    } catch (IOException e) {
+      LOG.debug("rules: cannot restore {}: {}", docKey, e.getMessage());
     }
   }
 
