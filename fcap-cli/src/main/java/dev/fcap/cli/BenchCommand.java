@@ -88,6 +88,10 @@ final class BenchCommand implements Callable<Integer> {
       + "(from /proc), a figure that holds even when other processes share the cores")
   Integer serverPid;
 
+  @Option(names = "--rounds", description = "measured rounds after the warm-up, in this JVM (default ${DEFAULT-VALUE}); "
+      + "later rounds run with a warmed-up load generator", defaultValue = "1")
+  int rounds;
+
   @Option(names = "--seed", description = "random seed of the workload (default: a new one per run)")
   Long seed;
 
@@ -102,12 +106,14 @@ final class BenchCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    if (!InetAddress.getByName(url.getHost()).isLoopbackAddress()) {
+    if (url.getHost() == null || !InetAddress.getByName(url.getHost()).isLoopbackAddress()) {
       spec.commandLine().getErr().println("fcap bench: only loopback targets are allowed (got " + url.getHost() + ")");
       return 2;
     }
-    if (batch < 1 || batch > 10_000 || concurrency < 1 || concurrency > 4096 || recipients < 1) {
-      spec.commandLine().getErr().println("fcap bench: --batch must be 1-10000, --concurrency 1-4096, --recipients positive");
+    if (batch < 1 || batch > 10_000 || concurrency < 1 || concurrency > 4096 || recipients < 1 || rounds < 1
+        || rounds > 100 || connections < 1 || connections > 64) {
+      spec.commandLine().getErr().println("fcap bench: --batch must be 1-10000, --concurrency 1-4096, --rounds 1-100, "
+          + "--connections 1-64, --recipients positive");
       return 2;
     }
     if (apiKey == null) {
@@ -123,13 +129,20 @@ final class BenchCommand implements Callable<Integer> {
     long base = seed != null ? seed : System.nanoTime();
     run(sender, warmupMs, Integer.MAX_VALUE, null, base);
     long[] latencies = new long[maxRequests];
-    long serverCpu0 = serverCpuNanos();
-    long ownCpu0 = ownCpuNanos();
-    Result r = run(sender, durationMs, maxRequests, latencies, base + 1);
-    r.serverCpu = serverCpu0 < 0 ? -1 : serverCpuNanos() - serverCpu0;
-    r.ownCpu = ownCpuNanos() - ownCpu0;
-    report(r, latencies);
-    return r.errors.get() == 0 ? 0 : 1;
+    int errors = 0;
+    for (int round = 1; round <= rounds; round++) {
+      long serverCpu0 = serverCpuNanos();
+      long ownCpu0 = ownCpuNanos();
+      Result r = run(sender, durationMs, maxRequests, latencies, base + round);
+      r.serverCpu = serverCpu0 < 0 ? -1 : serverCpuNanos() - serverCpu0;
+      r.ownCpu = ownCpuNanos() - ownCpu0;
+      if (rounds > 1) {
+        out().printf("round %d of %d%n", round, rounds);
+      }
+      report(r, latencies);
+      errors += r.errors.get();
+    }
+    return errors == 0 ? 0 : 1;
   }
 
   private static long ms(String text) {

@@ -168,8 +168,15 @@ public final class GrpcApi extends FcapServiceGrpc.FcapServiceImplBase {
 
   private static Decision decision(dev.fcap.model.Decision d) {
     Decision.Builder b = Decision.newBuilder().setAllowed(d.allowed()).setDecisionId(d.decisionId())
-        .setRetryAfterMs(d.retryAfterMs()).addAllBlockedBy(d.blockedBy()).addAllShadowBlockedBy(d.shadowBlockedBy())
-        .setDegraded(d.degraded()).setPolicyVersion(d.policyVersion()).setTime(d.time());
+        .setRetryAfterMs(d.retryAfterMs()).setDegraded(d.degraded()).setPolicyVersion(d.policyVersion())
+        .setTime(d.time());
+    // addAll on an empty list still allocates the repeated field; most decisions block nothing
+    if (!d.blockedBy().isEmpty()) {
+      b.addAllBlockedBy(d.blockedBy());
+    }
+    if (!d.shadowBlockedBy().isEmpty()) {
+      b.addAllShadowBlockedBy(d.shadowBlockedBy());
+    }
     for (dev.fcap.model.RuleOutcome r : d.rules()) {
       b.addRules(RuleOutcome.newBuilder().setId(r.id()).setLimit(r.limit()).setWindowMs(r.windowMs())
           .setUsed(r.used()).setRemaining(r.remaining()).setAllowed(r.allowed()).setEnforced(r.enforced())
