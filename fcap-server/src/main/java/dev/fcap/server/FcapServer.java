@@ -240,7 +240,7 @@ public final class FcapServer implements AutoCloseable {
         + (store instanceof MemoryStore ? " (embedded)" : "") + "; rules: " + rules.describeSource() + " ["
         + (policies.isEmpty() ? "no policies" : policies) + "]; audit: " + config.auditSink() + "; "
         + (config.loopbackOnly() ? "no API keys: loopback only, every local caller may do everything"
-            : config.apiKeys().size() + " API keys");
+            : "API keys: " + config.apiKeys().size());
   }
 
   /** Graceful: no new requests, in-flight ones finish, then the audit is flushed and the store closed. */
