@@ -154,7 +154,7 @@ public final class FcapServer implements AutoCloseable {
         return s.get();
       }
     }
-    throw new ConfigLoader.ConfigException("store.uri: no store handles '" + uri + "'; this build has: memory"
+    throw new ConfigLoader.ConfigException("store.uri: no store handles '" + Redaction.uri(uri) + "'; this build has: memory"
         + ServiceLoader.load(StoreProvider.class).stream().map(p -> ", " + p.type().getSimpleName())
             .collect(Collectors.joining()));
   }
@@ -236,9 +236,9 @@ public final class FcapServer implements AutoCloseable {
   public String describe() {
     String policies = rules.policies().stream().map(p -> p.tenant() + " v" + p.version() + " (" + p.rules().size()
         + " rules)").collect(Collectors.joining(", "));
-    return "fcap listening on " + uri() + " (HTTP/JSON and gRPC); store: " + config.storeUri()
+    return "fcap listening on " + uri() + " (HTTP/JSON and gRPC); store: " + Redaction.uri(config.storeUri())
         + (store instanceof MemoryStore ? " (embedded)" : "") + "; rules: " + rules.describeSource() + " ["
-        + (policies.isEmpty() ? "no policies" : policies) + "]; audit: " + config.auditSink() + "; "
+        + (policies.isEmpty() ? "no policies" : policies) + "]; audit: " + Redaction.uri(config.auditSink()) + "; "
         + (config.loopbackOnly() ? "no API keys: loopback only, every local caller may do everything"
             : "API keys: " + config.apiKeys().size());
   }

@@ -1,5 +1,6 @@
 package dev.fcap.server.redis;
 
+import dev.fcap.server.Redaction;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
@@ -118,7 +119,7 @@ final class RedisEndpoint {
 
   /** The URI with any password hidden, for logs and messages. */
   String redacted() {
-    return uri.replaceAll("://([^:@/]*):[^@/]*@", "://$1:***@");
+    return Redaction.uri(uri);
   }
 
   boolean cluster() {
