@@ -114,6 +114,23 @@ final class Browser implements AutoCloseable {
     }
   }
 
+  /**
+   * Clicks the element once it is clickable. A table that redraws between the lookup and the click
+   * (the rules view does after every load) leaves a stale element: it is looked up again.
+   */
+  void click(String css) {
+    new WebDriverWait(driver, WAIT).ignoring(StaleElementReferenceException.class)
+        .withMessage(() -> css + " never became clickable")
+        .until(d -> {
+          WebElement e = ExpectedConditions.elementToBeClickable(By.cssSelector(css)).apply(d);
+          if (e == null) {
+            return false;
+          }
+          e.click();
+          return true;
+        });
+  }
+
   WebElement waitVisible(String css) {
     return new WebDriverWait(driver, WAIT).until(ExpectedConditions.visibilityOfElementLocated(By.cssSelector(css)));
   }

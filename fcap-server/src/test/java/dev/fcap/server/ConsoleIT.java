@@ -132,7 +132,7 @@ class ConsoleIT {
     // switched to shadow, the rule reports but no longer denies
     browser.open(server.base() + "/#rules");
     browser.waitVisible("tr[data-rule='two-per-hour']");
-    browser.find("tr[data-rule='two-per-hour'] .mode-toggle").click();
+    browser.click("tr[data-rule='two-per-hour'] .mode-toggle");
     browser.waitText("#rules-message", "two-per-hour is now in shadow mode");
     browser.waitText("tr[data-rule='two-per-hour'] .badge", "shadow");
     assertThat(server.get("/v1/rules/two-per-hour?tenant=shop-add").body().get("mode").asText()).isEqualTo("shadow");
@@ -193,7 +193,7 @@ class ConsoleIT {
   void anInvalidEditShowsTheServersErrorsNextToTheFieldsAndChangesNothing() {
     connect("#rules", "shop-edit", ADMIN);
     browser.waitVisible("tr[data-rule='per-minute']");
-    browser.find("tr[data-rule='per-minute'] button[aria-label='Edit per-minute']").click();
+    browser.click("tr[data-rule='per-minute'] button[aria-label='Edit per-minute']");
     browser.waitVisible("#rule-dialog");
     assertThat(browser.id("rule-id").getAttribute("readonly")).isNotNull();
     assertThat(browser.id("rule-limit").getAttribute("value")).isEqualTo("15");
@@ -286,7 +286,7 @@ class ConsoleIT {
     browser.waitText("#connection", "Connected");
     browser.waitVisible("tr[data-rule='per-minute']");
     assertThat(browser.id("alert").isDisplayed()).isFalse();
-    browser.find("tr[data-rule='per-minute'] .mode-toggle").click();
+    browser.click("tr[data-rule='per-minute'] .mode-toggle");
     assertThat(browser.waitText("#alert-text", "403")).contains("may not do that");
     assertThat(browser.waitText("#rules-message", "Cannot switch")).contains("admin");
     assertThat(server.get("/v1/rules?tenant=shop-edit").body().get("version").asLong()).isEqualTo(1);

@@ -156,7 +156,7 @@ class ConsoleScreenshotsIT {
     browser.colorScheme("light");
     browser.open(server.base() + "/#rules");
     browser.waitVisible("tr[data-rule='recipient-per-minute']");
-    browser.find("tr[data-rule='recipient-per-minute'] button[aria-label='Edit recipient-per-minute']").click();
+    browser.click("tr[data-rule='recipient-per-minute'] button[aria-label='Edit recipient-per-minute']");
     browser.type("rule-window", "1 fortnight");
     browser.type("rule-limit", "-3");
     browser.id("rule-save").click();
