@@ -9,7 +9,8 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     version = "fcap 0.1.0",
     description = "Exact frequency capping for messaging platforms.",
-    subcommands = {ReplayCommand.class, GenCommand.class, CommandLine.HelpCommand.class})
+    subcommands = {ReplayCommand.class, GenCommand.class, ServeCommand.class, BenchCommand.class,
+        CommandLine.HelpCommand.class})
 public final class Fcap {
 
   public static void main(String[] args) {

@@ -54,6 +54,11 @@ public final class RedisStoreBench {
       Rule.of("same-content-per-59m", 5, Duration.ofMinutes(59), Dimension.RECIPIENT, Dimension.CONTENT)));
   private static final Policy RECIPIENT_RULES = new Policy("default", 1, SEED.rules().subList(0, 2));
 
+  /** The seed policy (examples/rules.yaml) the benchmarks decide. */
+  static Policy seed() {
+    return SEED;
+  }
+
   private int seconds = 5;
   private int reps = 3;
   private int threads = 16;

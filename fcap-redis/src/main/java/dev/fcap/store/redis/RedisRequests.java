@@ -34,14 +34,15 @@ final class RedisRequests {
   static byte[] encode(PartitionRequest request, long time) {
     int size = 28;
     for (CounterRequest c : request.counters()) {
-      size += 2 + c.key().length + 14 + c.spec().checks() * 17;
+      size += 16 + c.key().length + c.spec().checks() * 17;
     }
     ByteBuffer b = ByteBuffer.allocate(size);
     header(b, request.operation().ordinal(), time, request.cost(), request.eventTime(), request.counters().size());
     for (CounterRequest c : request.counters()) {
       CounterSpec spec = c.spec();
-      b.putShort((short) c.key().length).put(c.key());
-      b.put((byte) spec.algorithm().ordinal()).putLong(c.alignMs()).putInt(spec.precision()).put((byte) spec.checks());
+      // the fixed part first, so that the script reads it with one struct.unpack
+      b.put((byte) spec.algorithm().ordinal()).put((byte) spec.checks()).putShort((short) c.key().length)
+          .putLong(c.alignMs()).putInt(spec.precision()).put(c.key());
       for (int i = 0; i < spec.checks(); i++) {
         b.putLong(spec.limit(i)).putLong(spec.windowMs(i)).put((byte) (spec.enforced(i) ? 1 : 0));
       }
@@ -85,17 +86,21 @@ final class RedisRequests {
     return null;
   }
 
-  /** The script's reply to DECIDE, CHECK or RELEASE. */
+  /**
+   * The script's reply to DECIDE, CHECK or RELEASE: one string, {@code now:i64 allowed:u8} then,
+   * except for RELEASE, per check {@code used:i64 retry:i64} (milliseconds from now, -1 = never).
+   */
   static PartitionResult result(PartitionRequest request, List<Object> reply) {
-    long time = (Long) reply.get(0);
-    boolean allowed = (Long) reply.get(1) == 1L;
+    ByteBuffer b = ByteBuffer.wrap((byte[]) reply.get(0));
+    long time = b.getLong();
+    boolean allowed = b.get() == 1;
     int checks = request.checks();
     long[] used = new long[checks];
     long[] retryAt = new long[checks];
     if (request.operation() != Operation.RELEASE) {
       for (int i = 0; i < checks; i++) {
-        used[i] = (Long) reply.get(2 + i);
-        long delay = (Long) reply.get(2 + checks + i);
+        used[i] = b.getLong();
+        long delay = b.getLong();
         retryAt[i] = delay < 0 ? CounterAlgorithm.NEVER : time + delay;
       }
     }

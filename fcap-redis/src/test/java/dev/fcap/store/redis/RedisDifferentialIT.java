@@ -3,6 +3,8 @@ package dev.fcap.store.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fcap.store.redis.testing.RedisExtension;
+import java.util.Set;
+import java.util.TreeSet;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -24,6 +26,11 @@ class RedisDifferentialIT {
     STANDALONE.deployment().flushAll();
     var stats = DifferentialTraffic.run(clock -> RedisStore.builder(STANDALONE.uri()).clock(clock).build(), seed, 3000);
     assertExercised(stats);
+    // both forms of a sliding log are in play (docs/redis.md): the gap form, and the canonical
+    // layout for logs with costs above 1 or gaps of 2^30 ms or more; and the other algorithms
+    Set<Integer> kinds = new TreeSet<>();
+    StoredValue.all(STANDALONE.uri()).values().forEach(v -> v.counters().forEach(c -> kinds.add(c.kind())));
+    assertThat(kinds).as("stored counter kinds").containsExactly(0, 1, 2, 3, StoredValue.GAPS);
   }
 
   @ParameterizedTest

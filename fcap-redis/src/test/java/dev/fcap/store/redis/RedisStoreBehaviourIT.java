@@ -82,6 +82,46 @@ class RedisStoreBehaviourIT {
     }
   }
 
+  /**
+   * The value layout of docs/redis.md, byte by byte: the seed policy's two logs in gap form, and
+   * READ translating them back to fcap-core's SlidingLog layout.
+   */
+  @Test
+  void slidingLogsAreStoredInGapFormAndReadBackCanonical() throws Exception {
+    long t0 = 1_800_000_000_123L;
+    long[] times = {t0, t0 + 100, t0 + 70_000};
+    try (RedisStore store = RedisStore.connect(REDIS.uri())) {
+      Engine engine = Engine.builder(store).callerTime(true).policy(SEED).build();
+      for (long t : times) {
+        assertThat(engine.decideAt(Message.builder("+15550001").content("same").build(), t).join().allowed()).isTrue();
+      }
+      StoredValue value = StoredValue.all(REDIS.uri()).get("fc:{r\u0007default+15550001}");
+      assertThat(value.counters()).hasSize(2);
+      StoredValue.Counter recipient = value.counters().get(0);
+      assertThat(recipient.id()).hasSize(8); // the group id: recipient rules, no other dimension
+      assertThat(recipient.kind()).isEqualTo(StoredValue.GAPS);
+      long expiresMs = times[2] + 86_400_000L;
+      assertThat(recipient.expires()).isEqualTo((int) -Math.floorDiv(1_577_836_800_000L - expiresMs, 1000L));
+      long d = 1_577_836_800_000L + recipient.expires() * 1000L - times[2];
+      // d:u32, then the gaps 69,900 ms (3 bytes: 10 + 22 bits) and 100 ms (2 bytes: 01 + 14 bits)
+      assertThat(recipient.state()).containsExactly((byte) (d >>> 24), (byte) (d >>> 16), (byte) (d >>> 8), (byte) d,
+          (byte) 0x81, (byte) 0x11, (byte) 0x0c, (byte) 0x40, (byte) 0x64);
+      assertThat(StoredValue.gapTimes(recipient.state(), recipient.expires())).containsExactly(times[2], times[1], times[0]);
+      StoredValue.Counter content = value.counters().get(1);
+      assertThat(content.id()).hasSize(8 + 16); // the group id, then the content fingerprint
+      assertThat(content.kind()).isEqualTo(StoredValue.GAPS);
+      assertThat(StoredValue.gapTimes(content.state(), content.expires())).containsExactly(times[2], times[1], times[0]);
+
+      byte[] partition = ("r\u0007default+15550001").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      var snapshot = store.read(partition).join();
+      assertThat(snapshot.counters()).hasSize(2);
+      assertThat(snapshot.counters().get(0).algorithm()).isEqualTo(dev.fcap.model.Algorithm.SLIDING_LOG);
+      java.nio.ByteBuffer canonical = java.nio.ByteBuffer.allocate(9 + 12).put((byte) 0).putLong(times[2])
+          .putInt(0).putInt(69_900).putInt(70_000);
+      assertThat(snapshot.counters().get(0).state()).containsExactly(canonical.array());
+    }
+  }
+
   @Test
   void idleRecipientsCostNothing() throws Exception {
     ManualClock clock = new ManualClock();

@@ -1,0 +1,347 @@
+package dev.fcap.server;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.TextNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.fcap.policy.Durations;
+import dev.fcap.server.auth.ApiKey;
+import dev.fcap.server.auth.Role;
+import dev.fcap.server.failure.FailureAction;
+import dev.fcap.server.failure.FailurePolicy;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Reads a {@link ServerConfig}: built-in defaults, then {@code fcap.yaml}, then environment variables,
+ * then command-line overrides. Every setting has one dotted key (e.g. {@code store.timeout}) and one
+ * environment variable ({@code FCAP_STORE_TIMEOUT}: {@code FCAP_} plus the key in upper snake case).
+ * List and map settings ({@code apiKeys}, {@code failure.categories}) take YAML flow text in the
+ * environment, e.g. {@code FCAP_FAILURE_CATEGORIES='{marketing: deny}'}. Unknown keys and bad values
+ * are refused with the key and where it came from, so a typo never silently falls back to a default.
+ */
+public final class ConfigLoader {
+  private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
+
+  /** Every setting: key, default (YAML text). The order is the order of the docs. */
+  static final Map<String, String> SETTINGS = new LinkedHashMap<>();
+
+  static {
+    SETTINGS.put("listen", "127.0.0.1:8080");
+    SETTINGS.put("store.uri", "memory");
+    SETTINGS.put("store.timeout", "100ms");
+    SETTINGS.put("store.maxBytes", "0");
+    SETTINGS.put("rules.source", "data/rules.yaml");
+    SETTINGS.put("rules.seed", "builtin");
+    SETTINGS.put("rules.history", "1000");
+    SETTINGS.put("apiKeys", "[]");
+    SETTINGS.put("audit.sink", "file:data/audit.jsonl");
+    SETTINGS.put("audit.sampleAdmissions", "0.01");
+    SETTINGS.put("audit.queue", "65536");
+    SETTINGS.put("audit.maxFileBytes", "100MB");
+    SETTINGS.put("audit.maxFiles", "5");
+    SETTINGS.put("audit.recentDenials", "20");
+    SETTINGS.put("audit.recentRecipients", "100000");
+    SETTINGS.put("failure.default", "local");
+    SETTINGS.put("failure.categories", "{transactional: allow}");
+    SETTINGS.put("failure.probeInterval", "1s");
+    SETTINGS.put("limits.maxBodyBytes", "8MB");
+    SETTINGS.put("limits.maxBatch", "10000");
+    SETTINGS.put("shutdown.grace", "10s");
+  }
+
+  private static final Set<String> STRUCTURED = Set.of("apiKeys", "failure.categories");
+
+  private ConfigLoader() {}
+
+  /** The environment variable of a key: {@code store.maxBytes} is {@code FCAP_STORE_MAX_BYTES}. */
+  public static String envName(String key) {
+    return "FCAP_" + key.replace('.', '_').replaceAll("([a-z])([A-Z])", "$1_$2").toUpperCase(Locale.ROOT);
+  }
+
+  /** Every setting key with its default, for docs and {@code fcap serve --help}. */
+  public static Map<String, String> settings() {
+    return Map.copyOf(SETTINGS);
+  }
+
+  /**
+   * Loads the config.
+   *
+   * @param configFile {@code fcap.yaml}, or null for none
+   * @param env the environment ({@code System.getenv()}); only {@code FCAP_*} settings are read
+   * @param overrides setting key to value, from command-line flags
+   */
+  public static ServerConfig load(Path configFile, Map<String, String> env, Map<String, String> overrides) {
+    Map<String, JsonNode> values = new HashMap<>();
+    Map<String, String> origin = new HashMap<>();
+    for (Map.Entry<String, String> e : SETTINGS.entrySet()) {
+      values.put(e.getKey(), parseYaml(e.getValue(), "default of " + e.getKey()));
+      origin.put(e.getKey(), "default");
+    }
+    if (configFile != null) {
+      readFile(configFile, values, origin);
+    }
+    for (String key : SETTINGS.keySet()) {
+      String v = env.get(envName(key));
+      if (v != null) {
+        values.put(key, STRUCTURED.contains(key) ? parseYaml(v, envName(key)) : TextNode.valueOf(v));
+        origin.put(key, "environment variable " + envName(key));
+      }
+    }
+    for (Map.Entry<String, String> e : overrides.entrySet()) {
+      if (!SETTINGS.containsKey(e.getKey())) {
+        throw new ConfigException("unknown setting '" + e.getKey() + "'");
+      }
+      values.put(e.getKey(), STRUCTURED.contains(e.getKey()) ? parseYaml(e.getValue(), e.getKey())
+          : TextNode.valueOf(e.getValue()));
+      origin.put(e.getKey(), "command line");
+    }
+    return new Reader(values, origin).config();
+  }
+
+  private static void readFile(Path file, Map<String, JsonNode> values, Map<String, String> origin) {
+    JsonNode root;
+    try {
+      root = YAML.readTree(Files.readString(file));
+    } catch (JsonProcessingException e) {
+      throw new ConfigException(file + ": not valid YAML: " + e.getOriginalMessage());
+    } catch (IOException e) {
+      throw new ConfigException("cannot read config file " + file + ": " + e.getMessage());
+    }
+    if (root == null || root.isMissingNode() || root.isNull()) {
+      return;
+    }
+    if (!root.isObject()) {
+      throw new ConfigException(file + ": expected a map of settings");
+    }
+    flatten(file, "", root, values, origin);
+  }
+
+  private static void flatten(Path file, String prefix, JsonNode node, Map<String, JsonNode> values,
+      Map<String, String> origin) {
+    for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
+      Map.Entry<String, JsonNode> e = it.next();
+      String key = prefix + e.getKey();
+      if (SETTINGS.containsKey(key)) {
+        values.put(key, e.getValue());
+        origin.put(key, file + " (" + key + ")");
+      } else if (e.getValue().isObject() && SETTINGS.keySet().stream().anyMatch(k -> k.startsWith(key + "."))) {
+        flatten(file, key + ".", e.getValue(), values, origin);
+      } else {
+        throw new ConfigException(file + ": unknown setting '" + key + "'; known settings: "
+            + String.join(", ", SETTINGS.keySet()));
+      }
+    }
+  }
+
+  private static JsonNode parseYaml(String text, String where) {
+    try {
+      JsonNode n = YAML.readTree(text);
+      return n == null ? TextNode.valueOf("") : n;
+    } catch (JsonProcessingException e) {
+      throw new ConfigException(where + ": not valid YAML: " + e.getOriginalMessage());
+    }
+  }
+
+  /** Converts the raw values, naming the key and its origin in every error. */
+  private static final class Reader {
+    private static final Pattern BYTES = Pattern.compile("(\\d+)\\s*([kmg]?i?b?)?", Pattern.CASE_INSENSITIVE);
+    private final Map<String, JsonNode> values;
+    private final Map<String, String> origin;
+
+    Reader(Map<String, JsonNode> values, Map<String, String> origin) {
+      this.values = values;
+      this.origin = origin;
+    }
+
+    ServerConfig config() {
+      String listen = text("listen");
+      int colon = listen.lastIndexOf(':');
+      if (colon <= 0) {
+        throw error("listen", "expected HOST:PORT, e.g. 127.0.0.1:8080, got '" + listen + "'");
+      }
+      String host = listen.substring(0, colon);
+      if (host.startsWith("[") && host.endsWith("]")) {
+        host = host.substring(1, host.length() - 1);
+      }
+      int port = intRange("listen", listen.substring(colon + 1), 0, 65535);
+      FailurePolicy failure = new FailurePolicy(duration("store.timeout"), action("failure.default",
+          text("failure.default")), categories(), duration("failure.probeInterval"));
+      return new ServerConfig(host, port, text("store.uri"), bytes("store.maxBytes"), text("rules.source"),
+          text("rules.seed"), intRange("rules.history", text("rules.history"), 1, 1_000_000), apiKeys(),
+          auditSink(), ratio("audit.sampleAdmissions"), intRange("audit.queue", text("audit.queue"), 1, 10_000_000),
+          bytes("audit.maxFileBytes"), intRange("audit.maxFiles", text("audit.maxFiles"), 1, 1000),
+          intRange("audit.recentDenials", text("audit.recentDenials"), 0, 1000),
+          intRange("audit.recentRecipients", text("audit.recentRecipients"), 1, 100_000_000), failure,
+          bytes("limits.maxBodyBytes"), intRange("limits.maxBatch", text("limits.maxBatch"), 1, 1_000_000),
+          duration("shutdown.grace"));
+    }
+
+    private ConfigException error(String key, String message) {
+      return new ConfigException(origin.get(key) + ": " + key + ": " + message);
+    }
+
+    private String text(String key) {
+      JsonNode n = values.get(key);
+      if (!n.isValueNode() || n.isNull()) {
+        throw error(key, "expected a single value");
+      }
+      return n.asText().trim();
+    }
+
+    private int intRange(String key, String text, int min, int max) {
+      try {
+        int v = Integer.parseInt(text.trim());
+        if (v < min || v > max) {
+          throw error(key, "must be from " + min + " to " + max + ", got " + v);
+        }
+        return v;
+      } catch (NumberFormatException e) {
+        throw error(key, "expected an integer, got '" + text + "'");
+      }
+    }
+
+    private Duration duration(String key) {
+      String t = text(key);
+      Duration d = Durations.parse(t).orElseThrow(() -> error(key, "expected a duration like 100ms, 2s, 1m, got '"
+          + t + "'"));
+      if (d.isZero() || d.isNegative()) {
+        throw error(key, "must be longer than zero");
+      }
+      return d;
+    }
+
+    private long bytes(String key) {
+      String t = text(key);
+      Matcher m = BYTES.matcher(t);
+      if (!m.matches()) {
+        throw error(key, "expected a size like 100MB, 64KB or a number of bytes, got '" + t + "'");
+      }
+      long n = Long.parseLong(m.group(1));
+      String unit = m.group(2) == null ? "" : m.group(2).toLowerCase(Locale.ROOT);
+      long factor = unit.startsWith("k") ? 1L << 10 : unit.startsWith("m") ? 1L << 20 : unit.startsWith("g") ? 1L << 30 : 1;
+      return n * factor;
+    }
+
+    private double ratio(String key) {
+      String t = text(key);
+      try {
+        double v = Double.parseDouble(t);
+        if (!(v >= 0 && v <= 1)) {
+          throw error(key, "must be from 0 to 1 (the share of admissions written to the audit), got " + t);
+        }
+        return v;
+      } catch (NumberFormatException e) {
+        throw error(key, "expected a number from 0 to 1, got '" + t + "'");
+      }
+    }
+
+    private String auditSink() {
+      String t = text("audit.sink");
+      if (!t.equals("none") && !(t.startsWith("file:") && t.length() > 5) && !t.matches("[a-z][a-z0-9+.-]*://.+")) {
+        throw error("audit.sink", "expected 'none', 'file:PATH' or a sink URI, got '" + t + "'");
+      }
+      return t;
+    }
+
+    private FailureAction action(String key, String text) {
+      return FailureAction.fromId(text).orElseThrow(() -> error(key, "expected local, allow or deny, got '" + text + "'"));
+    }
+
+    private Map<String, FailureAction> categories() {
+      JsonNode n = values.get("failure.categories");
+      if (n.isNull() || (n.isTextual() && n.asText().isEmpty())) {
+        return Map.of();
+      }
+      if (!n.isObject()) {
+        throw error("failure.categories", "expected a map of category to local, allow or deny");
+      }
+      Map<String, FailureAction> out = new HashMap<>();
+      n.fields().forEachRemaining(e -> out.put(e.getKey(), action("failure.categories." + e.getKey(),
+          e.getValue().asText())));
+      return out;
+    }
+
+    private List<ApiKey> apiKeys() {
+      JsonNode n = values.get("apiKeys");
+      if (n.isNull() || (n.isTextual() && n.asText().isEmpty())) {
+        return List.of();
+      }
+      if (!n.isArray()) {
+        throw error("apiKeys", "expected a list of {name, sha256, tenants, roles}");
+      }
+      List<ApiKey> keys = new ArrayList<>();
+      Set<String> names = new LinkedHashSet<>();
+      for (JsonNode k : n) {
+        keys.add(apiKey(k));
+        if (!names.add(keys.get(keys.size() - 1).name())) {
+          throw error("apiKeys", "two keys are named '" + keys.get(keys.size() - 1).name() + "'");
+        }
+      }
+      return keys;
+    }
+
+    private ApiKey apiKey(JsonNode k) {
+      if (!k.isObject()) {
+        throw error("apiKeys", "each key must be a map {name, sha256, tenants, roles}");
+      }
+      k.fieldNames().forEachRemaining(f -> {
+        if (!Set.of("name", "sha256", "tenants", "roles").contains(f)) {
+          throw error("apiKeys", "unknown field '" + f + "' (known: name, sha256, tenants, roles)");
+        }
+      });
+      String name = k.path("name").asText("");
+      if (name.isEmpty()) {
+        throw error("apiKeys", "every key needs a name");
+      }
+      String hash = k.path("sha256").asText("");
+      if (!hash.matches("[0-9a-fA-F]{64}")) {
+        throw error("apiKeys", "key '" + name + "': sha256 must be the 64 hex digits of the secret's SHA-256 "
+            + "(e.g. printf %s SECRET | sha256sum)");
+      }
+      Set<String> tenants = strings(k.get("tenants"), name, "tenants");
+      Set<Role> roles = new LinkedHashSet<>();
+      for (String r : strings(k.get("roles"), name, "roles")) {
+        roles.add(Role.fromId(r).orElseThrow(() -> error("apiKeys", "key '" + name + "': unknown role '" + r
+            + "'; use decide, read, admin")));
+      }
+      return ApiKey.of(name, hash, tenants, roles);
+    }
+
+    private Set<String> strings(JsonNode n, String name, String field) {
+      Set<String> out = new LinkedHashSet<>();
+      if (n != null && n.isTextual()) {
+        out.add(n.asText());
+      } else if (n != null && n.isArray()) {
+        n.forEach(x -> out.add(x.asText()));
+      }
+      if (out.isEmpty()) {
+        throw error("apiKeys", "key '" + name + "': " + field + " must be a non-empty list");
+      }
+      return out;
+    }
+  }
+
+  /** A setting is unknown or has a bad value; the message names the setting and its source. */
+  public static final class ConfigException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    public ConfigException(String message) {
+      super(message);
+    }
+  }
+}

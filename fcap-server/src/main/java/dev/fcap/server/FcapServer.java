@@ -1,0 +1,290 @@
+package dev.fcap.server;
+
+import com.linecorp.armeria.server.Server;
+import com.linecorp.armeria.server.ServerBuilder;
+import com.linecorp.armeria.common.grpc.GrpcSerializationFormats;
+import com.linecorp.armeria.server.grpc.GrpcService;
+import dev.fcap.engine.Engine;
+import dev.fcap.server.admin.FileRulesSource;
+import dev.fcap.server.admin.RulesAdmin;
+import dev.fcap.server.admin.RulesSource;
+import dev.fcap.server.audit.AuditLog;
+import dev.fcap.server.audit.AuditSink;
+import dev.fcap.server.audit.FileAuditSink;
+import dev.fcap.server.audit.RecentDenials;
+import dev.fcap.server.auth.Authenticator;
+import dev.fcap.server.failure.FailoverEngine;
+import dev.fcap.server.grpc.GrpcApi;
+import dev.fcap.server.http.ConsoleRoutes;
+import dev.fcap.server.http.HttpApi;
+import dev.fcap.server.http.JsonErrorHandler;
+import dev.fcap.server.metrics.MeteredStore;
+import dev.fcap.server.metrics.ServerMetrics;
+import dev.fcap.store.Clock;
+import dev.fcap.store.Store;
+import dev.fcap.store.memory.MemoryStore;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.ServiceLoader;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The fcap server: HTTP/JSON and gRPC on one port.
+ *
+ * <p>Wiring, from the store up: the {@link Store} (timed by {@link MeteredStore}) under an
+ * {@link Engine}, guarded by the {@link FailoverEngine} (timeout and failure policy); policies kept by
+ * {@link RulesAdmin} from a {@link RulesSource}; {@link DecisionService} adds metrics and audit; the
+ * {@link HttpApi} and {@link GrpcApi} authenticate and validate. {@link #close()} stops taking
+ * requests, lets in-flight ones finish (up to {@code shutdown.grace}), then flushes the audit.
+ */
+public final class FcapServer implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(FcapServer.class);
+  private final ServerConfig config;
+  private final Server server;
+  private final ServerMetrics metrics;
+  private final AuditLog audit;
+  private final RulesAdmin rules;
+  private final FailoverEngine engine;
+  private final ScheduledExecutorService scheduler;
+  private final Store store;
+
+  private FcapServer(ServerConfig config, Store storeOverride, Clock clock) throws IOException {
+    this.config = config;
+    // open what the config names first: a mistake there fails before any thread is started
+    Store raw = storeOverride != null ? storeOverride : openStore(config, clock);
+    RulesSource source = rulesSource(config);
+    AuditSink sink = auditSink(config);
+    this.store = raw;
+    this.metrics = new ServerMetrics();
+    this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "fcap-scheduler");
+      t.setDaemon(true);
+      return t;
+    });
+    registerStoreGauges(raw);
+    Engine primary = Engine.builder(new MeteredStore(raw, metrics)).clock(raw::now).build();
+    this.engine = new FailoverEngine(primary, config.failure(), clock, metrics, scheduler);
+    this.audit = new AuditLog(sink, config.auditSampleAdmissions(), config.auditQueue(),
+        new RecentDenials(config.recentDenials(), config.recentRecipients()));
+    metrics.functionCounter("fcap_audit_dropped", "audit events dropped (queue full or sink failing)", audit,
+        AuditLog::dropped);
+    metrics.functionCounter("fcap_audit_written", "audit events written", audit, AuditLog::written);
+    this.rules = new RulesAdmin(source, engine, clock, audit, metrics, config.rulesHistory());
+    try {
+      rules.start();
+      Authenticator auth = new Authenticator(config.apiKeys());
+      DecisionService decisions = new DecisionService(engine, audit, metrics, clock);
+      this.server = buildServer(config, decisions, auth);
+      server.start().join();
+    } catch (RuntimeException | IOException e) {
+      // invalid rules, a port in use: release what was started before failing
+      rules.close();
+      audit.close();
+      engine.close();
+      scheduler.shutdownNow();
+      metrics.close();
+      throw e;
+    }
+  }
+
+  /** Starts a server as configured. */
+  public static FcapServer start(ServerConfig config) {
+    return builder(config).start();
+  }
+
+  public static Builder builder(ServerConfig config) {
+    return new Builder(config);
+  }
+
+  private Server buildServer(ServerConfig config, DecisionService decisions, Authenticator auth) {
+    ServerBuilder sb = Server.builder();
+    sb.http(new InetSocketAddress(bindHost(config), config.listenPort()));
+    sb.maxRequestLength(config.maxBodyBytes());
+    sb.requestTimeout(Duration.ofSeconds(30));
+    sb.gracefulShutdownTimeout(Duration.ofMillis(100), config.shutdownGrace());
+    sb.errorHandler(new JsonErrorHandler());
+    new HttpApi(decisions, rules, auth, metrics, config.maxBatch()).bind(sb);
+    // protobuf only: the gRPC-JSON marshaller costs seconds of start-up (bytecode generation); JSON has its own API
+    sb.service(GrpcService.builder().supportedSerializationFormats(GrpcSerializationFormats.PROTO)
+        .addService(new GrpcApi(decisions, rules, auth, config.maxBatch())).build());
+    // the operator console: static files at / and /console/, a client of the API above (docs/console.md)
+    ConsoleRoutes.bind(sb);
+    return sb.build();
+  }
+
+  /** Without API keys the server only ever binds to loopback, whatever {@code listen} says. */
+  private static String bindHost(ServerConfig config) {
+    if (!config.loopbackOnly()) {
+      return config.listenHost();
+    }
+    try {
+      if (InetAddress.getByName(config.listenHost()).isLoopbackAddress()) {
+        return config.listenHost();
+      }
+    } catch (UnknownHostException e) {
+      // fall through to loopback
+    }
+    LOG.warn("no API keys configured: listening on 127.0.0.1 instead of {} (configure apiKeys to listen elsewhere)",
+        config.listenHost());
+    return "127.0.0.1";
+  }
+
+  private static Store openStore(ServerConfig config, Clock clock) {
+    String uri = config.storeUri();
+    if (uri.equals("memory")) {
+      MemoryStore.Builder b = MemoryStore.builder().clock(clock);
+      if (config.storeMaxBytes() > 0) {
+        b.maxBytes(config.storeMaxBytes());
+      }
+      return b.build();
+    }
+    for (StoreProvider p : ServiceLoader.load(StoreProvider.class)) {
+      Optional<Store> s = p.open(uri, clock, config);
+      if (s.isPresent()) {
+        return s.get();
+      }
+    }
+    throw new ConfigLoader.ConfigException("store.uri: no store handles '" + Redaction.uri(uri) + "'; this build has: memory"
+        + ServiceLoader.load(StoreProvider.class).stream().map(p -> ", " + p.type().getSimpleName())
+            .collect(Collectors.joining()));
+  }
+
+  private void registerStoreGauges(Store s) {
+    if (s instanceof MemoryStore m) {
+      metrics.gauge("fcap_store_partitions", "partitions (recipients and shared keys) held by the memory store", m,
+          MemoryStore::size);
+      metrics.gauge("fcap_store_bytes", "estimated heap bytes held by the memory store", m, MemoryStore::bytes);
+      metrics.functionCounter("fcap_store_rejected", "requests refused because the memory store was full", m,
+          MemoryStore::rejected);
+    }
+  }
+
+  private static AuditSink auditSink(ServerConfig config) throws IOException {
+    String sink = config.auditSink();
+    if (sink.equals("none")) {
+      return AuditSink.none();
+    }
+    if (sink.startsWith("file:")) {
+      return new FileAuditSink(Path.of(sink.substring("file:".length())), config.auditMaxFileBytes(),
+          config.auditMaxFiles());
+    }
+    for (StoreProvider p : ServiceLoader.load(StoreProvider.class)) {
+      Optional<AuditSink> s = p.auditSink(sink, config);
+      if (s.isPresent()) {
+        return s.get();
+      }
+    }
+    throw new ConfigLoader.ConfigException("audit.sink: nothing handles '" + sink + "'; use none or file:PATH");
+  }
+
+  private static RulesSource rulesSource(ServerConfig config) throws IOException {
+    String s = config.rulesSource();
+    if (s.matches("[a-z][a-z0-9+.-]*://.*")) {
+      for (StoreProvider p : ServiceLoader.load(StoreProvider.class)) {
+        Optional<RulesSource> r = p.rulesSource(s, config);
+        if (r.isPresent()) {
+          return r.get();
+        }
+      }
+      throw new ConfigLoader.ConfigException("rules.source: nothing handles '" + s + "' in this build "
+          + "(a Redis rules source comes with fcap-redis); use a YAML file path");
+    }
+    return new FileRulesSource(Path.of(s.startsWith("file:") ? s.substring(5) : s), config.rulesSeed());
+  }
+
+  /** The port actually bound (useful with {@code listen: 127.0.0.1:0}). */
+  public int port() {
+    return server.activeLocalPort();
+  }
+
+  /** {@code http://host:port}. */
+  public String uri() {
+    return "http://" + server.activePort().localAddress().getHostString() + ":" + port();
+  }
+
+  public ServerConfig config() {
+    return config;
+  }
+
+  public RulesAdmin rules() {
+    return rules;
+  }
+
+  public AuditLog audit() {
+    return audit;
+  }
+
+  public ServerMetrics metrics() {
+    return metrics;
+  }
+
+  public FailoverEngine engine() {
+    return engine;
+  }
+
+  /** One line for the start log: where, which store, which policies. */
+  public String describe() {
+    String policies = rules.policies().stream().map(p -> p.tenant() + " v" + p.version() + " (" + p.rules().size()
+        + " rules)").collect(Collectors.joining(", "));
+    return "fcap listening on " + uri() + " (HTTP/JSON and gRPC); store: " + Redaction.uri(config.storeUri())
+        + (store instanceof MemoryStore ? " (embedded)" : "") + "; rules: " + rules.describeSource() + " ["
+        + (policies.isEmpty() ? "no policies" : policies) + "]; audit: " + Redaction.uri(config.auditSink()) + "; "
+        + (config.loopbackOnly() ? "no API keys: loopback only, every local caller may do everything"
+            : "API keys: " + config.apiKeys().size());
+  }
+
+  /** Graceful: no new requests, in-flight ones finish, then the audit is flushed and the store closed. */
+  @Override
+  public void close() {
+    long start = System.nanoTime();
+    server.stop().join();
+    long stopped = System.nanoTime();
+    rules.close();
+    audit.close();
+    engine.close();
+    scheduler.shutdownNow();
+    metrics.close();
+    LOG.info("stopped: requests drained in {} ms, audit flushed ({} events written, {} dropped) in {} ms",
+        (stopped - start) / 1_000_000, audit.written(), audit.dropped(), (System.nanoTime() - stopped) / 1_000_000);
+  }
+
+  /** Starts a server with test or embedding overrides. */
+  public static final class Builder {
+    private final ServerConfig config;
+    private Store store;
+    private Clock clock = Clock.system();
+
+    private Builder(ServerConfig config) {
+      this.config = config;
+    }
+
+    /** Use this store instead of opening {@code store.uri} (tests, embedding). */
+    public Builder store(Store store) {
+      this.store = store;
+      return this;
+    }
+
+    public Builder clock(Clock clock) {
+      this.clock = clock;
+      return this;
+    }
+
+    public FcapServer start() {
+      try {
+        return new FcapServer(config, store, clock);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+  }
+}

@@ -1,0 +1,93 @@
+package dev.fcap.server;
+
+import dev.fcap.model.InvalidMessageException;
+import dev.fcap.model.Message;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+/**
+ * The checks every incoming message passes, whichever API it came through, before the engine sees
+ * it. On top of {@link Message}'s own checks (required recipient, lengths, cost range): tenants use
+ * the rule-id alphabet, identifiers contain no control characters, content is at most
+ * {@link #MAX_CONTENT} characters.
+ */
+public final class Messages {
+  public static final int MAX_CONTENT = 64 * 1024;
+  private static final Pattern TENANT = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:-]{0,127}");
+
+  private Messages() {}
+
+  /** A validated message; throws a 400 {@link ApiException} naming the field. */
+  public static Message of(String tenant, String recipient, String channel, String sender, String category,
+      String content, String contentKey, Map<String, String> attributes, long cost) {
+    if (tenant != null && !TENANT.matcher(tenant).matches()) {
+      throw invalid("tenant", "tenant must be 1-128 of letters, digits, '.', '_', ':', '-' starting with a letter "
+          + "or digit");
+    }
+    noControl("recipient", recipient);
+    noControl("channel", channel);
+    noControl("sender", sender);
+    noControl("category", category);
+    noControl("contentKey", contentKey);
+    if (attributes != null) {
+      attributes.forEach((k, v) -> {
+        noControl("attributes", k);
+        noControl("attributes." + k, v);
+      });
+    }
+    if (content != null && content.length() > MAX_CONTENT) {
+      throw invalid("content", "content is longer than " + MAX_CONTENT + " characters");
+    }
+    try {
+      return new Message(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost);
+    } catch (InvalidMessageException e) {
+      throw invalid(e.field(), e.getMessage());
+    }
+  }
+
+  /** A validated tenant (null means the default tenant). */
+  public static String tenant(String tenant) {
+    if (tenant == null || tenant.isEmpty()) {
+      return Message.DEFAULT_TENANT;
+    }
+    if (!TENANT.matcher(tenant).matches()) {
+      throw invalid("tenant", "tenant must be 1-128 of letters, digits, '.', '_', ':', '-'");
+    }
+    return tenant;
+  }
+
+  /** A validated recipient id for inspect and reset. */
+  public static String recipient(String recipient) {
+    if (recipient == null || recipient.isEmpty()) {
+      throw invalid("recipient", "recipient is required and must not be empty");
+    }
+    if (recipient.length() > Message.MAX_ID_LENGTH) {
+      throw invalid("recipient", "recipient is longer than " + Message.MAX_ID_LENGTH + " characters");
+    }
+    noControl("recipient", recipient);
+    return recipient;
+  }
+
+  private static void noControl(String field, String value) {
+    if (value == null) {
+      return;
+    }
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
+      if (Character.isISOControl(c) || Character.isSurrogate(c) && !validSurrogate(value, i)) {
+        throw invalid(field, field + " contains a control character or broken UTF-16 at position " + i);
+      }
+      if (Character.isHighSurrogate(c)) {
+        i++;
+      }
+    }
+  }
+
+  private static boolean validSurrogate(String s, int i) {
+    return Character.isHighSurrogate(s.charAt(i)) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1));
+  }
+
+  private static ApiException invalid(String field, String message) {
+    return new ApiException(400, "invalid_field", message, field);
+  }
+}

@@ -1,0 +1,57 @@
+package dev.fcap.server;
+
+import dev.fcap.server.auth.ApiKey;
+import dev.fcap.server.failure.FailurePolicy;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * Everything the server is configured with; read by {@link ConfigLoader} from defaults, {@code fcap.yaml},
+ * environment variables and command-line flags (later ones win). docs/server.md lists every key.
+ *
+ * @param storeUri {@code memory}; later {@code redis://...}, {@code redis-sentinel://...}, {@code redis-cluster://...}
+ * @param rulesSource where the rules live: a YAML file path (or {@code file:PATH})
+ * @param rulesSeed copied to a file rules source that does not exist yet; {@code builtin} is the seed policy
+ *     shipped in the jar (examples/rules.yaml)
+ * @param auditSink {@code none} or {@code file:PATH} (JSON lines)
+ */
+public record ServerConfig(
+    String listenHost,
+    int listenPort,
+    String storeUri,
+    long storeMaxBytes,
+    String rulesSource,
+    String rulesSeed,
+    int rulesHistory,
+    List<ApiKey> apiKeys,
+    String auditSink,
+    double auditSampleAdmissions,
+    int auditQueue,
+    long auditMaxFileBytes,
+    int auditMaxFiles,
+    int recentDenials,
+    int recentRecipients,
+    FailurePolicy failure,
+    long maxBodyBytes,
+    int maxBatch,
+    Duration shutdownGrace) {
+
+  public ServerConfig {
+    apiKeys = List.copyOf(apiKeys);
+  }
+
+  /** The defaults: loopback:8080, embedded store, data/rules.yaml seeded from examples/rules.yaml. */
+  public static ServerConfig defaults() {
+    return ConfigLoader.load(null, java.util.Map.of(), java.util.Map.of());
+  }
+
+  public ServerConfig withListen(String host, int port) {
+    return new ServerConfig(host, port, storeUri, storeMaxBytes, rulesSource, rulesSeed, rulesHistory, apiKeys,
+        auditSink, auditSampleAdmissions, auditQueue, auditMaxFileBytes, auditMaxFiles, recentDenials,
+        recentRecipients, failure, maxBodyBytes, maxBatch, shutdownGrace);
+  }
+
+  public boolean loopbackOnly() {
+    return apiKeys.isEmpty();
+  }
+}

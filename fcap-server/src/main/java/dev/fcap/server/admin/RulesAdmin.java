@@ -1,0 +1,268 @@
+package dev.fcap.server.admin;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.fcap.model.Policy;
+import dev.fcap.model.Rule;
+import dev.fcap.policy.PolicyError;
+import dev.fcap.policy.PolicyException;
+import dev.fcap.policy.PolicyParser;
+import dev.fcap.server.ApiException;
+import dev.fcap.server.audit.AuditLog;
+import dev.fcap.server.failure.FailoverEngine;
+import dev.fcap.server.metrics.ServerMetrics;
+import dev.fcap.store.Clock;
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Rule administration: the one place policies change.
+ *
+ * <p>Every change is computed on a copy, validated whole by {@link PolicyParser} (an invalid change is
+ * refused with every error, naming rule and field, and nothing of it is applied), given the next
+ * version, persisted through the {@link RulesSource} (atomically) and only then handed to the engine,
+ * so the next decision uses it. Changes are serialized; an {@code If-Match} version that is not the
+ * current one is refused (412), so two admins cannot overwrite each other's edits unknowingly. Edits
+ * never reset counts: the engine keeps counters across limit and window changes.
+ */
+public final class RulesAdmin implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(RulesAdmin.class);
+  private static final Set<String> POLICY_FIELDS = Set.of("tenant", "version", "rules");
+  private final RulesSource source;
+  private final FailoverEngine engine;
+  private final Clock clock;
+  private final AuditLog audit;
+  private final ServerMetrics metrics;
+  private final int historySize;
+  private final ArrayDeque<RuleChange> history = new ArrayDeque<>();
+  private Map<String, Policy> policies = Map.of();
+
+  public RulesAdmin(RulesSource source, FailoverEngine engine, Clock clock, AuditLog audit, ServerMetrics metrics,
+      int historySize) {
+    this.source = source;
+    this.engine = engine;
+    this.clock = clock;
+    this.audit = audit;
+    this.metrics = metrics;
+    this.historySize = historySize;
+  }
+
+  /** Loads the policies, hands them to the engine and starts watching the source. */
+  public synchronized void start() throws IOException {
+    Map<String, Policy> loaded = new LinkedHashMap<>();
+    for (Policy p : source.load()) {
+      loaded.put(p.tenant(), p.withVersion(Math.max(1, p.version())));
+      record(p.tenant(), Math.max(1, p.version()), "load", null, "startup");
+    }
+    install(loaded);
+    source.watch(this::reloaded);
+  }
+
+  public String describeSource() {
+    return source.describe();
+  }
+
+  /** The tenant's policy; an empty version-0 policy for a tenant without rules. */
+  public synchronized Policy policy(String tenant) {
+    Policy p = policies.get(tenant);
+    return p != null ? p : new Policy(tenant, 0, List.of());
+  }
+
+  public synchronized List<Policy> policies() {
+    return List.copyOf(policies.values());
+  }
+
+  /** Newest first. */
+  public synchronized List<RuleChange> history(String tenant) {
+    List<RuleChange> out = new ArrayList<>();
+    for (Iterator<RuleChange> it = history.descendingIterator(); it.hasNext(); ) {
+      RuleChange c = it.next();
+      if (c.tenant().equals(tenant)) {
+        out.add(c);
+      }
+    }
+    return out;
+  }
+
+  /** Parses a whole policy body {@code {rules: [...]}} without applying it. */
+  public Policy validate(String tenant, JsonNode body) {
+    if (body == null || !body.isObject()) {
+      throw ApiException.badRequest("invalid_policy", "expected a JSON object {\"rules\": [...]}", null);
+    }
+    List<PolicyError> errors = new ArrayList<>();
+    body.fieldNames().forEachRemaining(f -> {
+      if (!POLICY_FIELDS.contains(f)) {
+        errors.add(new PolicyError(tenant, null, f, "unknown field '" + f + "'"));
+      }
+    });
+    if (body.hasNonNull("tenant") && !body.get("tenant").asText().equals(tenant)) {
+      errors.add(new PolicyError(tenant, null, "tenant", "the body is for tenant '" + body.get("tenant").asText()
+          + "' but the request for tenant '" + tenant + "'"));
+    }
+    if (!body.has("rules")) {
+      errors.add(new PolicyError(tenant, null, "rules", "rules is required (a list, possibly empty)"));
+    }
+    if (!errors.isEmpty()) {
+      throw refused(new PolicyException(errors));
+    }
+    try {
+      return new Policy(tenant, 0, PolicyParser.parseRules(tenant, body.get("rules")));
+    } catch (PolicyException e) {
+      throw refused(e);
+    }
+  }
+
+  /** Replaces the tenant's whole policy. */
+  public synchronized Policy replace(String tenant, JsonNode body, Long ifMatch, String who) {
+    Policy parsed = validate(tenant, body);
+    return commit(tenant, ifMatch, parsed.rules(), who, "replace", null);
+  }
+
+  /** Adds one rule; its id must be new. */
+  public synchronized Policy add(String tenant, JsonNode rule, Long ifMatch, String who) {
+    Rule r = parseRule(tenant, rule);
+    Policy current = policy(tenant);
+    if (current.rule(r.id()).isPresent()) {
+      throw new ApiException(409, "rule_exists", "rule '" + r.id() + "' already exists; use PUT /v1/rules/" + r.id()
+          + " to change it", "id");
+    }
+    List<Rule> rules = new ArrayList<>(current.rules());
+    rules.add(r);
+    return commit(tenant, ifMatch, rules, who, "add", r.id());
+  }
+
+  /** Replaces (or creates) the rule {@code id}. */
+  public synchronized Policy put(String tenant, String id, JsonNode rule, Long ifMatch, String who) {
+    if (rule != null && rule.isObject() && rule.hasNonNull("id") && !rule.get("id").asText().equals(id)) {
+      throw ApiException.badRequest("invalid_rule", "the body's id '" + rule.get("id").asText()
+          + "' differs from the path's '" + id + "'", "id");
+    }
+    if (rule != null && rule.isObject() && !rule.has("id")) {
+      ((com.fasterxml.jackson.databind.node.ObjectNode) rule).put("id", id);
+    }
+    Rule r = parseRule(tenant, rule);
+    List<Rule> rules = new ArrayList<>(policy(tenant).rules());
+    int at = indexOf(rules, id);
+    if (at < 0) {
+      rules.add(r);
+    } else {
+      rules.set(at, r);
+    }
+    return commit(tenant, ifMatch, rules, who, at < 0 ? "add" : "update", id);
+  }
+
+  /** Deletes the rule {@code id}. */
+  public synchronized Policy delete(String tenant, String id, Long ifMatch, String who) {
+    List<Rule> rules = new ArrayList<>(policy(tenant).rules());
+    int at = indexOf(rules, id);
+    if (at < 0) {
+      throw new ApiException(404, "rule_not_found", "tenant '" + tenant + "' has no rule '" + id + "'", "id");
+    }
+    rules.remove(at);
+    return commit(tenant, ifMatch, rules, who, "delete", id);
+  }
+
+  private static int indexOf(List<Rule> rules, String id) {
+    for (int i = 0; i < rules.size(); i++) {
+      if (rules.get(i).id().equals(id)) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  private Rule parseRule(String tenant, JsonNode rule) {
+    if (rule == null || !rule.isObject()) {
+      throw ApiException.badRequest("invalid_rule", "expected a rule object {id, limit, window, key, ...}", null);
+    }
+    try {
+      return PolicyParser.parseRule(tenant, rule);
+    } catch (PolicyException e) {
+      throw refused(e);
+    }
+  }
+
+  private Policy commit(String tenant, Long ifMatch, List<Rule> rules, String who, String action, String ruleId) {
+    Policy current = policy(tenant);
+    if (ifMatch != null && ifMatch != current.version()) {
+      throw new ApiException(412, "version_conflict", "the policy of tenant '" + tenant + "' is at version "
+          + current.version() + ", not " + ifMatch + "; read it again and reapply your change", "If-Match");
+    }
+    if (rules.size() > PolicyParser.MAX_RULES) {
+      throw ApiException.badRequest("invalid_policy", "at most " + PolicyParser.MAX_RULES + " rules per policy",
+          "rules");
+    }
+    Policy next = new Policy(tenant, current.version() + 1, rules);
+    Map<String, Policy> all = new LinkedHashMap<>(policies);
+    all.put(tenant, next);
+    try {
+      source.save(List.copyOf(all.values()));
+    } catch (RulesConflictException e) {
+      throw new ApiException(409, "rules_changed", e.getMessage(), null);
+    } catch (IOException e) {
+      LOG.error("cannot persist the rules to {}: {}", source.describe(), e.toString());
+      throw new ApiException(500, "persist_failed", "the change could not be saved (" + e.getMessage()
+          + "); nothing was applied", null);
+    }
+    engine.setPolicy(next);
+    policies = all;
+    metrics.policyVersion(tenant, next.version());
+    record(tenant, next.version(), action, ruleId, who);
+    LOG.info("policy of tenant '{}' is now version {} ({} {} by {})", tenant, next.version(), action,
+        ruleId == null ? "" : ruleId, who);
+    return next;
+  }
+
+  /** A hand edit of the file or a change by another node: applied as it is, versions moving forward. */
+  synchronized void reloaded(List<Policy> fromSource) {
+    Map<String, Policy> next = new LinkedHashMap<>();
+    for (Policy p : fromSource) {
+      Policy current = policies.get(p.tenant());
+      if (current != null && current.rules().equals(p.rules())) {
+        next.put(p.tenant(), current);
+        continue;
+      }
+      long version = Math.max(p.version(), current == null ? 1 : current.version() + 1);
+      next.put(p.tenant(), p.withVersion(version));
+      record(p.tenant(), version, "reload", null, "file");
+    }
+    for (String gone : policies.keySet()) {
+      if (!next.containsKey(gone)) {
+        record(gone, policies.get(gone).version() + 1, "reload", null, "file");
+      }
+    }
+    install(next);
+  }
+
+  private void install(Map<String, Policy> next) {
+    engine.setPolicies(List.copyOf(next.values()));
+    policies = next;
+    next.values().forEach(p -> metrics.policyVersion(p.tenant(), p.version()));
+  }
+
+  private void record(String tenant, long version, String action, String ruleId, String who) {
+    RuleChange c = new RuleChange(tenant, version, clock.millis(), who, action, ruleId);
+    history.addLast(c);
+    while (history.size() > historySize) {
+      history.removeFirst();
+    }
+    audit.admin("rules", c.time(), tenant, null, version, who, action + (ruleId == null ? "" : " " + ruleId));
+  }
+
+  private static ApiException refused(PolicyException e) {
+    PolicyError first = e.errors().get(0);
+    return new ApiException(400, "invalid_policy", e.getMessage(), first.field(), e.errors());
+  }
+
+  @Override
+  public void close() {
+    source.close();
+  }
+}

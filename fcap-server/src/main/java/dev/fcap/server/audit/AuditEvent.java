@@ -1,0 +1,27 @@
+package dev.fcap.server.audit;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One line of the audit trail.
+ *
+ * @param type {@code denied}, {@code allowed} (sampled), or {@code rules} (a rule change)
+ * @param counts per rule id: used/limit as seen by the decision
+ * @param who the API key name
+ */
+public record AuditEvent(
+    String type,
+    long time,
+    String decisionId,
+    String tenant,
+    String recipient,
+    String channel,
+    String category,
+    List<String> blockedBy,
+    List<String> shadowBlockedBy,
+    Map<String, long[]> counts,
+    long policyVersion,
+    boolean degraded,
+    String who,
+    String detail) {}

@@ -1,0 +1,134 @@
+package dev.fcap.server.audit;
+
+import com.fasterxml.jackson.core.JsonEncoding;
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import java.io.BufferedOutputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Audit events as JSON lines in a file, rotated by size: when the file would pass
+ * {@code maxFileBytes} it becomes {@code FILE.1} (older ones shift to {@code .2} ... up to
+ * {@code maxFiles}, the oldest is deleted) and a new file starts. Every line is one whole event.
+ */
+public final class FileAuditSink implements AuditSink {
+  private static final JsonFactory JSON = new JsonFactory();
+  private final Path file;
+  private final long maxFileBytes;
+  private final int maxFiles;
+  private OutputStream out;
+  private long size;
+
+  public FileAuditSink(Path file, long maxFileBytes, int maxFiles) throws IOException {
+    this.file = file.toAbsolutePath();
+    this.maxFileBytes = maxFileBytes;
+    this.maxFiles = maxFiles;
+    if (this.file.getParent() != null) {
+      Files.createDirectories(this.file.getParent());
+    }
+    open();
+  }
+
+  private void open() throws IOException {
+    out = new BufferedOutputStream(Files.newOutputStream(file, StandardOpenOption.CREATE, StandardOpenOption.APPEND),
+        1 << 16);
+    size = Files.size(file);
+  }
+
+  @Override
+  public void write(List<AuditEvent> events) throws IOException {
+    ByteArrayOutputStream line = new ByteArrayOutputStream(512);
+    for (AuditEvent e : events) {
+      line.reset();
+      encode(e, line);
+      line.write('\n');
+      if (size > 0 && size + line.size() > maxFileBytes) {
+        rotate();
+      }
+      line.writeTo(out);
+      size += line.size();
+    }
+    out.flush();
+  }
+
+  private void rotate() throws IOException {
+    out.close();
+    Files.deleteIfExists(numbered(maxFiles));
+    for (int i = maxFiles - 1; i >= 1; i--) {
+      if (Files.exists(numbered(i))) {
+        Files.move(numbered(i), numbered(i + 1), StandardCopyOption.REPLACE_EXISTING);
+      }
+    }
+    if (maxFiles >= 1) {
+      Files.move(file, numbered(1), StandardCopyOption.REPLACE_EXISTING);
+    } else {
+      Files.delete(file);
+    }
+    open();
+  }
+
+  private Path numbered(int i) {
+    return file.resolveSibling(file.getFileName() + "." + i);
+  }
+
+  static void encode(AuditEvent e, OutputStream out) throws IOException {
+    try (JsonGenerator g = JSON.createGenerator(out, JsonEncoding.UTF8)) {
+      g.writeStartObject();
+      g.writeStringField("type", e.type());
+      g.writeNumberField("time", e.time());
+      optional(g, "decisionId", e.decisionId());
+      g.writeStringField("tenant", e.tenant());
+      optional(g, "recipient", e.recipient());
+      optional(g, "channel", e.channel());
+      optional(g, "category", e.category());
+      list(g, "blockedBy", e.blockedBy());
+      list(g, "shadowBlockedBy", e.shadowBlockedBy());
+      if (e.counts() != null && !e.counts().isEmpty()) {
+        g.writeObjectFieldStart("counts");
+        for (Map.Entry<String, long[]> c : e.counts().entrySet()) {
+          g.writeObjectFieldStart(c.getKey());
+          g.writeNumberField("used", c.getValue()[0]);
+          g.writeNumberField("limit", c.getValue()[1]);
+          g.writeEndObject();
+        }
+        g.writeEndObject();
+      }
+      g.writeNumberField("policyVersion", e.policyVersion());
+      if (e.degraded()) {
+        g.writeBooleanField("degraded", true);
+      }
+      optional(g, "who", e.who());
+      optional(g, "detail", e.detail());
+      g.writeEndObject();
+    }
+  }
+
+  private static void optional(JsonGenerator g, String name, String value) throws IOException {
+    if (value != null) {
+      g.writeStringField(name, value);
+    }
+  }
+
+  private static void list(JsonGenerator g, String name, List<String> values) throws IOException {
+    if (values != null && !values.isEmpty()) {
+      g.writeArrayFieldStart(name);
+      for (String v : values) {
+        g.writeString(v);
+      }
+      g.writeEndArray();
+    }
+  }
+
+  @Override
+  public void close() throws IOException {
+    out.close();
+  }
+}

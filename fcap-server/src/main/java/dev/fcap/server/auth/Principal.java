@@ -1,0 +1,44 @@
+package dev.fcap.server.auth;
+
+import dev.fcap.server.ApiException;
+
+/**
+ * Who is calling: an API key, or {@link #LOOPBACK} when the server runs without keys (it then
+ * listens on loopback only, and every local caller may do everything).
+ */
+public final class Principal {
+  /** The caller of a server without API keys. */
+  public static final Principal LOOPBACK = new Principal(null);
+
+  private final ApiKey key;
+
+  Principal(ApiKey key) {
+    this.key = key;
+  }
+
+  /** The key's name, or {@code local} without keys; recorded as "who" in audit and history. */
+  public String name() {
+    return key == null ? "local" : key.name();
+  }
+
+  /** Refuses (403) unless the key has {@code role} and may use {@code tenant}. */
+  public void require(Role role, String tenant) {
+    require(role);
+    if (key != null && !key.allowsTenant(tenant)) {
+      throw new ApiException(403, "forbidden", "API key '" + key.name() + "' may not use tenant '" + tenant + "'",
+          "tenant");
+    }
+  }
+
+  /** Refuses (403) unless the key has {@code role}. */
+  public void require(Role role) {
+    if (key != null && !key.roles().contains(role)) {
+      throw new ApiException(403, "forbidden", "API key '" + key.name() + "' lacks the role '" + role.id()
+          + "' needed here", null);
+    }
+  }
+
+  public boolean mayUse(String tenant) {
+    return key == null || key.allowsTenant(tenant);
+  }
+}

@@ -1,0 +1,27 @@
+package dev.fcap.server.auth;
+
+import java.util.Locale;
+import java.util.Optional;
+
+/** What an API key may do. Roles do not imply each other: give a key every role it needs. */
+public enum Role {
+  /** Decide, check, batch and release. */
+  DECIDE,
+  /** Inspect recipients, read rules, history and metrics of its tenants. */
+  READ,
+  /** Change rules and reset recipients. */
+  ADMIN;
+
+  public String id() {
+    return name().toLowerCase(Locale.ROOT);
+  }
+
+  public static Optional<Role> fromId(String id) {
+    for (Role r : values()) {
+      if (r.id().equals(id)) {
+        return Optional.of(r);
+      }
+    }
+    return Optional.empty();
+  }
+}

@@ -1,0 +1,252 @@
+package dev.fcap.server.grpc;
+
+import com.linecorp.armeria.common.HttpHeaderNames;
+import com.linecorp.armeria.common.RequestHeaders;
+import com.linecorp.armeria.server.ServiceRequestContext;
+import dev.fcap.engine.CounterView;
+import dev.fcap.model.Message;
+import dev.fcap.model.Policy;
+import dev.fcap.policy.PolicyParser;
+import dev.fcap.server.ApiException;
+import dev.fcap.server.DecisionService;
+import dev.fcap.server.Messages;
+import dev.fcap.server.admin.RulesAdmin;
+import dev.fcap.server.audit.RecentDenials;
+import dev.fcap.server.auth.Authenticator;
+import dev.fcap.server.auth.Principal;
+import dev.fcap.server.auth.Role;
+import dev.fcap.server.grpc.v1.BatchItem;
+import dev.fcap.server.grpc.v1.BatchReply;
+import dev.fcap.server.grpc.v1.BatchRequest;
+import dev.fcap.server.grpc.v1.Counter;
+import dev.fcap.server.grpc.v1.DecideRequest;
+import dev.fcap.server.grpc.v1.Decision;
+import dev.fcap.server.grpc.v1.Denial;
+import dev.fcap.server.grpc.v1.Error;
+import dev.fcap.server.grpc.v1.FcapServiceGrpc;
+import dev.fcap.server.grpc.v1.Inspection;
+import dev.fcap.server.grpc.v1.RecipientRequest;
+import dev.fcap.server.grpc.v1.ReleaseReply;
+import dev.fcap.server.grpc.v1.ReleaseRequest;
+import dev.fcap.server.grpc.v1.ResetReply;
+import dev.fcap.server.grpc.v1.RuleOutcome;
+import dev.fcap.server.grpc.v1.RulesReply;
+import dev.fcap.server.grpc.v1.RulesRequest;
+import dev.fcap.store.StoreException;
+import io.grpc.Status;
+import io.grpc.stub.StreamObserver;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.function.Function;
+
+/**
+ * The gRPC API ({@code fcap/v1/fcap.proto}), served by Armeria on the HTTP port. Same validation,
+ * keys and semantics as the HTTP API: the key comes from the {@code authorization: Bearer ...} or
+ * {@code x-api-key} metadata, and {@link ApiException}s map to gRPC statuses (400 to
+ * INVALID_ARGUMENT, 401 to UNAUTHENTICATED, 403 to PERMISSION_DENIED, 503 to UNAVAILABLE), the
+ * description being {@code code: message (field)}.
+ */
+public final class GrpcApi extends FcapServiceGrpc.FcapServiceImplBase {
+  private final DecisionService decisions;
+  private final RulesAdmin rules;
+  private final Authenticator auth;
+  private final int maxBatch;
+
+  public GrpcApi(DecisionService decisions, RulesAdmin rules, Authenticator auth, int maxBatch) {
+    this.decisions = decisions;
+    this.rules = rules;
+    this.auth = auth;
+    this.maxBatch = maxBatch;
+  }
+
+  @Override
+  public void decide(DecideRequest request, StreamObserver<Decision> out) {
+    run(out, () -> {
+      Principal who = principal();
+      Message m = message(request.getMessage());
+      who.require(Role.DECIDE, m.tenant());
+      return decisions.decide(m, request.getDryRun(), who).thenApply(GrpcApi::decision);
+    });
+  }
+
+  @Override
+  public void decideBatch(BatchRequest request, StreamObserver<BatchReply> out) {
+    run(out, () -> {
+      Principal who = principal();
+      if (request.getRequestsCount() > maxBatch) {
+        throw ApiException.badRequest("batch_too_large", "a batch holds at most " + maxBatch + " requests, got "
+            + request.getRequestsCount(), "requests");
+      }
+      BatchItem[] items = new BatchItem[request.getRequestsCount()];
+      List<Message> valid = new ArrayList<>();
+      List<Integer> positions = new ArrayList<>();
+      for (int i = 0; i < items.length; i++) {
+        try {
+          Message m = message(request.getRequests(i));
+          who.require(Role.DECIDE, m.tenant());
+          valid.add(m);
+          positions.add(i);
+        } catch (ApiException e) {
+          items[i] = BatchItem.newBuilder().setError(Error.newBuilder().setCode(e.code()).setMessage(e.getMessage())
+              .setField(e.field() == null ? "" : e.field())).build();
+        }
+      }
+      return decisions.decideAll(valid, request.getDryRun(), who).thenApply(ds -> {
+        for (int i = 0; i < ds.size(); i++) {
+          items[positions.get(i)] = BatchItem.newBuilder().setDecision(decision(ds.get(i))).build();
+        }
+        return BatchReply.newBuilder().addAllResults(List.of(items)).build();
+      });
+    });
+  }
+
+  @Override
+  public void release(ReleaseRequest request, StreamObserver<ReleaseReply> out) {
+    run(out, () -> {
+      Principal who = principal();
+      who.require(Role.DECIDE);
+      return decisions.release(request.getDecisionId(), who)
+          .thenApply(r -> ReleaseReply.newBuilder().setReleased(r).build());
+    });
+  }
+
+  @Override
+  public void inspect(RecipientRequest request, StreamObserver<Inspection> out) {
+    run(out, () -> {
+      Principal who = principal();
+      String tenant = Messages.tenant(request.hasTenant() ? request.getTenant() : null);
+      String recipient = Messages.recipient(request.getRecipient());
+      who.require(Role.READ, tenant);
+      return decisions.inspect(tenant, recipient).thenApply(r -> inspection(r.value(), r.degraded(),
+          decisions.recentDenials(tenant, recipient)));
+    });
+  }
+
+  @Override
+  public void reset(RecipientRequest request, StreamObserver<ResetReply> out) {
+    run(out, () -> {
+      Principal who = principal();
+      String tenant = Messages.tenant(request.hasTenant() ? request.getTenant() : null);
+      String recipient = Messages.recipient(request.getRecipient());
+      who.require(Role.ADMIN, tenant);
+      return decisions.reset(tenant, recipient, who).thenApply(r -> ResetReply.newBuilder().setReset(r).build());
+    });
+  }
+
+  @Override
+  public void getRules(RulesRequest request, StreamObserver<RulesReply> out) {
+    run(out, () -> {
+      Principal who = principal();
+      String tenant = Messages.tenant(request.hasTenant() ? request.getTenant() : null);
+      who.require(Role.READ, tenant);
+      Policy p = rules.policy(tenant);
+      return CompletableFuture.completedFuture(RulesReply.newBuilder().setTenant(tenant).setVersion(p.version())
+          .setPolicyJson(PolicyParser.toTree(p).toString()).build());
+    });
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private Principal principal() {
+    RequestHeaders h = ServiceRequestContext.current().request().headers();
+    return auth.authenticate(h.get(HttpHeaderNames.AUTHORIZATION), h.get("x-api-key"));
+  }
+
+  private static Message message(dev.fcap.server.grpc.v1.Message m) {
+    long cost = m.hasCost() ? m.getCost() : 1;
+    if (cost < 1 || cost > Message.MAX_COST) {
+      throw ApiException.badRequest("invalid_field", "cost must be between 1 and " + Message.MAX_COST + ", got "
+          + cost, "cost");
+    }
+    return Messages.of(m.hasTenant() ? m.getTenant() : null, m.getRecipient(), m.hasChannel() ? m.getChannel() : null,
+        m.hasSender() ? m.getSender() : null, m.hasCategory() ? m.getCategory() : null,
+        m.hasContent() ? m.getContent() : null, m.hasContentKey() ? m.getContentKey() : null, m.getAttributesMap(),
+        cost);
+  }
+
+  private static Decision decision(dev.fcap.model.Decision d) {
+    Decision.Builder b = Decision.newBuilder().setAllowed(d.allowed()).setDecisionId(d.decisionId())
+        .setRetryAfterMs(d.retryAfterMs()).setDegraded(d.degraded()).setPolicyVersion(d.policyVersion())
+        .setTime(d.time());
+    // addAll on an empty list still allocates the repeated field; most decisions block nothing
+    if (!d.blockedBy().isEmpty()) {
+      b.addAllBlockedBy(d.blockedBy());
+    }
+    if (!d.shadowBlockedBy().isEmpty()) {
+      b.addAllShadowBlockedBy(d.shadowBlockedBy());
+    }
+    for (dev.fcap.model.RuleOutcome r : d.rules()) {
+      b.addRules(RuleOutcome.newBuilder().setId(r.id()).setLimit(r.limit()).setWindowMs(r.windowMs())
+          .setUsed(r.used()).setRemaining(r.remaining()).setAllowed(r.allowed()).setEnforced(r.enforced())
+          .setRetryAfterMs(r.retryAfterMs()));
+    }
+    return b.build();
+  }
+
+  private static Inspection inspection(dev.fcap.engine.Inspection i, boolean degraded,
+      List<RecentDenials.Denial> denials) {
+    Inspection.Builder b = Inspection.newBuilder().setTenant(i.tenant()).setRecipient(i.recipient()).setTime(i.time())
+        .setPolicyVersion(i.policyVersion()).setDegraded(degraded);
+    for (CounterView c : i.counters()) {
+      b.addCounters(Counter.newBuilder().setRuleId(c.ruleId()).setLimit(c.limit()).setWindowMs(c.windowMs())
+          .setEnforced(c.enforced()).putAllValues(c.values()).setUsed(c.used()).setRemaining(c.remaining())
+          .setFreesInMs(c.freesInMs()));
+    }
+    for (RecentDenials.Denial d : denials) {
+      Denial.Builder db = Denial.newBuilder().setDecisionId(d.decisionId()).setTime(d.time())
+          .addAllBlockedBy(d.blockedBy());
+      if (d.channel() != null) {
+        db.setChannel(d.channel());
+      }
+      if (d.category() != null) {
+        db.setCategory(d.category());
+      }
+      b.addRecentDenials(db);
+    }
+    return b.build();
+  }
+
+  /** Runs a call: its future's value is the reply; its failure the mapped status. */
+  private static <T> void run(StreamObserver<T> out, java.util.function.Supplier<CompletableFuture<T>> call) {
+    CompletableFuture<T> f;
+    try {
+      f = call.get();
+    } catch (RuntimeException e) {
+      f = CompletableFuture.failedFuture(e);
+    }
+    f.whenComplete((reply, error) -> {
+      if (error == null) {
+        out.onNext(reply);
+        out.onCompleted();
+      } else {
+        out.onError(status(error).asRuntimeException());
+      }
+    });
+  }
+
+  static Status status(Throwable error) {
+    Throwable t = error;
+    while (t instanceof CompletionException && t.getCause() != null) {
+      t = t.getCause();
+    }
+    if (t instanceof ApiException e) {
+      Function<Integer, Status> map = s -> switch (s) {
+        case 401 -> Status.UNAUTHENTICATED;
+        case 403 -> Status.PERMISSION_DENIED;
+        case 404 -> Status.NOT_FOUND;
+        case 409 -> Status.ALREADY_EXISTS;
+        case 412 -> Status.FAILED_PRECONDITION;
+        case 503 -> Status.UNAVAILABLE;
+        default -> s >= 500 ? Status.INTERNAL : Status.INVALID_ARGUMENT;
+      };
+      return map.apply(e.status()).withDescription(e.code() + ": " + e.getMessage()
+          + (e.field() == null ? "" : " (field " + e.field() + ")"));
+    }
+    if (t instanceof StoreException e) {
+      return Status.UNAVAILABLE.withDescription("store_unavailable: " + e.getMessage());
+    }
+    return Status.INTERNAL.withDescription("internal: " + t);
+  }
+}

@@ -1,0 +1,374 @@
+package dev.fcap.server.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.linecorp.armeria.common.AggregatedHttpRequest;
+import com.linecorp.armeria.common.stream.ClosedStreamException;
+import com.linecorp.armeria.common.ContentTooLargeException;
+import com.linecorp.armeria.common.ResponseCompleteException;
+import com.linecorp.armeria.server.HttpStatusException;
+import com.linecorp.armeria.common.ExchangeType;
+import com.linecorp.armeria.common.HttpHeaderNames;
+import com.linecorp.armeria.common.HttpResponse;
+import com.linecorp.armeria.common.HttpStatus;
+import com.linecorp.armeria.common.MediaType;
+import com.linecorp.armeria.common.RequestHeaders;
+import com.linecorp.armeria.common.ResponseHeaders;
+import com.linecorp.armeria.server.HttpService;
+import com.linecorp.armeria.server.RoutingContext;
+import com.linecorp.armeria.server.ServerBuilder;
+import com.linecorp.armeria.server.ServiceRequestContext;
+import dev.fcap.model.Decision;
+import dev.fcap.model.Message;
+import dev.fcap.model.Policy;
+import dev.fcap.policy.PolicyParser;
+import dev.fcap.server.ApiException;
+import dev.fcap.server.DecisionService;
+import dev.fcap.server.Messages;
+import dev.fcap.server.admin.RuleChange;
+import dev.fcap.server.admin.RulesAdmin;
+import dev.fcap.server.auth.Authenticator;
+import dev.fcap.server.auth.Principal;
+import dev.fcap.server.auth.Role;
+import dev.fcap.server.metrics.ServerMetrics;
+import dev.fcap.store.StoreException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The HTTP/JSON API (DESIGN.md section 4; docs/server.md has examples). Every handler aggregates the
+ * body, authenticates, validates, then calls {@link DecisionService} or {@link RulesAdmin}
+ * asynchronously; no handler blocks an event loop. Errors are {@code {"error": {code, message, field}}}
+ * with a 4xx status, a denial is a 200 with {@code "allowed": false}.
+ */
+public final class HttpApi {
+  private static final Logger LOG = LoggerFactory.getLogger(HttpApi.class);
+  private static final Set<String> DECIDE_EXTRA = Set.of("dryRun");
+  private final DecisionService decisions;
+  private final RulesAdmin rules;
+  private final Authenticator auth;
+  private final ServerMetrics metrics;
+  private final int maxBatch;
+
+  public HttpApi(DecisionService decisions, RulesAdmin rules, Authenticator auth, ServerMetrics metrics, int maxBatch) {
+    this.decisions = decisions;
+    this.rules = rules;
+    this.auth = auth;
+    this.metrics = metrics;
+    this.maxBatch = maxBatch;
+  }
+
+  /** Binds every route. */
+  public void bind(ServerBuilder sb) {
+    sb.route().post("/v1/decisions").build(handler(this::decide));
+    sb.route().post("/v1/decisions/batch").build(handler(this::batch));
+    sb.route().post("/v1/decisions/{decisionId}/release").build(handler(this::release));
+    sb.route().get("/v1/recipients/{recipient}").build(handler(this::inspect));
+    sb.route().delete("/v1/recipients/{recipient}").build(handler(this::reset));
+    sb.route().get("/v1/rules").build(handler(this::getRules));
+    sb.route().put("/v1/rules").build(handler(this::putRules));
+    sb.route().post("/v1/rules").build(handler(this::addRule));
+    sb.route().post("/v1/rules/validate").build(handler(this::validate));
+    sb.route().get("/v1/rules/history").build(handler(this::history));
+    sb.route().get("/v1/rules/{id}").build(handler(this::getRule));
+    sb.route().put("/v1/rules/{id}").build(handler(this::putRule));
+    sb.route().delete("/v1/rules/{id}").build(handler(this::deleteRule));
+    sb.route().get("/metrics").build(handler(this::metrics));
+    sb.route().get("/health").build((ctx, req) -> Json.ok(g -> {
+      g.writeStartObject();
+      g.writeStringField("status", "up");
+      g.writeEndObject();
+    }));
+    sb.route().get("/ready").build((ctx, req) -> HttpResponse.of(decisions.engine().ready().thenApply(ok ->
+        Json.response(ok ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE, g -> {
+          g.writeStartObject();
+          g.writeBooleanField("ready", ok);
+          g.writeBooleanField("storeDown", decisions.engine().storeDown());
+          g.writeEndObject();
+        }))));
+  }
+
+  /** One API call: the context, the whole request, who is calling. */
+  @FunctionalInterface
+  interface Handler {
+    CompletableFuture<HttpResponse> handle(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who);
+  }
+
+  private HttpService handler(Handler h) {
+    return new HttpService() {
+      @Override
+      public HttpResponse serve(ServiceRequestContext ctx, com.linecorp.armeria.common.HttpRequest req) {
+        return HttpResponse.of(req.aggregate().thenCompose(agg -> {
+          RequestHeaders headers = agg.headers();
+          Principal who = auth.authenticate(headers.get(HttpHeaderNames.AUTHORIZATION), headers.get("x-api-key"));
+          return h.handle(ctx, agg, who);
+        }).exceptionally(HttpApi::failure));
+      }
+
+      /** Every call is one whole request and one whole response: Armeria can skip its streaming machinery. */
+      @Override
+      public ExchangeType exchangeType(RoutingContext routingContext) {
+        return ExchangeType.UNARY;
+      }
+    };
+  }
+
+  static HttpResponse failure(Throwable error) {
+    Throwable t = error;
+    while (t instanceof CompletionException && t.getCause() != null) {
+      t = t.getCause();
+    }
+    if (t instanceof ApiException e) {
+      return Json.error(e);
+    }
+    if (t instanceof ContentTooLargeException) {
+      return Json.error(JsonErrorHandler.forStatus(413, null, null));
+    }
+    if (t instanceof HttpStatusException e) {
+      return Json.error(JsonErrorHandler.forStatus(e.httpStatus().code(), null, null));
+    }
+    if (t instanceof ResponseCompleteException || t instanceof ClosedStreamException) {
+      // the client went away or the response was already sent: nobody is listening
+      return Json.error(new ApiException(499, "client_closed", "the client closed the request", null));
+    }
+    if (t instanceof StoreException e) {
+      return Json.error(new ApiException(503, "store_unavailable", e.getMessage(), null));
+    }
+    LOG.error("request failed", t);
+    return Json.error(new ApiException(500, "internal", "internal error: " + t, null));
+  }
+
+  // --- decisions ---------------------------------------------------------------------------------
+
+  private CompletableFuture<HttpResponse> decide(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
+    JsonNode body = Json.parse(req.content().array());
+    Message m = MessageReader.read(body, DECIDE_EXTRA);
+    boolean dryRun = MessageReader.bool(body, "dryRun");
+    who.require(Role.DECIDE, m.tenant());
+    return decisions.decide(m, dryRun, who).thenApply(d -> Json.ok(g -> Json.decision(g, d)));
+  }
+
+  private CompletableFuture<HttpResponse> batch(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
+    JsonNode body = Json.parse(req.content().array());
+    if (!body.isObject()) {
+      throw ApiException.badRequest("invalid_type", "expected {\"requests\": [...]}", null);
+    }
+    body.fieldNames().forEachRemaining(f -> {
+      if (!f.equals("requests") && !f.equals("dryRun")) {
+        throw ApiException.badRequest("unknown_field", "unknown field '" + f + "'; known fields: requests, dryRun", f);
+      }
+    });
+    JsonNode items = body.get("requests");
+    if (items == null || !items.isArray()) {
+      throw ApiException.badRequest("missing_field", "requests must be an array of messages", "requests");
+    }
+    if (items.size() > maxBatch) {
+      throw ApiException.badRequest("batch_too_large", "a batch holds at most " + maxBatch + " requests, got "
+          + items.size(), "requests");
+    }
+    boolean dryRun = MessageReader.bool(body, "dryRun");
+    Object[] results = new Object[items.size()];
+    List<Message> valid = new ArrayList<>(items.size());
+    List<Integer> positions = new ArrayList<>(items.size());
+    for (int i = 0; i < items.size(); i++) {
+      try {
+        Message m = MessageReader.read(items.get(i), Set.of());
+        who.require(Role.DECIDE, m.tenant());
+        valid.add(m);
+        positions.add(i);
+      } catch (ApiException e) {
+        results[i] = e;
+      }
+    }
+    return decisions.decideAll(valid, dryRun, who).thenApply(ds -> {
+      for (int i = 0; i < ds.size(); i++) {
+        results[positions.get(i)] = ds.get(i);
+      }
+      return Json.ok(g -> {
+        g.writeStartObject();
+        g.writeArrayFieldStart("results");
+        for (Object r : results) {
+          if (r instanceof Decision d) {
+            Json.decision(g, d);
+          } else {
+            g.writeStartObject();
+            Json.writeErrorField(g, (ApiException) r);
+            g.writeEndObject();
+          }
+        }
+        g.writeEndArray();
+        g.writeEndObject();
+      });
+    });
+  }
+
+  private CompletableFuture<HttpResponse> release(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
+    who.require(Role.DECIDE);
+    String id = ctx.pathParam("decisionId");
+    if (id == null || id.length() > 64) {
+      throw ApiException.badRequest("invalid_field", "decisionId is not a decision id", "decisionId");
+    }
+    return decisions.release(id, who).thenApply(released -> Json.ok(g -> {
+      g.writeStartObject();
+      g.writeBooleanField("released", released);
+      g.writeEndObject();
+    }));
+  }
+
+  // --- recipients --------------------------------------------------------------------------------
+
+  private CompletableFuture<HttpResponse> inspect(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
+    String tenant = Messages.tenant(ctx.queryParam("tenant"));
+    String recipient = Messages.recipient(ctx.pathParam("recipient"));
+    who.require(Role.READ, tenant);
+    return decisions.inspect(tenant, recipient).thenApply(r -> Json.ok(g ->
+        Json.inspection(g, r.value(), r.degraded(), decisions.recentDenials(tenant, recipient))));
+  }
+
+  private CompletableFuture<HttpResponse> reset(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
+    String tenant = Messages.tenant(ctx.queryParam("tenant"));
+    String recipient = Messages.recipient(ctx.pathParam("recipient"));
+    who.require(Role.ADMIN, tenant);
+    return decisions.reset(tenant, recipient, who).thenApply(held -> Json.ok(g -> {
+      g.writeStartObject();
+      g.writeBooleanField("reset", held);
+      g.writeEndObject();
+    }));
+  }
+
+  // --- rules -------------------------------------------------------------------------------------
+
+  private CompletableFuture<HttpResponse> getRules(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
+    String tenant = Messages.tenant(ctx.queryParam("tenant"));
+    who.require(Role.READ, tenant);
+    return CompletableFuture.completedFuture(policy(HttpStatus.OK, rules.policy(tenant)));
+  }
+
+  private CompletableFuture<HttpResponse> getRule(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
+    String tenant = Messages.tenant(ctx.queryParam("tenant"));
+    who.require(Role.READ, tenant);
+    String id = ctx.pathParam("id");
+    Policy p = rules.policy(tenant);
+    var rule = p.rule(id).orElseThrow(() -> new ApiException(404, "rule_not_found", "tenant '" + tenant
+        + "' has no rule '" + id + "'", "id"));
+    byte[] body = Json.bytes(g -> Json.MAPPER.writeTree(g, PolicyParser.toTree(rule)));
+    return CompletableFuture.completedFuture(HttpResponse.of(ResponseHeaders.builder(HttpStatus.OK)
+        .contentType(MediaType.JSON_UTF_8).add(HttpHeaderNames.ETAG, etag(p)).build(),
+        com.linecorp.armeria.common.HttpData.wrap(body)));
+  }
+
+  private CompletableFuture<HttpResponse> putRules(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
+    String tenant = Messages.tenant(ctx.queryParam("tenant"));
+    who.require(Role.ADMIN, tenant);
+    JsonNode body = Json.parse(req.content().array());
+    // persisting forces the file to disk: off the event loop
+    Long version = ifMatch(req.headers());
+    return CompletableFuture.supplyAsync(() -> policy(HttpStatus.OK,
+        rules.replace(tenant, body, version, who.name())), ctx.blockingTaskExecutor());
+  }
+
+  private CompletableFuture<HttpResponse> addRule(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
+    String tenant = Messages.tenant(ctx.queryParam("tenant"));
+    who.require(Role.ADMIN, tenant);
+    JsonNode body = Json.parse(req.content().array());
+    // persisting forces the file to disk: off the event loop
+    Long version = ifMatch(req.headers());
+    return CompletableFuture.supplyAsync(() -> policy(HttpStatus.CREATED,
+        rules.add(tenant, body, version, who.name())), ctx.blockingTaskExecutor());
+  }
+
+  private CompletableFuture<HttpResponse> putRule(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
+    String tenant = Messages.tenant(ctx.queryParam("tenant"));
+    who.require(Role.ADMIN, tenant);
+    JsonNode body = Json.parse(req.content().array());
+    // persisting forces the file to disk: off the event loop
+    Long version = ifMatch(req.headers());
+    return CompletableFuture.supplyAsync(() -> policy(HttpStatus.OK,
+        rules.put(tenant, ctx.pathParam("id"), body, version, who.name())), ctx.blockingTaskExecutor());
+  }
+
+  private CompletableFuture<HttpResponse> deleteRule(ServiceRequestContext ctx, AggregatedHttpRequest req,
+      Principal who) {
+    String tenant = Messages.tenant(ctx.queryParam("tenant"));
+    who.require(Role.ADMIN, tenant);
+    // persisting forces the file to disk: off the event loop
+    Long version = ifMatch(req.headers());
+    return CompletableFuture.supplyAsync(() -> policy(HttpStatus.OK,
+        rules.delete(tenant, ctx.pathParam("id"), version, who.name())), ctx.blockingTaskExecutor());
+  }
+
+  private CompletableFuture<HttpResponse> validate(ServiceRequestContext ctx, AggregatedHttpRequest req,
+      Principal who) {
+    String tenant = Messages.tenant(ctx.queryParam("tenant"));
+    who.require(Role.READ, tenant);
+    Policy p = rules.validate(tenant, Json.parse(req.content().array()));
+    return CompletableFuture.completedFuture(Json.ok(g -> {
+      g.writeStartObject();
+      g.writeBooleanField("valid", true);
+      g.writeNumberField("rules", p.rules().size());
+      g.writeEndObject();
+    }));
+  }
+
+  private CompletableFuture<HttpResponse> history(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
+    String tenant = Messages.tenant(ctx.queryParam("tenant"));
+    who.require(Role.READ, tenant);
+    List<RuleChange> changes = rules.history(tenant);
+    return CompletableFuture.completedFuture(Json.ok(g -> {
+      g.writeStartObject();
+      g.writeStringField("tenant", tenant);
+      g.writeNumberField("version", rules.policy(tenant).version());
+      g.writeArrayFieldStart("changes");
+      for (RuleChange c : changes) {
+        g.writeStartObject();
+        g.writeNumberField("version", c.version());
+        g.writeNumberField("time", c.time());
+        g.writeStringField("who", c.who());
+        g.writeStringField("action", c.action());
+        if (c.ruleId() != null) {
+          g.writeStringField("rule", c.ruleId());
+        }
+        g.writeEndObject();
+      }
+      g.writeEndArray();
+      g.writeEndObject();
+    }));
+  }
+
+  private static HttpResponse policy(HttpStatus status, Policy p) {
+    byte[] body = Json.bytes(g -> Json.MAPPER.writeTree(g, PolicyParser.toTree(p)));
+    return HttpResponse.of(ResponseHeaders.builder(status).contentType(MediaType.JSON_UTF_8)
+        .add(HttpHeaderNames.ETAG, etag(p)).build(), com.linecorp.armeria.common.HttpData.wrap(body));
+  }
+
+  private static String etag(Policy p) {
+    return "\"" + p.version() + "\"";
+  }
+
+  /** The version in {@code If-Match} ({@code "3"}, {@code 3} or {@code W/"3"}); null if absent or {@code *}. */
+  static Long ifMatch(RequestHeaders headers) {
+    String v = headers.get(HttpHeaderNames.IF_MATCH);
+    if (v == null || v.trim().equals("*")) {
+      return null;
+    }
+    String digits = v.trim().replaceFirst("^W/", "").replace("\"", "");
+    try {
+      return Long.parseLong(digits);
+    } catch (NumberFormatException e) {
+      throw ApiException.badRequest("invalid_header", "If-Match must be a policy version such as \"3\" (the ETag "
+          + "of GET /v1/rules), got " + v, "If-Match");
+    }
+  }
+
+  // --- metrics -----------------------------------------------------------------------------------
+
+  private CompletableFuture<HttpResponse> metrics(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
+    who.require(Role.READ);
+    return CompletableFuture.completedFuture(HttpResponse.of(HttpStatus.OK,
+        MediaType.parse("text/plain; version=0.0.4; charset=utf-8"), metrics.scrape()));
+  }
+}

@@ -1,0 +1,241 @@
+package dev.fcap.server.http;
+
+import com.fasterxml.jackson.core.JsonEncoding;
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.core.io.SerializedString;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.linecorp.armeria.common.HttpData;
+import com.linecorp.armeria.common.HttpResponse;
+import com.linecorp.armeria.common.HttpStatus;
+import com.linecorp.armeria.common.MediaType;
+import com.linecorp.armeria.common.ResponseHeaders;
+import dev.fcap.engine.CounterView;
+import dev.fcap.engine.Inspection;
+import dev.fcap.model.Decision;
+import dev.fcap.model.RuleOutcome;
+import dev.fcap.policy.PolicyError;
+import dev.fcap.server.ApiException;
+import dev.fcap.server.audit.RecentDenials;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.List;
+import java.util.Map;
+
+/** JSON in and out: strict parsing, and streaming writers for the hot responses. */
+final class Json {
+  static final ObjectMapper MAPPER = JsonMapper.builder()
+      .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+      .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+      .build();
+  private static final JsonFactory FACTORY = MAPPER.getFactory();
+
+  private Json() {}
+
+  /** Parses a request body; malformed JSON is a 400 {@code invalid_json} saying where. */
+  static JsonNode parse(byte[] body) {
+    if (body.length == 0) {
+      throw ApiException.badRequest("invalid_json", "the request body is empty; send a JSON object", null);
+    }
+    try {
+      JsonNode n = MAPPER.readTree(body);
+      if (n == null || n.isMissingNode()) {
+        throw ApiException.badRequest("invalid_json", "the request body is empty; send a JSON object", null);
+      }
+      return n;
+    } catch (JsonProcessingException e) {
+      String where = e.getLocation() == null ? "" : " at line " + e.getLocation().getLineNr() + ", column "
+          + e.getLocation().getColumnNr();
+      throw ApiException.badRequest("invalid_json", "malformed JSON" + where + ": " + e.getOriginalMessage(), null);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Writes a response body with a generator. */
+  interface Body {
+    void write(JsonGenerator g) throws IOException;
+  }
+
+  static HttpResponse response(HttpStatus status, Body body) {
+    return HttpResponse.of(ResponseHeaders.of(status, com.linecorp.armeria.common.HttpHeaderNames.CONTENT_TYPE,
+        MediaType.JSON_UTF_8), HttpData.wrap(bytes(body)));
+  }
+
+  static HttpResponse ok(Body body) {
+    return response(HttpStatus.OK, body);
+  }
+
+  static byte[] bytes(Body body) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream(256);
+    try (JsonGenerator g = FACTORY.createGenerator(out, JsonEncoding.UTF8)) {
+      body.write(g);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return out.toByteArray();
+  }
+
+  static HttpResponse error(ApiException e) {
+    return response(HttpStatus.valueOf(e.status()), g -> {
+      g.writeStartObject();
+      writeErrorField(g, e);
+      g.writeEndObject();
+    });
+  }
+
+  static void writeErrorField(JsonGenerator g, ApiException e) throws IOException {
+    g.writeObjectFieldStart("error");
+    g.writeStringField("code", e.code());
+    g.writeStringField("message", e.getMessage());
+    if (e.field() == null) {
+      g.writeNullField("field");
+    } else {
+      g.writeStringField("field", e.field());
+    }
+    if (!e.details().isEmpty()) {
+      g.writeArrayFieldStart("errors");
+      for (Object d : e.details()) {
+        if (d instanceof PolicyError pe) {
+          g.writeStartObject();
+          g.writeStringField("tenant", pe.tenant());
+          g.writeStringField("rule", pe.ruleId());
+          g.writeStringField("field", pe.field());
+          g.writeStringField("message", pe.message());
+          g.writeEndObject();
+        } else {
+          g.writeString(String.valueOf(d));
+        }
+      }
+      g.writeEndArray();
+    }
+    g.writeEndObject();
+  }
+
+  // field names of the hot responses, encoded once (writing a String name re-encodes it every time)
+  private static final SerializedString ALLOWED = new SerializedString("allowed");
+  private static final SerializedString DECISION_ID = new SerializedString("decisionId");
+  private static final SerializedString RETRY_AFTER_MS = new SerializedString("retryAfterMs");
+  private static final SerializedString BLOCKED_BY = new SerializedString("blockedBy");
+  private static final SerializedString SHADOW_BLOCKED_BY = new SerializedString("shadowBlockedBy");
+  private static final SerializedString RULES = new SerializedString("rules");
+  private static final SerializedString ID = new SerializedString("id");
+  private static final SerializedString LIMIT = new SerializedString("limit");
+  private static final SerializedString WINDOW_MS = new SerializedString("windowMs");
+  private static final SerializedString USED = new SerializedString("used");
+  private static final SerializedString REMAINING = new SerializedString("remaining");
+  private static final SerializedString ENFORCED = new SerializedString("enforced");
+  private static final SerializedString DEGRADED = new SerializedString("degraded");
+  private static final SerializedString POLICY_VERSION = new SerializedString("policyVersion");
+  private static final SerializedString TIME = new SerializedString("time");
+
+  static void decision(JsonGenerator g, Decision d) throws IOException {
+    g.writeStartObject();
+    g.writeFieldName(ALLOWED);
+    g.writeBoolean(d.allowed());
+    g.writeFieldName(DECISION_ID);
+    g.writeString(d.decisionId());
+    g.writeFieldName(RETRY_AFTER_MS);
+    g.writeNumber(d.retryAfterMs());
+    strings(g, BLOCKED_BY, d.blockedBy());
+    strings(g, SHADOW_BLOCKED_BY, d.shadowBlockedBy());
+    g.writeFieldName(RULES);
+    g.writeStartArray();
+    for (RuleOutcome r : d.rules()) {
+      g.writeStartObject();
+      g.writeFieldName(ID);
+      g.writeString(r.id());
+      g.writeFieldName(LIMIT);
+      g.writeNumber(r.limit());
+      g.writeFieldName(WINDOW_MS);
+      g.writeNumber(r.windowMs());
+      g.writeFieldName(USED);
+      g.writeNumber(r.used());
+      g.writeFieldName(REMAINING);
+      g.writeNumber(r.remaining());
+      g.writeFieldName(ALLOWED);
+      g.writeBoolean(r.allowed());
+      g.writeFieldName(ENFORCED);
+      g.writeBoolean(r.enforced());
+      g.writeFieldName(RETRY_AFTER_MS);
+      g.writeNumber(r.retryAfterMs());
+      g.writeEndObject();
+    }
+    g.writeEndArray();
+    g.writeFieldName(DEGRADED);
+    g.writeBoolean(d.degraded());
+    g.writeFieldName(POLICY_VERSION);
+    g.writeNumber(d.policyVersion());
+    g.writeFieldName(TIME);
+    g.writeNumber(d.time());
+    g.writeEndObject();
+  }
+
+  private static void strings(JsonGenerator g, SerializedString name, List<String> values) throws IOException {
+    g.writeFieldName(name);
+    g.writeStartArray();
+    for (String v : values) {
+      g.writeString(v);
+    }
+    g.writeEndArray();
+  }
+
+  static void inspection(JsonGenerator g, Inspection i, boolean degraded, List<RecentDenials.Denial> denials)
+      throws IOException {
+    g.writeStartObject();
+    g.writeStringField("tenant", i.tenant());
+    g.writeStringField("recipient", i.recipient());
+    g.writeNumberField("time", i.time());
+    g.writeNumberField("policyVersion", i.policyVersion());
+    g.writeBooleanField("degraded", degraded);
+    g.writeArrayFieldStart("counters");
+    for (CounterView c : i.counters()) {
+      g.writeStartObject();
+      g.writeStringField("rule", c.ruleId());
+      g.writeNumberField("limit", c.limit());
+      g.writeNumberField("windowMs", c.windowMs());
+      g.writeBooleanField("enforced", c.enforced());
+      g.writeObjectFieldStart("values");
+      for (Map.Entry<String, String> v : c.values().entrySet()) {
+        g.writeStringField(v.getKey(), v.getValue());
+      }
+      g.writeEndObject();
+      g.writeNumberField("used", c.used());
+      g.writeNumberField("remaining", c.remaining());
+      g.writeNumberField("freesInMs", c.freesInMs());
+      g.writeEndObject();
+    }
+    g.writeEndArray();
+    g.writeArrayFieldStart("recentDenials");
+    for (RecentDenials.Denial d : denials) {
+      g.writeStartObject();
+      g.writeStringField("decisionId", d.decisionId());
+      g.writeNumberField("time", d.time());
+      strings(g, "blockedBy", d.blockedBy());
+      if (d.channel() != null) {
+        g.writeStringField("channel", d.channel());
+      }
+      if (d.category() != null) {
+        g.writeStringField("category", d.category());
+      }
+      g.writeEndObject();
+    }
+    g.writeEndArray();
+    g.writeEndObject();
+  }
+
+  static void strings(JsonGenerator g, String name, List<String> values) throws IOException {
+    g.writeArrayFieldStart(name);
+    for (String v : values) {
+      g.writeString(v);
+    }
+    g.writeEndArray();
+  }
+
+}

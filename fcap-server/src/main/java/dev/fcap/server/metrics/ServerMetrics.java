@@ -1,0 +1,146 @@
+package dev.fcap.server.metrics;
+
+import dev.fcap.model.Decision;
+import dev.fcap.model.RuleOutcome;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The server's Prometheus metrics. Meters are looked up once per (tenant, rule, outcome) and cached,
+ * so recording a decision costs a map hit and an add per rule, not a registry lookup.
+ *
+ * <ul>
+ *   <li>{@code fcap_decisions_total{tenant,outcome}}: allowed or denied decisions (dry runs excluded)
+ *   <li>{@code fcap_rule_decisions_total{tenant,rule,outcome}}: per rule: allowed, blocked, shadow_blocked
+ *   <li>{@code fcap_degraded_decisions_total{tenant,action}}: decided by the failure policy
+ *   <li>{@code fcap_decision_seconds{op}}: latency of decide, check and batch (histogram)
+ *   <li>{@code fcap_store_seconds{op}}, {@code fcap_store_errors_total{reason}}: see {@link MeteredStore}
+ *   <li>{@code fcap_audit_dropped_total}, {@code fcap_policy_version{tenant}}, {@code fcap_store_partitions},
+ *       {@code fcap_store_bytes}, {@code fcap_store_up}
+ * </ul>
+ */
+public final class ServerMetrics {
+  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+  private final Map<String, TenantMeters> tenants = new ConcurrentHashMap<>();
+  private final Map<String, AtomicLong> policyVersions = new ConcurrentHashMap<>();
+  private final Map<String, Timer> timers = new ConcurrentHashMap<>();
+
+  public MeterRegistry registry() {
+    return registry;
+  }
+
+  /** The Prometheus text exposition. */
+  public String scrape() {
+    return registry.scrape();
+  }
+
+  /** Counts a decision (not dry runs: those change nothing and are not traffic). */
+  public void decision(String tenant, Decision d) {
+    TenantMeters t = tenants.get(tenant);
+    if (t == null) {
+      t = tenants.computeIfAbsent(tenant, TenantMeters::new);
+    }
+    (d.allowed() ? t.allowed : t.denied).increment();
+    for (RuleOutcome r : d.rules()) {
+      Counter[] c = t.rules.get(r.id());
+      if (c == null) {
+        c = t.rules.computeIfAbsent(r.id(), t::ruleCounters);
+      }
+      c[r.allowed() ? 0 : r.enforced() ? 1 : 2].increment();
+    }
+  }
+
+  /**
+   * The decision counters of one tenant, found by two lookups on strings whose hash is cached (the
+   * rule ids are the policy's own strings), instead of building a key string per rule and decision.
+   */
+  private final class TenantMeters {
+    final String tenant;
+    final Counter allowed;
+    final Counter denied;
+    final Map<String, Counter[]> rules = new ConcurrentHashMap<>();
+
+    TenantMeters(String tenant) {
+      this.tenant = tenant;
+      this.allowed = counter("fcap_decisions_total", "tenant", tenant, "outcome", "allowed");
+      this.denied = counter("fcap_decisions_total", "tenant", tenant, "outcome", "denied");
+    }
+
+    Counter[] ruleCounters(String rule) {
+      return new Counter[] {
+          counter("fcap_rule_decisions_total", "tenant", tenant, "rule", rule, "outcome", "allowed"),
+          counter("fcap_rule_decisions_total", "tenant", tenant, "rule", rule, "outcome", "blocked"),
+          counter("fcap_rule_decisions_total", "tenant", tenant, "rule", rule, "outcome", "shadow_blocked")};
+    }
+  }
+
+  public void degraded(String tenant, String action) {
+    counter("fcap_degraded_decisions_total", "tenant", tenant, "action", action).increment();
+  }
+
+  public Timer decisionTimer(String op) {
+    return timers.computeIfAbsent("decision:" + op, k -> Timer.builder("fcap_decision_seconds")
+        .description("time to answer a decision request, from parsed request to answer")
+        .tag("op", op).publishPercentileHistogram().minimumExpectedValue(Duration.ofNanos(10_000))
+        .maximumExpectedValue(Duration.ofSeconds(5)).register(registry));
+  }
+
+  public Timer storeTimer(String op) {
+    return timers.computeIfAbsent("store:" + op, k -> Timer.builder("fcap_store_seconds")
+        .description("latency of store calls").tag("op", op).publishPercentileHistogram()
+        .minimumExpectedValue(Duration.ofNanos(1_000)).maximumExpectedValue(Duration.ofSeconds(5)).register(registry));
+  }
+
+  public void recordDecisionNanos(String op, long nanos) {
+    decisionTimer(op).record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  public void storeError(String reason) {
+    counter("fcap_store_errors_total", "reason", reason).increment();
+  }
+
+  public void policyVersion(String tenant, long version) {
+    policyVersions.computeIfAbsent(tenant, t -> {
+      AtomicLong v = new AtomicLong();
+      Gauge.builder("fcap_policy_version", v, AtomicLong::get).tag("tenant", t)
+          .description("version of the tenant's policy in force").register(registry);
+      return v;
+    }).set(version);
+  }
+
+  /** Registers a gauge read when scraped. */
+  public <T> void gauge(String name, String description, T source, ToDoubleFunction<T> value) {
+    Gauge.builder(name, source, value).description(description).register(registry);
+  }
+
+  /** Registers a monotonic counter read when scraped. */
+  public <T> void functionCounter(String name, String description, T source, ToDoubleFunction<T> value) {
+    FunctionCounter.builder(name, source, value).description(description).register(registry);
+  }
+
+  private Counter counter(String name, String... tags) {
+    StringBuilder key = new StringBuilder(name);
+    for (String t : tags) {
+      key.append('\0').append(t);
+    }
+    Counter c = counters.get(key.toString());
+    return c != null ? c : counters.computeIfAbsent(key.toString(), k -> Counter.builder(name).tags(tags)
+        .register(registry));
+  }
+
+  public void close() {
+    registry.close();
+  }
+}

@@ -1,0 +1,94 @@
+package dev.fcap.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fcap.server.auth.Role;
+import dev.fcap.server.failure.FailureAction;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ConfigLoaderTest {
+  @TempDir
+  Path dir;
+
+  @Test
+  void defaults() {
+    ServerConfig c = ServerConfig.defaults();
+    assertThat(c.listenHost()).isEqualTo("127.0.0.1");
+    assertThat(c.listenPort()).isEqualTo(8080);
+    assertThat(c.storeUri()).isEqualTo("memory");
+    assertThat(c.apiKeys()).isEmpty();
+    assertThat(c.loopbackOnly()).isTrue();
+    assertThat(c.maxBatch()).isEqualTo(10_000);
+    assertThat(c.failure().actionFor("transactional")).isEqualTo(FailureAction.ALLOW);
+    assertThat(c.failure().actionFor(null)).isEqualTo(FailureAction.LOCAL);
+  }
+
+  @Test
+  void fileThenEnvironmentThenFlags() throws Exception {
+    Path file = dir.resolve("fcap.yaml");
+    Files.writeString(file, """
+        listen: 0.0.0.0:9000
+        store:
+          timeout: 30ms
+        failure:
+          default: deny
+          categories: {marketing: local}
+        apiKeys:
+          - name: ops
+            sha256: %s
+            tenants: ['*']
+            roles: [admin, read]
+        """.formatted("ab".repeat(32)));
+    ServerConfig c = ConfigLoader.load(file, Map.of("FCAP_STORE_TIMEOUT", "40ms", "FCAP_AUDIT_SAMPLE_ADMISSIONS", "0.5",
+        "FCAP_LISTEN", "0.0.0.0:9001"), Map.of("listen", "127.0.0.1:9002"));
+    assertThat(c.listenPort()).isEqualTo(9002);
+    assertThat(c.failure().timeout()).isEqualTo(Duration.ofMillis(40));
+    assertThat(c.failure().actionFor("marketing")).isEqualTo(FailureAction.LOCAL);
+    assertThat(c.failure().actionFor("other")).isEqualTo(FailureAction.DENY);
+    assertThat(c.failure().actionFor("transactional")).isEqualTo(FailureAction.ALLOW);
+    assertThat(c.auditSampleAdmissions()).isEqualTo(0.5);
+    assertThat(c.apiKeys()).singleElement().satisfies(k -> {
+      assertThat(k.name()).isEqualTo("ops");
+      assertThat(k.roles()).containsExactlyInAnyOrder(Role.ADMIN, Role.READ);
+      assertThat(k.allowsTenant("anything")).isTrue();
+    });
+  }
+
+  @Test
+  void structuredSettingsFromTheEnvironment() {
+    ServerConfig c = ConfigLoader.load(null, Map.of("FCAP_FAILURE_CATEGORIES", "{marketing: deny}",
+        "FCAP_API_KEYS", "[{name: a, sha256: " + "cd".repeat(32) + ", tenants: [t1], roles: [decide]}]"), Map.of());
+    assertThat(c.failure().actionFor("marketing")).isEqualTo(FailureAction.DENY);
+    assertThat(c.apiKeys().get(0).allowsTenant("t1")).isTrue();
+    assertThat(c.apiKeys().get(0).allowsTenant("t2")).isFalse();
+  }
+
+  @Test
+  void mistakesNameTheSettingAndItsSource() throws Exception {
+    Path file = dir.resolve("fcap.yaml");
+    Files.writeString(file, "store:\n  timout: 5ms\n");
+    assertThatThrownBy(() -> ConfigLoader.load(file, Map.of(), Map.of()))
+        .hasMessageContaining("unknown setting 'store.timout'");
+    assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("FCAP_STORE_TIMEOUT", "soon"), Map.of()))
+        .hasMessageContaining("environment variable FCAP_STORE_TIMEOUT").hasMessageContaining("store.timeout");
+    assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("FCAP_FAILURE_DEFAULT", "maybe"), Map.of()))
+        .hasMessageContaining("local, allow or deny");
+    assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("FCAP_API_KEYS", "[{name: a, sha256: xyz, tenants: [t],"
+        + " roles: [decide]}]"), Map.of())).hasMessageContaining("64 hex digits");
+    assertThatThrownBy(() -> ConfigLoader.load(null, Map.of(), Map.of("listen", "nowhere")))
+        .hasMessageContaining("HOST:PORT");
+  }
+
+  @Test
+  void environmentNames() {
+    assertThat(ConfigLoader.envName("store.maxBytes")).isEqualTo("FCAP_STORE_MAX_BYTES");
+    assertThat(ConfigLoader.envName("apiKeys")).isEqualTo("FCAP_API_KEYS");
+    assertThat(ConfigLoader.envName("listen")).isEqualTo("FCAP_LISTEN");
+  }
+}

@@ -1,0 +1,102 @@
+package dev.fcap.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.linecorp.armeria.client.grpc.GrpcClients;
+import dev.fcap.server.grpc.v1.BatchReply;
+import dev.fcap.server.grpc.v1.BatchRequest;
+import dev.fcap.server.grpc.v1.DecideRequest;
+import dev.fcap.server.grpc.v1.Decision;
+import dev.fcap.server.grpc.v1.FcapServiceGrpc.FcapServiceBlockingStub;
+import dev.fcap.server.grpc.v1.Inspection;
+import dev.fcap.server.grpc.v1.Message;
+import dev.fcap.server.grpc.v1.RecipientRequest;
+import dev.fcap.server.grpc.v1.ReleaseRequest;
+import dev.fcap.server.grpc.v1.RulesRequest;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The gRPC API on the same port, end to end. */
+class GrpcIT {
+  static TestServer s;
+  static FcapServiceBlockingStub ops;
+
+  @BeforeAll
+  static void start() {
+    String keys = "[{name: ops, sha256: " + AuthIT.hash("grpc-ops") + ", tenants: ['*'], roles: [decide, read, admin]},"
+        + " {name: reader, sha256: " + AuthIT.hash("grpc-read") + ", tenants: [default], roles: [read]}]";
+    s = TestServer.start(null, Map.of("apiKeys", keys));
+    ops = stub("grpc-ops");
+  }
+
+  static FcapServiceBlockingStub stub(String key) {
+    var b = GrpcClients.builder(s.base());
+    if (key != null) {
+      b.addHeader("authorization", "Bearer " + key);
+    }
+    return b.build(FcapServiceBlockingStub.class);
+  }
+
+  @AfterAll
+  static void stop() {
+    s.close();
+  }
+
+  static DecideRequest msg(String recipient, String content) {
+    return DecideRequest.newBuilder().setMessage(Message.newBuilder().setRecipient(recipient).setContent(content))
+        .build();
+  }
+
+  @Test
+  void seedScenarioOverGrpc() {
+    assertThat(ops.decide(msg("g1", "hello")).getAllowed()).isTrue();
+    assertThat(ops.decide(msg("g1", "hello")).getAllowed()).isTrue();
+    Decision third = ops.decide(msg("g1", "hello"));
+    assertThat(third.getAllowed()).isFalse();
+    assertThat(third.getBlockedByList()).containsExactly("same-content-per-59s");
+    assertThat(third.getRulesCount()).isEqualTo(4);
+    Inspection i = ops.inspect(RecipientRequest.newBuilder().setRecipient("g1").build());
+    assertThat(i.getCounters(0).getUsed()).isEqualTo(2);
+    assertThat(i.getRecentDenialsCount()).isEqualTo(1);
+  }
+
+  @Test
+  void batchReleaseResetAndRules() {
+    BatchReply reply = ops.decideBatch(BatchRequest.newBuilder()
+        .addRequests(Message.newBuilder().setRecipient("g2").setContent("x"))
+        .addRequests(Message.newBuilder().setContent("no recipient"))
+        .addRequests(Message.newBuilder().setRecipient("g2").setCost(-2)).build());
+    assertThat(reply.getResults(0).getDecision().getAllowed()).isTrue();
+    assertThat(reply.getResults(1).getError().getField()).isEqualTo("recipient");
+    assertThat(reply.getResults(2).getError().getField()).isEqualTo("cost");
+    String id = reply.getResults(0).getDecision().getDecisionId();
+    assertThat(ops.release(ReleaseRequest.newBuilder().setDecisionId(id).build()).getReleased()).isTrue();
+    assertThat(ops.inspect(RecipientRequest.newBuilder().setRecipient("g2").build()).getCountersList())
+        .allSatisfy(c -> assertThat(c.getUsed()).isZero());
+    ops.decide(msg("g2", "y"));
+    assertThat(ops.reset(RecipientRequest.newBuilder().setRecipient("g2").build()).getReset()).isTrue();
+    assertThat(ops.getRules(RulesRequest.newBuilder().build()).getPolicyJson()).contains("recipient-per-minute");
+  }
+
+  @Test
+  void errorsMapToStatuses() {
+    assertThatThrownBy(() -> stub(null).decide(msg("g3", "x")))
+        .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
+            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAUTHENTICATED));
+    assertThatThrownBy(() -> stub("grpc-read").decide(msg("g3", "x")))
+        .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
+            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED));
+    assertThatThrownBy(() -> ops.decide(DecideRequest.newBuilder().setMessage(Message.newBuilder()
+        .setRecipient("g3").setCost(0)).build()))
+        .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+          assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+          assertThat(e.getStatus().getDescription()).contains("cost");
+        });
+    assertThat(ops.inspect(RecipientRequest.newBuilder().setRecipient("g3").build()).getCountersCount()).isZero();
+  }
+}
