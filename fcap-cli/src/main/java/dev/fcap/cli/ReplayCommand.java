@@ -7,7 +7,9 @@ import dev.fcap.policy.PolicyException;
 import dev.fcap.policy.PolicyParser;
 import dev.fcap.store.Clock;
 import dev.fcap.store.StoreException;
+import dev.fcap.store.Store;
 import dev.fcap.store.memory.MemoryStore;
+import dev.fcap.store.redis.RedisStore;
 import java.io.BufferedReader;
 import java.io.BufferedWriter;
 import java.io.IOException;
@@ -55,29 +57,64 @@ final class ReplayCommand implements Callable<Integer> {
   @Option(names = "--json", description = "print the summary as JSON")
   boolean json;
 
+  @Option(names = "--store", paramLabel = "URI", defaultValue = "memory",
+      description = {"where counters live during the replay: memory (default), or a Redis URI",
+          "(redis://, rediss://, redis-sentinel://, redis-cluster://h:p,h:p); rows' timestamps are the clock",
+          "either way, and Redis keys get a prefix of their own so live counters are never touched"})
+  String storeUri;
+
   @Option(names = "--progress-every", paramLabel = "ROWS", defaultValue = "1000000",
       description = "report progress on stderr every ROWS rows (0: never); default ${DEFAULT-VALUE}")
   long progressEvery;
 
   @Override
   public Integer call() throws IOException {
-    PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
     List<Policy> policies;
     try {
       policies = PolicyParser.parseFile(rules);
     } catch (NoSuchFileException e) {
-      err.println("fcap replay: rules file not found: " + rules);
-      return 2;
+      return fail("rules file not found: " + rules);
     } catch (PolicyException e) {
-      err.println("fcap replay: invalid rules in " + rules + ": " + e.getMessage());
-      return 2;
+      return fail("invalid rules in " + rules + ": " + e.getMessage());
     }
     ReplayClock clock = new ReplayClock();
-    MemoryStore store = MemoryStore.builder().clock(clock).maxBytes(Runtime.getRuntime().maxMemory() / 2).build();
-    Engine engine = Engine.builder(store).clock(clock).callerTime(true).releaseCapacity(0).policies(policies).build();
-    ReplaySummary summary = new ReplaySummary(policies);
-    long started = System.nanoTime();
+    Store store;
+    try {
+      store = openStore(clock);
+    } catch (IllegalArgumentException | StoreException e) {
+      return fail("cannot use --store " + storeUri + ": " + e.getMessage());
+    }
+    try (Engine engine = Engine.builder(store).clock(clock).callerTime(true).releaseCapacity(0)
+        .policies(policies).build()) {
+      ReplaySummary summary = new ReplaySummary(policies);
+      long started = System.nanoTime();
+      replay(engine, clock, summary, started, err);
+      double seconds = (System.nanoTime() - started) / 1e9;
+      PrintWriter out = spec.commandLine().getOut();
+      if (json) {
+        summary.printJson(out, seconds);
+      } else {
+        summary.printText(out, seconds);
+      }
+      out.flush();
+      return 0;
+    } catch (SendLog.BadRowException e) {
+      return fail(log + ", " + e.getMessage() + "; stopped, nothing after it was replayed");
+    } catch (NoSuchFileException e) {
+      return fail("log file not found: " + log);
+    } catch (CompletionException e) {
+      if (e.getCause() instanceof StoreException se) {
+        err.println("fcap replay: store failed: " + se.getMessage());
+        return 3;
+      }
+      throw e;
+    }
+  }
+
+  /** Decides every row in order, at its own timestamp; writes the decisions file as it goes. */
+  private void replay(Engine engine, ReplayClock clock, ReplaySummary summary, long started, PrintWriter err)
+      throws IOException {
     try (SendLog reader = new SendLog(open(log));
         RowPipeline rows = new RowPipeline(reader);
         Writer decisionOut = decisions == null ? Writer.nullWriter()
@@ -98,27 +135,24 @@ final class ReplayCommand implements Callable<Integer> {
           err.flush();
         }
       }
-    } catch (SendLog.BadRowException e) {
-      err.println("fcap replay: " + log + ", " + e.getMessage() + "; stopped, nothing after it was replayed");
-      return 2;
-    } catch (NoSuchFileException e) {
-      err.println("fcap replay: log file not found: " + log);
-      return 2;
-    } catch (CompletionException e) {
-      if (e.getCause() instanceof StoreException se) {
-        err.println("fcap replay: store failed: " + se.getMessage());
-        return 3;
-      }
-      throw e;
     }
-    double seconds = (System.nanoTime() - started) / 1e9;
-    if (json) {
-      summary.printJson(out, seconds);
-    } else {
-      summary.printText(out, seconds);
+  }
+
+  private int fail(String message) {
+    spec.commandLine().getErr().println("fcap replay: " + message);
+    return 2;
+  }
+
+  /**
+   * The embedded store, or Redis under a key prefix unique to this run: a replay must never read or
+   * change live counters, and its own keys expire by themselves.
+   */
+  private Store openStore(Clock clock) {
+    if (storeUri.equals("memory")) {
+      return MemoryStore.builder().clock(clock).maxBytes(Runtime.getRuntime().maxMemory() / 2).build();
     }
-    out.flush();
-    return 0;
+    String run = Long.toString(java.util.concurrent.ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE, 36);
+    return RedisStore.builder(storeUri).keyPrefix("replay-" + run + ":").build();
   }
 
   private static BufferedReader open(String log) throws IOException {

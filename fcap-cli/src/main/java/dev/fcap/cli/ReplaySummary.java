@@ -28,13 +28,17 @@ final class ReplaySummary {
   }
 
   private final Map<String, RuleCounts> rules = new LinkedHashMap<>();
+  /** Per tenant, per rule id: the hot path looks up ids without building keys. */
+  private final Map<String, Map<String, RuleCounts>> byTenant = new java.util.HashMap<>();
   private long rows;
   private long admitted;
 
   ReplaySummary(List<Policy> policies) {
     for (Policy p : policies) {
       for (Rule r : p.rules()) {
-        rules.put(p.tenant() + "\u0000" + r.id(), new RuleCounts(p.tenant(), r));
+        RuleCounts counts = new RuleCounts(p.tenant(), r);
+        rules.put(p.tenant() + "/" + r.id(), counts);
+        byTenant.computeIfAbsent(p.tenant(), t -> new java.util.HashMap<>()).put(r.id(), counts);
       }
     }
   }
@@ -44,8 +48,12 @@ final class ReplaySummary {
     if (d.allowed()) {
       admitted++;
     }
+    if (d.rules().isEmpty()) {
+      return;
+    }
+    Map<String, RuleCounts> ofTenant = byTenant.get(tenant);
     for (RuleOutcome o : d.rules()) {
-      RuleCounts c = rules.get(tenant + "\u0000" + o.id());
+      RuleCounts c = ofTenant.get(o.id());
       c.applied++;
       if (!o.allowed()) {
         c.blocked++;

@@ -103,6 +103,12 @@ final class SlidingLog implements CounterAlgorithm {
 
   @Override
   public byte[] record(byte[] state, CounterSpec spec, long align, long now, long cost) {
+    byte[] fast = recordOne(state, spec, now, cost);
+    return fast != null ? fast : recordGeneral(state, spec, now, cost);
+  }
+
+  /** {@link #record} by decoding, inserting, pruning and encoding: any cost, any layout, any clock. */
+  static byte[] recordGeneral(byte[] state, CounterSpec spec, long now, long cost) {
     Entries e = decode(state, 1);
     int pos = 0;
     while (pos < e.n && e.times[pos] > now) {
@@ -114,6 +120,43 @@ final class SlidingLog implements CounterAlgorithm {
     e.costs[pos] = cost;
     e.n++;
     return encode(prune(e, spec, now));
+  }
+
+  /**
+   * The common case of {@link #record} without decoding: cost 1 into a narrow log without costs, at
+   * or after its newest entry. The new entry has age 0 and every kept entry ages by
+   * {@code now - newest}; entries are kept while younger than the longest window and within the
+   * capacity, exactly as {@link #prune} would, so the bytes equal the general path's. Null when the
+   * case does not apply (the general path then runs).
+   */
+  private static byte[] recordOne(byte[] state, CounterSpec spec, long now, long cost) {
+    if (cost != 1) {
+      return null;
+    }
+    int n = size(state);
+    if (n > 0 && (state[0] != 0 || now < Bytes.getLong(state, 1))) {
+      return null;
+    }
+    long shift = n == 0 ? 0 : now - Bytes.getLong(state, 1);
+    long maxWindow = spec.maxWindowMs();
+    long capacity = capacity(spec);
+    int keep = 1;
+    while (keep <= n && keep < capacity) {
+      long age = Bytes.getUint(state, HEADER + (keep - 1) * 4) + shift;
+      if (age >= maxWindow) {
+        break;
+      }
+      if (age > 0xFFFF_FFFFL) {
+        return null; // needs the wide layout
+      }
+      keep++;
+    }
+    byte[] out = new byte[HEADER + keep * 4];
+    Bytes.putLong(out, 1, now);
+    for (int i = 1; i < keep; i++) {
+      Bytes.putUint(out, HEADER + i * 4, Bytes.getUint(state, HEADER + (i - 1) * 4) + shift);
+    }
+    return out;
   }
 
   @Override

@@ -45,6 +45,9 @@ final class CompiledPolicy {
   private final Map<Long, Group> groupsById = new HashMap<>();
   private final Selector selector;
   private final ConcurrentHashMap<Bits, Plan> plans = new ConcurrentHashMap<>();
+  /** For policies of at most {@link #SMALL} rules, plans indexed by the applicable-rule mask: no allocation per decision. */
+  private final Plan[] smallPlans;
+  private static final int SMALL = 10;
 
   /** The counter shared by one or more rules. */
   static final class Group {
@@ -52,6 +55,8 @@ final class CompiledPolicy {
     final List<Dimension> key;
     final boolean recipientKeyed;
     final boolean contentKeyed;
+    /** The key has no dimension but recipient and content, so requests need no value lookups. */
+    final boolean plainKey;
     final CounterSpec spec;
     final ZoneId zone;
     final int[] rules;
@@ -61,6 +66,7 @@ final class CompiledPolicy {
       this.key = key;
       this.recipientKeyed = key.contains(Dimension.RECIPIENT);
       this.contentKeyed = key.contains(Dimension.CONTENT);
+      this.plainKey = key.stream().allMatch(d -> d.kind() == Dimension.Kind.RECIPIENT || d.kind() == Dimension.Kind.CONTENT);
       this.spec = spec;
       this.zone = zone;
       this.rules = rules;
@@ -129,6 +135,7 @@ final class CompiledPolicy {
     }
     this.groups = built.toArray(Group[]::new);
     this.selector = new Selector(rules);
+    this.smallPlans = rules.length <= SMALL ? new Plan[1 << rules.length] : null;
   }
 
   private Group group(String identity, int[] members) {
@@ -181,6 +188,17 @@ final class CompiledPolicy {
 
   /** The plan for the rules that apply to {@code m}. */
   Plan plan(Message m) {
+    if (smallPlans != null) {
+      int mask = (int) selector.applicableWord(m);
+      Plan plan = smallPlans[mask];
+      if (plan == null) {
+        Bits bits = new Bits(rules.length);
+        bits.words[0] = mask;
+        plan = plans.computeIfAbsent(bits, this::buildPlan);
+        smallPlans[mask] = plan; // a benign race: every thread stores the same immutable plan
+      }
+      return plan;
+    }
     Bits applicable = selector.applicable(m);
     Plan plan = plans.get(applicable);
     if (plan == null) {
@@ -366,6 +384,26 @@ final class CompiledPolicy {
         merged.put(v, w);
       });
       return merged;
+    }
+
+    /** {@link #applicable} for at most 64 rules, as one word, without allocating. */
+    long applicableWord(Message m) {
+      long candidates = size == 64 ? -1L : (1L << size) - 1;
+      long exempted = exemptRules[0];
+      for (int d = 0; d < dims.length; d++) {
+        String v = dims[d].valueOf(m);
+        long[] match = v == null ? null : matchBy.get(d).get(v);
+        candidates &= (match == null ? matchAny[d] : match)[0];
+        long[] ex = v == null ? null : exemptBy.get(d).get(v);
+        exempted &= (ex == null ? exemptAny[d] : ex)[0];
+        if (v == null) {
+          candidates &= ~needs[d][0];
+        }
+      }
+      if (m.content() == null && m.contentKey() == null) {
+        candidates &= ~needsContent[0];
+      }
+      return candidates & ~exempted;
     }
 
     Bits applicable(Message m) {

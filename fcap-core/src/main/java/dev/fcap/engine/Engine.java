@@ -267,16 +267,18 @@ public final class Engine implements AutoCloseable {
 
   private static PartitionRequest request(Message m, CompiledPolicy.Partition partition, Operation op, long time,
       byte[] fingerprint, long alignAt) {
-    List<CounterRequest> counters = new ArrayList<>(partition.groups.length);
-    for (CompiledPolicy.Group g : partition.groups) {
-      String[] values = values(m, g.key);
+    CounterRequest[] counters = new CounterRequest[partition.groups.length];
+    for (int i = 0; i < counters.length; i++) {
+      CompiledPolicy.Group g = partition.groups[i];
+      // Recipient and content are not read as values (the partition names one, the fingerprint the other).
+      String[] values = g.plainKey ? null : values(m, g.key);
       byte[] key = Keys.counterKey(g.id, g.key, values, fingerprint, partition.recipient);
-      counters.add(new CounterRequest(key, g.spec, g.alignMs(alignAt)));
+      counters[i] = new CounterRequest(key, g.spec, g.alignMs(alignAt));
     }
     byte[] partitionKey = partition.recipient
         ? Keys.recipientPartition(m.tenant(), m.recipient())
         : Keys.sharedPartition(m.tenant(), partition.dims, values(m, partition.dims), fingerprint);
-    return PartitionRequest.of(partitionKey, op, time, m.cost(), counters);
+    return PartitionRequest.of(partitionKey, op, time, m.cost(), List.of(counters));
   }
 
   private static String[] values(Message m, List<dev.fcap.model.Dimension> dims) {
@@ -330,11 +332,11 @@ public final class Engine implements AutoCloseable {
 
   private Decision finish(Prepared p, PartitionResult[] results) {
     CompiledPolicy.Plan plan = p.plan;
-    List<RuleOutcome> outcomes = new ArrayList<>(plan.rules.length);
-    List<String> blocked = new ArrayList<>(2);
-    List<String> shadowBlocked = new ArrayList<>(0);
+    RuleOutcome[] outcomes = new RuleOutcome[plan.rules.length];
+    List<String> blocked = List.of();
+    List<String> shadowBlocked = List.of();
     long retryAfter = 0;
-    for (int i = 0; i < plan.rules.length; i++) {
+    for (int i = 0; i < outcomes.length; i++) {
       Rule rule = p.policy.rule(plan.rules[i]);
       PartitionResult r = results[plan.rulePartition[i]];
       int at = plan.ruleOffset[i];
@@ -342,14 +344,14 @@ public final class Engine implements AutoCloseable {
       long retryAt = r.retryAt()[at];
       boolean allowed = retryAt == r.time();
       long ruleRetry = allowed ? 0 : retryAt == CounterAlgorithm.NEVER ? -1 : retryAt - r.time();
-      outcomes.add(new RuleOutcome(rule.id(), rule.limit(), rule.windowMs(), used, Math.max(0, rule.limit() - used),
-          allowed, rule.enforced(), ruleRetry));
+      outcomes[i] = new RuleOutcome(rule.id(), rule.limit(), rule.windowMs(), used, Math.max(0, rule.limit() - used),
+          allowed, rule.enforced(), ruleRetry);
       if (!allowed) {
         if (rule.enforced()) {
-          blocked.add(rule.id());
+          blocked = append(blocked, rule.id());
           retryAfter = retryAfter < 0 || ruleRetry < 0 ? -1 : Math.max(retryAfter, ruleRetry);
         } else {
-          shadowBlocked.add(rule.id());
+          shadowBlocked = append(shadowBlocked, rule.id());
         }
       }
     }
@@ -362,8 +364,18 @@ public final class Engine implements AutoCloseable {
       }
       ledger.remember(new ReleaseLedger.Entry(id, List.of(p.requests), times));
     }
-    return new Decision(allowed, id, retryAfter, blocked, shadowBlocked, outcomes, false, results[0].time(),
+    return new Decision(allowed, id, retryAfter, blocked, shadowBlocked, List.of(outcomes), false, results[0].time(),
         p.policy.policy.version());
+  }
+
+  /** An immutable list plus one id; lists of blocking rules are short and usually empty. */
+  private static List<String> append(List<String> list, String id) {
+    if (list.isEmpty()) {
+      return List.of(id);
+    }
+    String[] grown = list.toArray(new String[list.size() + 1]);
+    grown[list.size()] = id;
+    return List.of(grown);
   }
 
   /** Settings of an {@link Engine}. */

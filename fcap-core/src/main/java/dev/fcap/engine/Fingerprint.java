@@ -10,6 +10,8 @@ import java.nio.charset.StandardCharsets;
 public final class Fingerprint {
   private static final long C1 = 0x87c37b91114253d5L;
   private static final long C2 = 0x4cf5ad432745937fL;
+  private static final java.lang.invoke.VarHandle LONG_LE =
+      java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
   static final int CONTENT_SEED = 0;
   static final int CONTENT_KEY_SEED = 0x6663_6170; // "fcap"
 
@@ -40,8 +42,8 @@ public final class Fingerprint {
     long h2 = h1;
     int blocks = data.length / 16;
     for (int i = 0; i < blocks; i++) {
-      long k1 = littleEndian(data, i * 16, 8);
-      long k2 = littleEndian(data, i * 16 + 8, 8);
+      long k1 = (long) LONG_LE.get(data, i * 16);
+      long k2 = (long) LONG_LE.get(data, i * 16 + 8);
       h1 ^= mixK1(k1);
       h1 = Long.rotateLeft(h1, 27) + h2;
       h1 = h1 * 5 + 0x52dce729;

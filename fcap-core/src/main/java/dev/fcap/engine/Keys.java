@@ -27,11 +27,71 @@ final class Keys {
   private Keys() {}
 
   static byte[] recipientPartition(String tenant, String recipient) {
-    Buffer b = new Buffer(24 + recipient.length());
-    b.write(RECIPIENT_PARTITION);
-    b.string(tenant);
-    b.raw(recipient.getBytes(StandardCharsets.UTF_8));
-    return b.toByteArray();
+    byte[] t = utf8(tenant);
+    int rLen = asciiLength(recipient);
+    if (rLen < 0) {
+      byte[] r = recipient.getBytes(StandardCharsets.UTF_8);
+      byte[] out = new byte[1 + varintSize(t.length) + t.length + r.length];
+      int at = header(out, t);
+      System.arraycopy(r, 0, out, at, r.length);
+      return out;
+    }
+    byte[] out = new byte[1 + varintSize(t.length) + t.length + rLen];
+    int at = header(out, t);
+    for (int i = 0; i < rLen; i++) {
+      out[at + i] = (byte) recipient.charAt(i);
+    }
+    return out;
+  }
+
+  private static int header(byte[] out, byte[] tenant) {
+    out[0] = RECIPIENT_PARTITION;
+    int at = writeVarint(out, 1, tenant.length);
+    System.arraycopy(tenant, 0, out, at, tenant.length);
+    return at + tenant.length;
+  }
+
+  /** The string's length if it is all ASCII (then its UTF-8 bytes are its chars), else -1. */
+  private static int asciiLength(String s) {
+    int n = s.length();
+    for (int i = 0; i < n; i++) {
+      if (s.charAt(i) >= 0x80) {
+        return -1;
+      }
+    }
+    return n;
+  }
+
+  /** UTF-8 bytes, with the last tenant's cached: nearly every call encodes the same tenant. */
+  private static byte[] utf8(String tenant) {
+    Cached c = lastTenant;
+    if (c != null && c.text.equals(tenant)) {
+      return c.bytes;
+    }
+    byte[] bytes = tenant.getBytes(StandardCharsets.UTF_8);
+    lastTenant = new Cached(tenant, bytes);
+    return bytes;
+  }
+
+  private record Cached(String text, byte[] bytes) {}
+
+  private static volatile Cached lastTenant;
+
+  static int varintSize(int v) {
+    int n = 1;
+    while ((v >>>= 7) != 0) {
+      n++;
+    }
+    return n;
+  }
+
+  private static int writeVarint(byte[] out, int at, int v) {
+    while ((v & ~0x7f) != 0) {
+      out[at++] = (byte) ((v & 0x7f) | 0x80);
+      v >>>= 7;
+    }
+    out[at++] = (byte) v;
+    return at;
   }
 
   static byte[] sharedPartition(String tenant, List<Dimension> dims, String[] values, byte[] fingerprint) {
@@ -47,15 +107,48 @@ final class Keys {
 
   /** The counter key of a group in a recipient partition: the group id, then its non-recipient values. */
   static byte[] counterKey(long groupId, List<Dimension> dims, String[] values, byte[] fingerprint, boolean inRecipient) {
+    if (!inRecipient) {
+      return id(new byte[8], groupId);
+    }
+    int size = 8;
+    boolean plain = true;
+    for (int i = 0; i < dims.size(); i++) {
+      Dimension.Kind kind = dims.get(i).kind();
+      if (kind == Dimension.Kind.CONTENT) {
+        size += fingerprint.length;
+      } else if (kind != Dimension.Kind.RECIPIENT) {
+        plain = false;
+      }
+    }
+    if (!plain) {
+      return counterKeyWithValues(groupId, dims, values, fingerprint);
+    }
+    // Only the recipient (named by the partition) and content: the id and the fingerprint.
+    byte[] out = id(new byte[size], groupId);
+    for (int i = 0, at = 8; at < size; i++) {
+      if (dims.get(i).kind() == Dimension.Kind.CONTENT) {
+        System.arraycopy(fingerprint, 0, out, at, fingerprint.length);
+        at += fingerprint.length;
+      }
+    }
+    return out;
+  }
+
+  private static byte[] id(byte[] out, long groupId) {
+    for (int i = 0; i < 8; i++) {
+      out[i] = (byte) (groupId >>> (56 - 8 * i));
+    }
+    return out;
+  }
+
+  private static byte[] counterKeyWithValues(long groupId, List<Dimension> dims, String[] values, byte[] fingerprint) {
     Buffer b = new Buffer(8 + (fingerprint == null ? 0 : 16));
     for (int i = 7; i >= 0; i--) {
       b.write((int) (groupId >>> (8 * i)));
     }
-    if (inRecipient) {
-      for (int i = 0; i < dims.size(); i++) {
-        if (dims.get(i).kind() != Dimension.Kind.RECIPIENT) {
-          value(b, dims.get(i), values[i], fingerprint);
-        }
+    for (int i = 0; i < dims.size(); i++) {
+      if (dims.get(i).kind() != Dimension.Kind.RECIPIENT) {
+        value(b, dims.get(i), values[i], fingerprint);
       }
     }
     return b.toByteArray();

@@ -45,7 +45,20 @@ final class ReleaseLedger {
   String newId() {
     long seq = sequence.getAndIncrement();
     long random = ThreadLocalRandom.current().nextLong() & 0xFFFF_FFFF_FFFFL;
-    return hex(seq, 12) + hex(random, 12);
+    byte[] id = new byte[24];
+    hex(seq, id, 0);
+    hex(random, id, 12);
+    return new String(id, java.nio.charset.StandardCharsets.ISO_8859_1);
+  }
+
+  private static final byte[] DIGITS = "0123456789abcdef".getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
+
+  /** Twelve lower-case hex digits of the low 48 bits of {@code v}, written at {@code at}. */
+  private static void hex(long v, byte[] out, int at) {
+    for (int i = at + 11; i >= at; i--) {
+      out[i] = DIGITS[(int) (v & 0xf)];
+      v >>>= 4;
+    }
   }
 
   void remember(Entry entry) {
@@ -74,14 +87,5 @@ final class ReleaseLedger {
     } catch (NumberFormatException e) {
       return -1;
     }
-  }
-
-  private static String hex(long v, int digits) {
-    char[] out = new char[digits];
-    for (int i = digits - 1; i >= 0; i--) {
-      out[i] = Character.forDigit((int) (v & 0xf), 16);
-      v >>>= 4;
-    }
-    return new String(out);
   }
 }

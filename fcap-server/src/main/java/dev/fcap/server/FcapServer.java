@@ -15,6 +15,7 @@ import dev.fcap.server.audit.RecentDenials;
 import dev.fcap.server.auth.Authenticator;
 import dev.fcap.server.failure.FailoverEngine;
 import dev.fcap.server.grpc.GrpcApi;
+import dev.fcap.server.http.ConsoleRoutes;
 import dev.fcap.server.http.HttpApi;
 import dev.fcap.server.http.JsonErrorHandler;
 import dev.fcap.server.metrics.MeteredStore;
@@ -116,6 +117,8 @@ public final class FcapServer implements AutoCloseable {
     // protobuf only: the gRPC-JSON marshaller costs seconds of start-up (bytecode generation); JSON has its own API
     sb.service(GrpcService.builder().supportedSerializationFormats(GrpcSerializationFormats.PROTO)
         .addService(new GrpcApi(decisions, rules, auth, config.maxBatch())).build());
+    // the operator console: static files at / and /console/, a client of the API above (docs/console.md)
+    ConsoleRoutes.bind(sb);
     return sb.build();
   }
 
@@ -151,7 +154,7 @@ public final class FcapServer implements AutoCloseable {
         return s.get();
       }
     }
-    throw new ConfigLoader.ConfigException("store.uri: no store handles '" + uri + "'; this build has: memory"
+    throw new ConfigLoader.ConfigException("store.uri: no store handles '" + Redaction.uri(uri) + "'; this build has: memory"
         + ServiceLoader.load(StoreProvider.class).stream().map(p -> ", " + p.type().getSimpleName())
             .collect(Collectors.joining()));
   }
@@ -233,9 +236,9 @@ public final class FcapServer implements AutoCloseable {
   public String describe() {
     String policies = rules.policies().stream().map(p -> p.tenant() + " v" + p.version() + " (" + p.rules().size()
         + " rules)").collect(Collectors.joining(", "));
-    return "fcap listening on " + uri() + " (HTTP/JSON and gRPC); store: " + config.storeUri()
+    return "fcap listening on " + uri() + " (HTTP/JSON and gRPC); store: " + Redaction.uri(config.storeUri())
         + (store instanceof MemoryStore ? " (embedded)" : "") + "; rules: " + rules.describeSource() + " ["
-        + (policies.isEmpty() ? "no policies" : policies) + "]; audit: " + config.auditSink() + "; "
+        + (policies.isEmpty() ? "no policies" : policies) + "]; audit: " + Redaction.uri(config.auditSink()) + "; "
         + (config.loopbackOnly() ? "no API keys: loopback only, every local caller may do everything"
             : "API keys: " + config.apiKeys().size());
   }

@@ -35,9 +35,11 @@ import java.util.concurrent.atomic.LongAdder;
  * policy of the server decides what a refused request means.
  */
 public final class MemoryStore implements Store {
+  private static final java.lang.invoke.VarHandle INT =
+      java.lang.invoke.MethodHandles.byteArrayViewVarHandle(int[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
   private final Clock clock;
   private final Segment[] segments;
-  private final int segmentMask;
+  private final int segmentShift;
   private final long segmentBudget;
   private final int seed;
   private final LongAdder rejected = new LongAdder();
@@ -49,7 +51,7 @@ public final class MemoryStore implements Store {
     for (int i = 0; i < n; i++) {
       segments[i] = new Segment();
     }
-    this.segmentMask = n - 1;
+    this.segmentShift = 32 - Integer.numberOfTrailingZeros(n);
     this.segmentBudget = Math.max(1, b.maxBytes / n);
     this.seed = b.hashSeed;
   }
@@ -75,7 +77,7 @@ public final class MemoryStore implements Store {
   /** {@link #apply} without the future, for callers that stay on one thread (replay, benchmarks). */
   public PartitionResult applyNow(PartitionRequest request) {
     int hash = hash(request.partition());
-    Segment segment = segments[hash & segmentMask];
+    Segment segment = segmentOf(hash);
     synchronized (segment) {
       long now = request.time() == PartitionRequest.STORE_TIME ? clock.millis() : request.time();
       int slot = segment.find(hash, request.partition());
@@ -86,7 +88,9 @@ public final class MemoryStore implements Store {
         PartitionRecord.readStates(record, counters, now, states);
       }
       PartitionResult result = PartitionStep.apply(request, now, states);
-      if (request.operation() != Operation.CHECK) {
+      // A dry run or a refused decision changes no state: leave the record as it is (expired
+      // counters in it are dropped by the next write or the sweep).
+      if (request.operation() == Operation.RELEASE || (request.operation() == Operation.DECIDE && result.allowed())) {
         byte[] next = PartitionRecord.write(record, request.partition(), counters, states, now);
         store(segment, hash, slot, request.partition(), next, now);
       }
@@ -121,7 +125,7 @@ public final class MemoryStore implements Store {
   @Override
   public CompletableFuture<PartitionSnapshot> read(byte[] partition) {
     int hash = hash(partition);
-    Segment segment = segments[hash & segmentMask];
+    Segment segment = segmentOf(hash);
     synchronized (segment) {
       long now = clock.millis();
       int slot = segment.find(hash, partition);
@@ -133,7 +137,7 @@ public final class MemoryStore implements Store {
   @Override
   public CompletableFuture<Boolean> delete(byte[] partition) {
     int hash = hash(partition);
-    Segment segment = segments[hash & segmentMask];
+    Segment segment = segmentOf(hash);
     synchronized (segment) {
       int slot = segment.find(hash, partition);
       if (slot >= 0) {
@@ -183,16 +187,32 @@ public final class MemoryStore implements Store {
     return rejected.sum();
   }
 
+  /**
+   * The segment of a hash: its top bits, because a segment's table places records by the low bits;
+   * taking the segment from the low bits too would leave all but 1/n of each table's home slots unused.
+   */
+  private Segment segmentOf(int hash) {
+    return segments[(int) ((hash & 0xFFFF_FFFFL) >>> segmentShift)];
+  }
+
+  /** A seeded hash of the key: four bytes per step, then a murmur3 finalizer. */
   private int hash(byte[] key) {
-    int h = seed;
-    for (byte b : key) {
-      h = (h ^ b) * 0x01000193;
+    int h = seed ^ key.length;
+    int i = 0;
+    for (int end = key.length - 3; i < end; i += 4) {
+      h = (h ^ (int) INT.get(key, i)) * 0x01000193;
+      h = Integer.rotateLeft(h, 13);
+    }
+    for (; i < key.length; i++) {
+      h = (h ^ key[i]) * 0x01000193;
     }
     h ^= h >>> 16;
     h *= 0x85ebca6b;
     h ^= h >>> 13;
     h *= 0xc2b2ae35;
-    return h ^ (h >>> 16);
+    h ^= h >>> 16;
+    return h == 0 ? 1 : h; // 0 marks an empty slot in a segment
+
   }
 
   /** Immutable settings of a {@link MemoryStore}. */

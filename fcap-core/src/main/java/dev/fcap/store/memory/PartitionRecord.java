@@ -4,7 +4,6 @@ import dev.fcap.algorithm.PartitionStep;
 import dev.fcap.model.Algorithm;
 import dev.fcap.store.CounterRequest;
 import dev.fcap.store.StoredCounter;
-import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -14,27 +13,37 @@ import java.util.List;
  * single array, so that a recipient costs one array header instead of a graph of objects.
  *
  * <pre>
- * record  := varint(keyLength) key counter*
+ * record  := expires:i32 varint(keyLength) key counter*
  * counter := varint(idLength) id algorithm:u8 expires:i32 varint(stateLength) state
  * </pre>
  *
  * {@code expires} is in whole seconds since 2020-01-01T00:00Z, rounded up, so a counter is kept a
- * little longer than it matters, never shorter. {@code state} is the algorithm's own layout.
+ * little longer than it matters, never shorter; the record's own {@code expires} is the latest of its
+ * counters', so the sweep reads four bytes instead of walking every counter. {@code state} is the
+ * algorithm's own layout. This layout is private to the MemoryStore (Redis keeps its own).
+ *
+ * <p>Counters are found by comparing ids; an id ends with its most distinctive bytes (a content
+ * fingerprint), so the comparison first rejects on the last eight bytes.
  */
 final class PartitionRecord {
   private static final long EPOCH_MS = 1_577_836_800_000L;
   private static final Algorithm[] ALGORITHMS = Algorithm.values();
+  private static final java.lang.invoke.VarHandle LONG =
+      java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.BIG_ENDIAN);
+  /** Bytes before the key's length: the record's expiry. */
+  private static final int HEAD = 4;
 
   private PartitionRecord() {}
 
   static boolean keyEquals(byte[] record, byte[] key) {
-    int len = readVarint(record, 0);
-    int at = varintSize(len);
+    int len = readVarint(record, HEAD);
+    int at = HEAD + varintSize(len);
     return len == key.length && Arrays.equals(record, at, at + len, key, 0, len);
   }
 
   /** Fills {@code states[i]} with the live state of {@code counters.get(i)}, if the record holds one. */
   static void readStates(byte[] record, List<CounterRequest> counters, long now, byte[][] states) {
+    int found = 0;
     int at = skipKey(record);
     while (at < record.length) {
       int idLen = readVarint(record, at);
@@ -46,9 +55,11 @@ final class PartitionRecord {
       if (expiresMs(record, alg + 1) > now) {
         for (int i = 0; i < counters.size(); i++) {
           CounterRequest c = counters.get(i);
-          if (c.spec().algorithm().ordinal() == record[alg]
-              && Arrays.equals(record, id, id + idLen, c.key(), 0, c.key().length)) {
+          if (idEquals(record, id, idLen, c.key()) && c.spec().algorithm().ordinal() == record[alg]) {
             states[i] = Arrays.copyOfRange(record, state, state + stateLen);
+            if (++found == counters.size()) {
+              return; // request counters are written first, so the usual case stops early
+            }
           }
         }
       }
@@ -56,37 +67,108 @@ final class PartitionRecord {
     }
   }
 
+  /** Whether the id at {@code record[id, id + idLen)} equals {@code key}; rejects most on one long. */
+  private static boolean idEquals(byte[] record, int id, int idLen, byte[] key) {
+    if (idLen != key.length) {
+      return false;
+    }
+    if (idLen >= 8 && (long) LONG.get(record, id + idLen - 8) != (long) LONG.get(key, idLen - 8)) {
+      return false;
+    }
+    return Arrays.equals(record, id, id + idLen, key, 0, idLen);
+  }
+
   /**
    * The next record: the request's counters with their new states, then the other live counters of
    * {@code old} unchanged. Null when nothing live is left.
+   *
+   * <p>Two passes, sizing then filling one exact array: this runs on every admitted decision and
+   * records of busy recipients reach kilobytes, so no intermediate buffer is worth its copy.
    */
   static byte[] write(byte[] old, byte[] key, List<CounterRequest> counters, byte[][] states, long now) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream(old == null ? 64 : old.length + 16);
-    writeVarint(out, key.length);
-    out.write(key, 0, key.length);
-    int empty = out.size();
-    for (int i = 0; i < counters.size(); i++) {
+    int n = counters.size();
+    int[] expires = new int[n];
+    boolean[] keep = new boolean[n];
+    int size = HEAD + varintSize(key.length) + key.length;
+    int empty = size;
+    int latest = Integer.MIN_VALUE;
+    for (int i = 0; i < n; i++) {
       CounterRequest c = counters.get(i);
-      long expires = PartitionStep.expiresAt(c, states[i]);
-      if (states[i] != null && expires > now && !writtenBefore(counters, i)) {
-        writeCounter(out, c.key(), c.spec().algorithm().ordinal(), toSeconds(expires), states[i], 0, states[i].length);
+      long expiresAt = PartitionStep.expiresAt(c, states[i]);
+      if (states[i] != null && expiresAt > now && !writtenBefore(counters, i)) {
+        keep[i] = true;
+        expires[i] = toSeconds(expiresAt);
+        latest = Math.max(latest, expires[i]);
+        size += varintSize(c.key().length) + c.key().length + 5 + varintSize(states[i].length) + states[i].length;
+      }
+    }
+    int oldFrom = old == null ? 0 : skipKey(old);
+    if (old != null) {
+      for (int at = oldFrom; at < old.length; ) {
+        int next = nextCounter(old, at);
+        if (keepOld(old, at, counters, now)) {
+          size += next - at;
+          latest = Math.max(latest, expiresSeconds(old, at));
+        }
+        at = next;
+      }
+    }
+    if (size == empty) {
+      return null;
+    }
+    byte[] out = new byte[size];
+    putInt(out, 0, latest);
+    int pos = writeVarint(out, HEAD, key.length);
+    System.arraycopy(key, 0, out, pos, key.length);
+    pos += key.length;
+    for (int i = 0; i < n; i++) {
+      if (keep[i]) {
+        pos = writeCounter(out, pos, counters.get(i).key(), counters.get(i).spec().algorithm().ordinal(), expires[i],
+            states[i]);
       }
     }
     if (old != null) {
-      int at = skipKey(old);
-      while (at < old.length) {
-        int idLen = readVarint(old, at);
-        int id = at + varintSize(idLen);
-        int alg = id + idLen;
-        int stateLen = readVarint(old, alg + 5);
-        int state = alg + 5 + varintSize(stateLen);
-        if (expiresMs(old, alg + 1) > now && !requested(counters, old, id, idLen, old[alg])) {
-          out.write(old, at, state + stateLen - at);
+      for (int at = oldFrom; at < old.length; ) {
+        int next = nextCounter(old, at);
+        if (keepOld(old, at, counters, now)) {
+          System.arraycopy(old, at, out, pos, next - at);
+          pos += next - at;
         }
-        at = state + stateLen;
+        at = next;
       }
     }
-    return out.size() == empty ? null : out.toByteArray();
+    return out;
+  }
+
+  /** Where the counter after the one at {@code at} starts. */
+  private static int nextCounter(byte[] record, int at) {
+    int idLen = readVarint(record, at);
+    int alg = at + varintSize(idLen) + idLen;
+    int stateLen = readVarint(record, alg + 5);
+    return alg + 5 + varintSize(stateLen) + stateLen;
+  }
+
+  /** Whether an old counter is carried over: still live and not rewritten by the request. */
+  private static boolean keepOld(byte[] record, int at, List<CounterRequest> counters, long now) {
+    int idLen = readVarint(record, at);
+    int id = at + varintSize(idLen);
+    int alg = id + idLen;
+    return expiresMs(record, alg + 1) > now && !requested(counters, record, id, idLen, record[alg]);
+  }
+
+  /** The expiry field of the counter at {@code at}, in record seconds. */
+  private static int expiresSeconds(byte[] record, int at) {
+    int idLen = readVarint(record, at);
+    int field = at + varintSize(idLen) + idLen + 1;
+    return (record[field] & 0xff) << 24 | (record[field + 1] & 0xff) << 16 | (record[field + 2] & 0xff) << 8
+        | (record[field + 3] & 0xff);
+  }
+
+  private static void putInt(byte[] out, int at, int v) {
+    out[at] = (byte) (v >>> 24);
+    out[at + 1] = (byte) (v >>> 16);
+    out[at + 2] = (byte) (v >>> 8);
+    out[at + 3] = (byte) v;
   }
 
   /** The live counters of a record, for inspection. */
@@ -108,18 +190,9 @@ final class PartitionRecord {
     return live;
   }
 
-  /** When the last counter of the record expires, epoch ms. */
+  /** When the last counter of the record expires, epoch ms: the record's header. */
   static long expiresAt(byte[] record) {
-    long max = Long.MIN_VALUE;
-    int at = skipKey(record);
-    while (at < record.length) {
-      int idLen = readVarint(record, at);
-      int alg = at + varintSize(idLen) + idLen;
-      max = Math.max(max, expiresMs(record, alg + 1));
-      int stateLen = readVarint(record, alg + 5);
-      at = alg + 5 + varintSize(stateLen) + stateLen;
-    }
-    return max;
+    return expiresMs(record, 0);
   }
 
   private static boolean writtenBefore(List<CounterRequest> counters, int i) {
@@ -134,23 +207,25 @@ final class PartitionRecord {
 
   private static boolean requested(List<CounterRequest> counters, byte[] record, int id, int idLen, byte alg) {
     for (CounterRequest c : counters) {
-      if (c.spec().algorithm().ordinal() == alg && Arrays.equals(record, id, id + idLen, c.key(), 0, c.key().length)) {
+      if (idEquals(record, id, idLen, c.key()) && c.spec().algorithm().ordinal() == alg) {
         return true;
       }
     }
     return false;
   }
 
-  private static void writeCounter(ByteArrayOutputStream out, byte[] id, int alg, int expires, byte[] s, int off, int len) {
-    writeVarint(out, id.length);
-    out.write(id, 0, id.length);
-    out.write(alg);
-    out.write(expires >>> 24);
-    out.write(expires >>> 16);
-    out.write(expires >>> 8);
-    out.write(expires);
-    writeVarint(out, len);
-    out.write(s, off, len);
+  private static int writeCounter(byte[] out, int pos, byte[] id, int alg, int expires, byte[] state) {
+    pos = writeVarint(out, pos, id.length);
+    System.arraycopy(id, 0, out, pos, id.length);
+    pos += id.length;
+    out[pos++] = (byte) alg;
+    out[pos++] = (byte) (expires >>> 24);
+    out[pos++] = (byte) (expires >>> 16);
+    out[pos++] = (byte) (expires >>> 8);
+    out[pos++] = (byte) expires;
+    pos = writeVarint(out, pos, state.length);
+    System.arraycopy(state, 0, out, pos, state.length);
+    return pos + state.length;
   }
 
   private static int toSeconds(long epochMs) {
@@ -164,8 +239,8 @@ final class PartitionRecord {
   }
 
   private static int skipKey(byte[] record) {
-    int len = readVarint(record, 0);
-    return varintSize(len) + len;
+    int len = readVarint(record, HEAD);
+    return HEAD + varintSize(len) + len;
   }
 
   static int readVarint(byte[] b, int at) {
@@ -189,11 +264,12 @@ final class PartitionRecord {
     return n;
   }
 
-  private static void writeVarint(ByteArrayOutputStream out, int v) {
+  private static int writeVarint(byte[] out, int pos, int v) {
     while ((v & ~0x7f) != 0) {
-      out.write((v & 0x7f) | 0x80);
+      out[pos++] = (byte) ((v & 0x7f) | 0x80);
       v >>>= 7;
     }
-    out.write(v);
+    out[pos++] = (byte) v;
+    return pos;
   }
 }

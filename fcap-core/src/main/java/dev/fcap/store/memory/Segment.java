@@ -2,8 +2,8 @@ package dev.fcap.store.memory;
 
 /**
  * One lock stripe of the {@link MemoryStore}: an open-addressing table (linear probing, deletion by
- * backward shift) of packed partition records with their hashes beside them. Not thread-safe: the
- * store holds the segment's monitor around every call.
+ * backward shift) of packed partition records with their hashes beside them (hash 0 = empty slot).
+ * Not thread-safe: the store holds the segment's monitor around every call.
  */
 final class Segment {
   private static final int ARRAY_HEADER = 16;
@@ -14,6 +14,8 @@ final class Segment {
   /** Heap held by the records themselves (headers included, padded to 8). */
   long bytes;
   private int sweepCursor;
+  private int sweepTicks;
+  static final int SWEEP_EVERY = 8;
 
   static long cost(byte[] record) {
     return ARRAY_HEADER + ((record.length + 7) & ~7);
@@ -23,10 +25,14 @@ final class Segment {
     return 2L * ARRAY_HEADER + records.length * 8L;
   }
 
+  /**
+   * The slot holding {@code key}, or -1. Probes on {@link #hashes} alone (a hash is never 0, and an
+   * empty slot's is), so a lookup reads the reference array and a record only on a hash match.
+   */
   int find(int hash, byte[] key) {
-    int mask = records.length - 1;
-    for (int i = hash & mask; records[i] != null; i = (i + 1) & mask) {
-      if (hashes[i] == hash && PartitionRecord.keyEquals(records[i], key)) {
+    int mask = hashes.length - 1;
+    for (int i = hash & mask, h; (h = hashes[i]) != 0; i = (i + 1) & mask) {
+      if (h == hash && PartitionRecord.keyEquals(records[i], key)) {
         return i;
       }
     }
@@ -59,6 +65,7 @@ final class Segment {
     int mask = records.length - 1;
     int gap = slot;
     records[gap] = null;
+    hashes[gap] = 0;
     // Backward shift: move later entries of the probe run into the gap when their home allows it.
     for (int i = (gap + 1) & mask; records[i] != null; i = (i + 1) & mask) {
       int home = hashes[i] & mask;
@@ -67,6 +74,7 @@ final class Segment {
         records[gap] = records[i];
         hashes[gap] = hashes[i];
         records[i] = null;
+        hashes[i] = 0;
         gap = i;
       }
     }
@@ -83,8 +91,16 @@ final class Segment {
     }
   }
 
-  /** Visits one slot and drops its record if expired: spreads the cost of expiry over writes. */
+  /**
+   * Visits one slot, on one call in {@link #SWEEP_EVERY}, and drops its record if expired: spreads the
+   * cost of expiry over requests. Every visit reads a record that is rarely in cache, so visiting on
+   * every request cost about a tenth of a decision; the full sweep before a segment would exceed its
+   * budget keeps the bound either way.
+   */
   void sweepStep(long now) {
+    if ((++sweepTicks & (SWEEP_EVERY - 1)) != 0) {
+      return;
+    }
     int slot = sweepCursor++ & (records.length - 1);
     if (records[slot] != null && PartitionRecord.expiresAt(records[slot]) <= now) {
       removeAt(slot);

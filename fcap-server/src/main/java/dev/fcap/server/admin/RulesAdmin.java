@@ -204,6 +204,8 @@ public final class RulesAdmin implements AutoCloseable {
     all.put(tenant, next);
     try {
       source.save(List.copyOf(all.values()));
+    } catch (RulesConflictException e) {
+      throw new ApiException(409, "rules_changed", e.getMessage(), null);
     } catch (IOException e) {
       LOG.error("cannot persist the rules to {}: {}", source.describe(), e.toString());
       throw new ApiException(500, "persist_failed", "the change could not be saved (" + e.getMessage()

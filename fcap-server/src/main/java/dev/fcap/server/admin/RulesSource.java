@@ -9,9 +9,9 @@ import java.util.function.Consumer;
  * Where the policies live between restarts and how nodes learn of changes.
  *
  * <p>Implementations: {@link FileRulesSource} (a YAML file: written atomically, watched for hand
- * edits). A Redis source (policies in one key, change notification over pub/sub so every node picks
- * a change up within a second) plugs in here when the Redis store lands: {@link #save} writes the
- * key and publishes, {@link #watch} subscribes.
+ * edits). The Redis source of module fcap-server-redis keeps the policies in one key, writes them by
+ * compare-and-set on their digest, and polls the digest so every node picks a change up within a
+ * second.
  */
 public interface RulesSource extends AutoCloseable {
 

@@ -6,7 +6,7 @@ import java.util.List;
 /**
  * Where audit events end up. Called from the one audit writer thread only, with batches; a sink may
  * block (disk, network) without ever slowing a decision. Implementations: {@link FileAuditSink}
- * (JSON lines with rotation) and, when the Redis store lands, a Redis Stream sink with MAXLEN.
+ * (JSON lines with rotation) and, in module fcap-server-redis, a Redis Stream sink with MAXLEN.
  */
 public interface AuditSink extends AutoCloseable {
 

@@ -1,0 +1,406 @@
+package dev.fcap.bench.redis;
+
+import dev.fcap.engine.Engine;
+import dev.fcap.model.Decision;
+import dev.fcap.model.Dimension;
+import dev.fcap.model.Message;
+import dev.fcap.model.Policy;
+import dev.fcap.model.Rule;
+import dev.fcap.store.redis.RedisStore;
+import dev.fcap.store.redis.testing.RedisDeployment;
+import dev.fcap.store.redis.testing.RedisServer;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.codec.StringCodec;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.IntFunction;
+
+/**
+ * fcap's RedisStore against the published sorted-set design and against the physical limit (a
+ * trivial EVALSHA returning 1), on one redis-server this benchmark starts on loopback (or
+ * {@code --uri}). Throughput phases run a bounded time each, repeated; medians are reported.
+ *
+ * <pre>
+ * java -cp fcap-bench/target/fcap-bench.jar dev.fcap.bench.redis.RedisStoreBench \
+ *     [--seconds 5] [--reps 3] [--threads 16] [--batch 100] [--recipients 1000000] \
+ *     [--worst 10000] [--typical 20000] [--uri redis://127.0.0.1:6379]
+ * </pre>
+ *
+ * Modes: "unpipelined" = every caller thread waits for each decision before the next (auto-flush
+ * on; the threads share one connection per client); "pipelined" = batches of {@code --batch}
+ * decisions issued together and flushed once (fcap: {@code Engine.decideAll} -> {@code applyAll};
+ * baseline: 4 calls per decision issued without waiting).
+ */
+public final class RedisStoreBench {
+  private static final Policy SEED = new Policy("default", 1, List.of(
+      Rule.of("recipient-per-minute", 15, Duration.ofMinutes(1), Dimension.RECIPIENT),
+      Rule.of("recipient-per-day", 50, Duration.ofHours(24), Dimension.RECIPIENT),
+      Rule.of("same-content-per-59s", 2, Duration.ofSeconds(59), Dimension.RECIPIENT, Dimension.CONTENT),
+      Rule.of("same-content-per-59m", 5, Duration.ofMinutes(59), Dimension.RECIPIENT, Dimension.CONTENT)));
+  private static final Policy RECIPIENT_RULES = new Policy("default", 1, SEED.rules().subList(0, 2));
+
+  /** The seed policy (examples/rules.yaml) the benchmarks decide. */
+  static Policy seed() {
+    return SEED;
+  }
+
+  private int seconds = 5;
+  private int reps = 3;
+  private int threads = 16;
+  private int batch = 100;
+  private int recipients = 1_000_000;
+  private int worst = 10_000;
+  private int typical = 20_000;
+  private String uri;
+
+  public static void main(String[] args) throws Exception {
+    RedisStoreBench b = new RedisStoreBench();
+    for (int i = 0; i < args.length; i += 2) {
+      String v = args[i + 1];
+      switch (args[i]) {
+        case "--seconds" -> b.seconds = Integer.parseInt(v);
+        case "--reps" -> b.reps = Integer.parseInt(v);
+        case "--threads" -> b.threads = Integer.parseInt(v);
+        case "--batch" -> b.batch = Integer.parseInt(v);
+        case "--recipients" -> b.recipients = Integer.parseInt(v);
+        case "--worst" -> b.worst = Integer.parseInt(v);
+        case "--typical" -> b.typical = Integer.parseInt(v);
+        case "--uri" -> b.uri = v;
+        default -> throw new IllegalArgumentException("unknown option " + args[i]);
+      }
+    }
+    if (b.uri != null) {
+      b.run(null);
+    } else {
+      try (RedisDeployment redis = RedisDeployment.standalone()) {
+        b.uri = redis.uri();
+        b.run(redis.servers().get(0));
+      }
+    }
+  }
+
+  private void run(RedisServer redisServer) throws Exception {
+    this.server = redisServer;
+    System.out.printf(Locale.ROOT, "redis %s, %d s x %d reps, %d threads, batch %d, %,d recipients%n", uri, seconds,
+        reps, threads, batch, recipients);
+    double trivialUnpiped = median("trivial-unpipelined", () -> trivial(false));
+    double trivialPiped = median("trivial-pipelined", () -> trivial(true));
+    flush(server);
+    double fcapUnpiped = median("fcap-unpipelined", () -> fcap(false));
+    double fcapPiped = median("fcap-pipelined", () -> fcap(true));
+    flush(server);
+    double baseUnpiped = median("baseline-unpipelined", () -> baseline(false));
+    double basePiped = median("baseline-pipelined", () -> baseline(true));
+    flush(server);
+    double[] latency = latencyAtRate(fcapUnpiped / 2);
+    System.out.println();
+    System.out.println("| measure (decisions/s, median of " + reps + ") | unpipelined | pipelined |");
+    System.out.println("| --- | ---: | ---: |");
+    row("trivial EVALSHA returning 1 (calls/s)", trivialUnpiped, trivialPiped);
+    row("fcap RedisStore, seed policy (1 EVALSHA)", fcapUnpiped, fcapPiped);
+    row("sorted-set baseline, seed policy (4 EVALSHA)", baseUnpiped, basePiped);
+    System.out.printf(Locale.ROOT, "| fcap / baseline | %.2fx | %.2fx |%n", fcapUnpiped / baseUnpiped, fcapPiped / basePiped);
+    System.out.printf(Locale.ROOT, "| fcap / trivial EVALSHA | %.2f | %.2f |%n", fcapUnpiped / trivialUnpiped,
+        fcapPiped / trivialPiped);
+    var c = cpuPerDecision;
+    System.out.println();
+    System.out.println("| same Redis core: decisions per second of redis-server CPU (median) | unpipelined | pipelined |");
+    System.out.println("| --- | ---: | ---: |");
+    row("trivial EVALSHA returning 1 (calls)", c.get("trivial-unpipelined"), c.get("trivial-pipelined"));
+    row("fcap RedisStore, seed policy", c.get("fcap-unpipelined"), c.get("fcap-pipelined"));
+    row("sorted-set baseline, seed policy", c.get("baseline-unpipelined"), c.get("baseline-pipelined"));
+    System.out.printf(Locale.ROOT, "| fcap / baseline | %.2fx | %.2fx |%n", c.get("fcap-unpipelined") / c.get("baseline-unpipelined"),
+        c.get("fcap-pipelined") / c.get("baseline-pipelined"));
+    System.out.printf(Locale.ROOT, "| fcap / trivial EVALSHA | %.2f | %.2f |%n", c.get("fcap-unpipelined") / c.get("trivial-unpipelined"),
+        c.get("fcap-pipelined") / c.get("trivial-pipelined"));
+    System.out.printf(Locale.ROOT, "%nfcap one decision at %.0f/s (half the unpipelined max), open loop: "
+        + "p50 %.3f ms, p99 %.3f ms, p99.9 %.3f ms%n", fcapUnpiped / 2, latency[0], latency[1], latency[2]);
+    if (server != null) {
+      memory(server);
+    }
+  }
+
+  private static void row(String name, double unpiped, double piped) {
+    System.out.printf(Locale.ROOT, "| %s | %,.0f | %,.0f |%n", name, unpiped, piped);
+  }
+
+  private static void flush(RedisServer server) throws Exception {
+    if (server != null) {
+      server.call("FLUSHALL");
+    }
+  }
+
+  @FunctionalInterface
+  private interface Measure {
+    double run() throws Exception;
+  }
+
+  private RedisServer server;
+  private final List<String> cpu = new ArrayList<>();
+
+  /** Median of {@code reps} runs; also records decisions per second of redis-server CPU (user + sys). */
+  private double median(String name, Measure m) throws Exception {
+    m.run(); // warm-up, not counted
+    double[] r = new double[reps];
+    double[] perCpu = new double[reps];
+    for (int i = 0; i < reps; i++) {
+      double cpuBefore = redisCpu();
+      long start = System.nanoTime();
+      r[i] = m.run();
+      double elapsed = (System.nanoTime() - start) / 1e9;
+      double used = redisCpu() - cpuBefore;
+      perCpu[i] = used > 0 ? r[i] * elapsed / used : Double.NaN;
+    }
+    Arrays.sort(r);
+    Arrays.sort(perCpu);
+    cpuPerDecision.put(name, perCpu[reps / 2]);
+    return r[reps / 2];
+  }
+
+  private final java.util.Map<String, Double> cpuPerDecision = new java.util.LinkedHashMap<>();
+
+  private double redisCpu() throws Exception {
+    if (server == null) {
+      return Double.NaN;
+    }
+    return Double.parseDouble(server.info("cpu", "used_cpu_user")) + Double.parseDouble(server.info("cpu", "used_cpu_sys"));
+  }
+
+  /**
+   * Runs {@code threads} callers for {@code seconds}; each call of {@code unit} does some decisions
+   * synchronously and returns how many. Bounded by time (and 10^8 units).
+   */
+  private double loop(IntFunction<Integer> unit) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    AtomicLong done = new AtomicLong();
+    long start = System.nanoTime();
+    long end = start + TimeUnit.SECONDS.toNanos(seconds);
+    List<Future<?>> futures = new ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      int thread = t;
+      futures.add(pool.submit(() -> {
+        for (int i = 0; i < 100_000_000 && System.nanoTime() < end; i++) {
+          done.addAndGet(unit.apply(thread));
+        }
+        return null;
+      }));
+    }
+    for (Future<?> f : futures) {
+      f.get();
+    }
+    double elapsed = (System.nanoTime() - start) / 1e9;
+    pool.shutdown();
+    return done.get() / elapsed;
+  }
+
+  private double trivial(boolean pipelined) throws Exception {
+    RedisClient client = RedisClient.create(RedisURI.create(uri));
+    try (StatefulRedisConnection<String, String> c = client.connect(StringCodec.UTF8)) {
+      String sha = c.sync().scriptLoad("return 1");
+      RedisAsyncCommands<String, String> async = c.async();
+      String[] keys = {"trivial"};
+      if (!pipelined) {
+        return loop(t -> {
+          async.evalsha(sha, ScriptOutputType.INTEGER, keys).toCompletableFuture().join();
+          return 1;
+        });
+      }
+      c.setAutoFlushCommands(false);
+      Object lock = new Object();
+      return loop(t -> {
+        List<CompletableFuture<Object>> calls = new ArrayList<>(batch);
+        synchronized (lock) {
+          for (int i = 0; i < batch; i++) {
+            calls.add(async.evalsha(sha, ScriptOutputType.INTEGER, keys).toCompletableFuture());
+          }
+          c.flushCommands();
+        }
+        calls.forEach(CompletableFuture::join);
+        return batch;
+      });
+    } finally {
+      client.shutdown();
+    }
+  }
+
+  private Message randomMessage(SplittableRandom random) {
+    return Message.builder("+1" + (5_550_000_000L + random.nextInt(recipients)))
+        .content("template " + random.nextInt(20) + ": your code is ready").build();
+  }
+
+  private double fcap(boolean pipelined) throws Exception {
+    try (RedisStore store = RedisStore.connect(uri); Engine engine = Engine.builder(store).policy(SEED).build()) {
+      SplittableRandom[] randoms = randoms();
+      if (!pipelined) {
+        return loop(t -> {
+          engine.decide(randomMessage(randoms[t])).join();
+          return 1;
+        });
+      }
+      return loop(t -> {
+        List<Message> messages = new ArrayList<>(batch);
+        for (int i = 0; i < batch; i++) {
+          messages.add(randomMessage(randoms[t]));
+        }
+        return engine.decideAll(messages, false).join().size();
+      });
+    }
+  }
+
+  private double baseline(boolean pipelined) throws Exception {
+    try (SortedSetBaseline base = new SortedSetBaseline(uri, !pipelined)) {
+      SplittableRandom[] randoms = randoms();
+      if (!pipelined) {
+        return loop(t -> {
+          Message m = randomMessage(randoms[t]);
+          base.decideSequentially(m.recipient(), m.content(), SortedSetBaseline.SEED);
+          return 1;
+        });
+      }
+      Object lock = new Object();
+      return loop(t -> {
+        List<CompletableFuture<Long>> calls = new ArrayList<>(batch * 4);
+        List<Message> messages = new ArrayList<>(batch);
+        for (int i = 0; i < batch; i++) {
+          messages.add(randomMessage(randoms[t]));
+        }
+        synchronized (lock) {
+          for (Message m : messages) {
+            calls.addAll(base.issue(m.recipient(), m.content(), SortedSetBaseline.SEED, null));
+          }
+          base.flush();
+        }
+        calls.forEach(CompletableFuture::join);
+        return batch;
+      });
+    }
+  }
+
+  private SplittableRandom[] randoms() {
+    SplittableRandom[] r = new SplittableRandom[threads];
+    for (int i = 0; i < threads; i++) {
+      r[i] = new SplittableRandom(42 + i);
+    }
+    return r;
+  }
+
+  /**
+   * Open loop at {@code rate} decisions/s for {@code seconds}: each decision is sent at its scheduled
+   * instant and its latency counted from that instant (no coordinated omission).
+   */
+  private double[] latencyAtRate(double rate) throws Exception {
+    try (RedisStore store = RedisStore.connect(uri); Engine engine = Engine.builder(store).policy(SEED).build()) {
+      SplittableRandom random = new SplittableRandom(7);
+      long interval = (long) (1e9 / rate);
+      int n = (int) Math.min(5_000_000, rate * seconds);
+      long[] latencies = new long[n];
+      CompletableFuture<?>[] all = new CompletableFuture<?>[n];
+      long start = System.nanoTime() + 1_000_000;
+      for (int i = 0; i < n; i++) {
+        long at = start + i * interval;
+        while (System.nanoTime() < at) {
+          LockSupport.parkNanos(Math.max(1, (at - System.nanoTime()) / 2));
+        }
+        int slot = i;
+        all[i] = engine.decide(randomMessage(random)).thenAccept(d -> latencies[slot] = System.nanoTime() - at);
+      }
+      CompletableFuture.allOf(all).get(60, TimeUnit.SECONDS);
+      Arrays.sort(latencies);
+      return new double[] {latencies[n / 2] / 1e6, latencies[(int) (n * 0.99)] / 1e6, latencies[(int) (n * 0.999)] / 1e6};
+    }
+  }
+
+  // ---- memory --------------------------------------------------------------------------------
+
+  private void memory(RedisServer server) throws Exception {
+    System.out.println();
+    System.out.println("| state per recipient (two recipient rules: 15/1m, 50/24h) | fcap bytes | baseline bytes | fcap / baseline | fcap at 10^8 | baseline at 10^8 |");
+    System.out.println("| --- | ---: | ---: | ---: | ---: | ---: |");
+    memoryRow(server, "worst case: 50 in the last 24 h, 15 of them in the last minute", worst, true);
+    memoryRow(server, "typical: 10 in the last 24 h", typical, false);
+  }
+
+  private void memoryRow(RedisServer server, String name, int n, boolean worstCase) throws Exception {
+    double fcap = perRecipient(server, n, worstCase, true);
+    double base = perRecipient(server, n, worstCase, false);
+    System.out.printf(Locale.ROOT, "| %s (%,d recipients) | %.0f | %.0f | %.3f | %.1f GB | %.1f GB |%n", name, n, fcap,
+        base, fcap / base, fcap * 1e8 / 1e9, base * 1e8 / 1e9);
+  }
+
+  /** The times of one recipient's messages, oldest first, ending now. */
+  private static long[] times(long now, boolean worstCase) {
+    if (!worstCase) {
+      long[] t = new long[10];
+      for (int i = 0; i < 10; i++) {
+        t[i] = now - 86_000_000L + i * 8_600_000L;
+      }
+      return t;
+    }
+    long[] t = new long[50];
+    for (int i = 0; i < 35; i++) {
+      t[i] = now - 86_000_000L + i * 2_400_000L; // spread over the day, before the last minute
+    }
+    for (int i = 0; i < 15; i++) {
+      t[35 + i] = now - 59_000L + i * 3_900L; // 15 in the last minute
+    }
+    return t;
+  }
+
+  private double perRecipient(RedisServer server, int n, boolean worstCase, boolean fcap) throws Exception {
+    server.call("FLUSHALL");
+    long before = Long.parseLong(server.info("memory", "used_memory"));
+    long now = System.currentTimeMillis();
+    long[] times = times(now, worstCase);
+    long admitted = 0;
+    if (fcap) {
+      try (RedisStore store = RedisStore.connect(uri);
+          Engine engine = Engine.builder(store).callerTime(true).policy(RECIPIENT_RULES).build()) {
+        for (int from = 0; from < n; from += 1000) {
+          List<CompletableFuture<Decision>> pending = new ArrayList<>();
+          for (long t : times) {
+            for (int r = from; r < Math.min(n, from + 1000); r++) {
+              pending.add(engine.decideAt(Message.builder("+1" + (5_550_000_000L + r)).content("x").build(), t));
+            }
+            for (CompletableFuture<Decision> d : pending) {
+              admitted += d.join().allowed() ? 1 : 0;
+            }
+            pending.clear();
+          }
+        }
+      }
+    } else {
+      try (SortedSetBaseline base = new SortedSetBaseline(uri, true)) {
+        for (int from = 0; from < n; from += 1000) {
+          for (long t : times) {
+            List<CompletableFuture<Long>> pending = new ArrayList<>();
+            for (int r = from; r < Math.min(n, from + 1000); r++) {
+              pending.addAll(base.issue("+1" + (5_550_000_000L + r), null, SortedSetBaseline.RECIPIENT_ONLY, t));
+            }
+            long ok = pending.stream().filter(f -> f.join() == 1L).count();
+            admitted += ok / 2;
+          }
+        }
+      }
+    }
+    if (admitted != (long) n * times.length) {
+      throw new IllegalStateException("expected every message admitted, got " + admitted);
+    }
+    long after = Long.parseLong(server.info("memory", "used_memory"));
+    return (after - before) / (double) n;
+  }
+}

@@ -1,0 +1,41 @@
+package dev.fcap.store.redis;
+
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * The few Redis operations the store needs, over one topology (standalone or Sentinel-managed
+ * master, or a cluster). Calls never block; each returns a stage that fails with Lettuce's
+ * exceptions, which {@link Failures} maps.
+ */
+interface Backend extends AutoCloseable {
+
+  /** EVALSHA on the node that owns {@code key}. */
+  CompletionStage<List<Object>> evalsha(String sha, byte[] key, byte[] arg);
+
+  /** EVAL (loads the script on that node as a side effect); used after NOSCRIPT. */
+  CompletionStage<List<Object>> eval(byte[] script, byte[] key, byte[] arg);
+
+  /**
+   * Runs {@code batch} with the connection's automatic flushing off and flushes once at the end, so
+   * the commands it issues leave in as few writes as possible per node. Serialized with other batches.
+   */
+  void pipelined(Runnable batch);
+
+  /** Issues {@code eval} calls of a batch; same as {@link #evalsha} but on the pipelining connection. */
+  CompletionStage<List<Object>> evalshaPipelined(String sha, byte[] key, byte[] arg);
+
+  /** The id of the node that owns {@code key} (for grouping a batch); "" when there is one node. */
+  String nodeOf(byte[] key);
+
+  CompletionStage<Long> del(byte[] key);
+
+  /** SCRIPT LOAD on every master; completes with the SHA-1 digest. */
+  CompletionStage<String> scriptLoad(byte[] script);
+
+  /** Redis TIME of some master, epoch ms. */
+  CompletionStage<Long> time();
+
+  @Override
+  void close();
+}

@@ -1,0 +1,82 @@
+package dev.fcap.store.redis;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The Redis key of a partition: {@code prefix '{' escape(partition) '}'}.
+ *
+ * <p><b>Why this is injective and slot-safe.</b> {@code escape} replaces the three bytes
+ * {@code \ { }} by the pairs {@code \\ \( \)} and leaves every other byte alone; it is a prefix-free
+ * code, so it is injective, and its output holds no brace. Redis hashes the bytes between the first
+ * {@code '{'} of a key and the first {@code '}'} after it: the prefix holds no brace (checked), so
+ * that is exactly {@code escape(partition)}, which is never empty (a partition key has at least its
+ * kind byte). Hence a partition's slot depends on the partition alone, whatever its ids contain
+ * (braces, colons, spaces, any unicode, any length), and two partitions never share a key.
+ */
+final class RedisKeys {
+  static final byte ESCAPE = '\\';
+
+  private final byte[] prefix;
+
+  RedisKeys(String prefix) {
+    if (prefix.indexOf('{') >= 0 || prefix.indexOf('}') >= 0) {
+      throw new IllegalArgumentException("keyPrefix must not contain '{' or '}': the braces delimit the hash tag");
+    }
+    this.prefix = prefix.getBytes(StandardCharsets.UTF_8);
+  }
+
+  byte[] key(byte[] partition) {
+    if (partition.length == 0) {
+      throw new IllegalArgumentException("empty partition key");
+    }
+    ByteArrayOutputStream out = new ByteArrayOutputStream(prefix.length + partition.length + 8);
+    out.write(prefix, 0, prefix.length);
+    out.write('{');
+    for (byte b : partition) {
+      switch (b) {
+        case ESCAPE -> {
+          out.write(ESCAPE);
+          out.write(ESCAPE);
+        }
+        case '{' -> {
+          out.write(ESCAPE);
+          out.write('(');
+        }
+        case '}' -> {
+          out.write(ESCAPE);
+          out.write(')');
+        }
+        default -> out.write(b);
+      }
+    }
+    out.write('}');
+    return out.toByteArray();
+  }
+
+  /** The inverse of {@link #key}, for tests and tools; throws on a key this class did not write. */
+  byte[] partition(byte[] key) {
+    int start = prefix.length + 1;
+    if (key.length < start + 2 || key[start - 1] != '{' || key[key.length - 1] != '}') {
+      throw new IllegalArgumentException("not an fcap partition key");
+    }
+    ByteArrayOutputStream out = new ByteArrayOutputStream(key.length);
+    for (int i = start; i < key.length - 1; i++) {
+      byte b = key[i];
+      if (b == '{' || b == '}') {
+        throw new IllegalArgumentException("unescaped brace in partition key");
+      }
+      if (b != ESCAPE) {
+        out.write(b);
+        continue;
+      }
+      byte next = key[++i];
+      out.write(next == ESCAPE ? ESCAPE : next == '(' ? '{' : next == ')' ? '}' : fail());
+    }
+    return out.toByteArray();
+  }
+
+  private static byte fail() {
+    throw new IllegalArgumentException("bad escape in partition key");
+  }
+}

@@ -1,0 +1,120 @@
+package dev.fcap.store.redis;
+
+import dev.fcap.algorithm.CounterAlgorithm;
+import dev.fcap.model.Algorithm;
+import dev.fcap.store.CounterRequest;
+import dev.fcap.store.CounterSpec;
+import dev.fcap.store.Operation;
+import dev.fcap.store.PartitionRequest;
+import dev.fcap.store.PartitionResult;
+import dev.fcap.store.PartitionSnapshot;
+import dev.fcap.store.StoredCounter;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The wire format between {@link RedisStore} and {@code partition.lua}: the request as one binary
+ * argument, and the script's reply back into results. The layout is documented at the top of the
+ * script and in docs/redis.md.
+ */
+final class RedisRequests {
+  static final int READ = 3;
+  private static final Algorithm[] ALGORITHMS = Algorithm.values();
+
+  /**
+   * Times the script can hold exactly: GCRA works in microseconds, and Lua numbers are doubles,
+   * exact up to 2^53. So |time| must stay below 2^53 / 1000 ms (the year 2255).
+   */
+  static final long MAX_TIME_MS = (1L << 53) / 1000;
+
+  private RedisRequests() {}
+
+  /** Encodes {@code request}; {@code time} is the caller's time, or STORE_TIME to read Redis TIME. */
+  static byte[] encode(PartitionRequest request, long time) {
+    int size = 28;
+    for (CounterRequest c : request.counters()) {
+      size += 16 + c.key().length + c.spec().checks() * 17;
+    }
+    ByteBuffer b = ByteBuffer.allocate(size);
+    header(b, request.operation().ordinal(), time, request.cost(), request.eventTime(), request.counters().size());
+    for (CounterRequest c : request.counters()) {
+      CounterSpec spec = c.spec();
+      // the fixed part first, so that the script reads it with one struct.unpack
+      b.put((byte) spec.algorithm().ordinal()).put((byte) spec.checks()).putShort((short) c.key().length)
+          .putLong(c.alignMs()).putInt(spec.precision()).put(c.key());
+      for (int i = 0; i < spec.checks(); i++) {
+        b.putLong(spec.limit(i)).putLong(spec.windowMs(i)).put((byte) (spec.enforced(i) ? 1 : 0));
+      }
+    }
+    return b.array();
+  }
+
+  /** A READ request: the live counters of the key. */
+  static byte[] encodeRead(long time) {
+    ByteBuffer b = ByteBuffer.allocate(28);
+    header(b, READ, time, 0, 0, 0);
+    return b.array();
+  }
+
+  private static void header(ByteBuffer b, int op, long time, long cost, long eventTime, int counters) {
+    boolean hasTime = time != PartitionRequest.STORE_TIME;
+    b.put((byte) op).put((byte) (hasTime ? 1 : 0)).putLong(hasTime ? time : 0).putLong(cost).putLong(eventTime)
+        .putShort((short) counters);
+  }
+
+  /** Why the store cannot send {@code request} as is, or null. */
+  static String invalid(PartitionRequest request) {
+    long t = request.time();
+    if (t != PartitionRequest.STORE_TIME && (t <= -MAX_TIME_MS || t >= MAX_TIME_MS)) {
+      return "time " + t + " is outside the range the Redis store can hold exactly (|t| < 2^53 us)";
+    }
+    if (request.operation() == Operation.RELEASE && Math.abs(request.eventTime()) >= MAX_TIME_MS) {
+      return "eventTime " + request.eventTime() + " is out of range";
+    }
+    if (request.cost() < 1 || request.cost() > 0xFFFF_FFFFL) {
+      return "cost must be between 1 and 2^32 - 1";
+    }
+    if (request.counters().size() > 0xFFFF) {
+      return "too many counters in one partition request";
+    }
+    for (CounterRequest c : request.counters()) {
+      if (c.key().length > 0xFFFF || c.spec().checks() > 0xFF) {
+        return "counter key or check list too long";
+      }
+    }
+    return null;
+  }
+
+  /**
+   * The script's reply to DECIDE, CHECK or RELEASE: one string, {@code now:i64 allowed:u8} then,
+   * except for RELEASE, per check {@code used:i64 retry:i64} (milliseconds from now, -1 = never).
+   */
+  static PartitionResult result(PartitionRequest request, List<Object> reply) {
+    ByteBuffer b = ByteBuffer.wrap((byte[]) reply.get(0));
+    long time = b.getLong();
+    boolean allowed = b.get() == 1;
+    int checks = request.checks();
+    long[] used = new long[checks];
+    long[] retryAt = new long[checks];
+    if (request.operation() != Operation.RELEASE) {
+      for (int i = 0; i < checks; i++) {
+        used[i] = b.getLong();
+        long delay = b.getLong();
+        retryAt[i] = delay < 0 ? CounterAlgorithm.NEVER : time + delay;
+      }
+    }
+    return new PartitionResult(time, allowed, used, retryAt);
+  }
+
+  /** The script's reply to READ: the time, then (id, algorithm, state) per live counter. */
+  static PartitionSnapshot snapshot(List<Object> reply) {
+    long time = (Long) reply.get(0);
+    List<StoredCounter> counters = new ArrayList<>((reply.size() - 1) / 3);
+    for (int i = 1; i + 2 < reply.size(); i += 3) {
+      counters.add(new StoredCounter((byte[]) reply.get(i), ALGORITHMS[((Long) reply.get(i + 1)).intValue()],
+          (byte[]) reply.get(i + 2)));
+    }
+    return new PartitionSnapshot(time, counters);
+  }
+}

@@ -1,0 +1,374 @@
+package dev.fcap.store.redis;
+
+import dev.fcap.store.Clock;
+import dev.fcap.store.PartitionRequest;
+import dev.fcap.store.PartitionResult;
+import dev.fcap.store.PartitionSnapshot;
+import dev.fcap.store.Store;
+import dev.fcap.store.StoreException;
+import dev.fcap.store.StoreException.Reason;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import java.io.IOException;
+import java.io.InputStream;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The fcap store on Redis: standalone, Sentinel-managed or Redis Cluster, through Lettuce.
+ *
+ * <p><b>Design.</b> A partition (a recipient, or a shared key such as a sender) is ONE Redis string
+ * holding all its counters, packed exactly like {@code MemoryStore}'s records, with a TTL equal to the
+ * expiry of its longest-lived counter: an idle recipient costs nothing. Every {@link #apply} is ONE
+ * {@code EVALSHA} of {@code partition.lua}, the Lua mirror of {@code PartitionStep}: it reads the
+ * clock (Redis {@code TIME} unless the request or the builder supplies a time), evaluates every
+ * counter, records only if every enforced check admits, and writes the key back once. So the seed
+ * policy's four rules cost one round trip, and Redis's single-threaded script execution makes the
+ * step atomic; in a cluster the partition's hash tag keeps it on one slot.
+ *
+ * <p>The script is loaded on every master when the store is built and called by digest; after a
+ * {@code NOSCRIPT} (a flush, a failover to a fresh replica, a resharding) the same call is retried
+ * once as {@code EVAL}, which loads it again on that node. Nothing is half-done in between: a script
+ * that was not found did not run.
+ *
+ * <p><b>Failures</b> complete futures with a {@link StoreException}; see {@link Failures} for the
+ * reasons. A TIMEOUT is ambiguous (the script may have run), which can only over-count.
+ *
+ * <p><b>Time.</b> Lua numbers are doubles: times are exact below 2^53 microseconds (the year 2255);
+ * a caller time outside that range is refused. Redis TIME is the default clock, so application
+ * nodes with skewed clocks cannot over-admit; {@link Builder#clock} substitutes a Java clock (tests,
+ * a managed Redis that forbids TIME in scripts), and a request's own time always wins (replays).
+ */
+public final class RedisStore implements Store {
+  private static final String SCRIPT = "partition.lua";
+
+  private final Backend backend;
+  private final RedisKeys keys;
+  private final byte[] script;
+  private final String sha;
+  private final Clock clock;
+  private final Clock localClock;
+  private final Duration commandTimeout;
+  private volatile long redisOffsetMs;
+
+  private RedisStore(Builder b, Backend backend) {
+    this.backend = backend;
+    this.keys = new RedisKeys(b.keyPrefix);
+    this.script = loadScript();
+    this.sha = sha1(script);
+    this.clock = b.clock;
+    this.localClock = b.localClock;
+    this.commandTimeout = b.commandTimeout;
+  }
+
+  public static Builder builder(String uri) {
+    return new Builder(uri);
+  }
+
+  /** A store on {@code uri} with default settings. */
+  public static RedisStore connect(String uri) {
+    return builder(uri).build();
+  }
+
+  private void start() {
+    String loaded = await(backend.scriptLoad(script), "SCRIPT LOAD");
+    if (!sha.equals(loaded)) {
+      throw new StoreException(Reason.ERROR, "Redis answered digest " + loaded + " for the script, expected " + sha);
+    }
+    if (clock == null) {
+      long redis = await(backend.time(), "TIME");
+      redisOffsetMs = redis - localClock.millis();
+    }
+  }
+
+  private <T> T await(CompletionStage<T> stage, String what) {
+    try {
+      return stage.toCompletableFuture().get(commandTimeout.toMillis() * 2, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new StoreException(Reason.UNAVAILABLE, what + " interrupted", e);
+    } catch (Exception e) {
+      throw Failures.map(e, what);
+    }
+  }
+
+  @Override
+  public CompletableFuture<PartitionResult> apply(PartitionRequest request) {
+    String invalid = RedisRequests.invalid(request);
+    if (invalid != null) {
+      return CompletableFuture.failedFuture(new StoreException(Reason.ERROR, invalid));
+    }
+    byte[] key = keys.key(request.partition());
+    byte[] arg = RedisRequests.encode(request, timeFor(request));
+    return call(backend.evalsha(sha, key, arg), key, arg, request.operation().name())
+        .thenApply(reply -> observe(RedisRequests.result(request, reply)));
+  }
+
+  /**
+   * Sends the requests pipelined: grouped by the node that owns each partition, issued without
+   * flushing, then flushed once per node. Each request is still one atomic script call; results
+   * come back in request order. If any request fails, the returned future fails with its
+   * StoreException (the others may have been applied).
+   */
+  @Override
+  public CompletableFuture<List<PartitionResult>> applyAll(List<PartitionRequest> requests) {
+    int n = requests.size();
+    if (n == 1) {
+      return apply(requests.get(0)).thenApply(List::of);
+    }
+    byte[][] keyOf = new byte[n][];
+    byte[][] argOf = new byte[n][];
+    String[] nodeOf = new String[n];
+    for (int i = 0; i < n; i++) {
+      PartitionRequest r = requests.get(i);
+      String invalid = RedisRequests.invalid(r);
+      if (invalid != null) {
+        return CompletableFuture.failedFuture(new StoreException(Reason.ERROR, "request " + i + ": " + invalid));
+      }
+      keyOf[i] = keys.key(r.partition());
+      argOf[i] = RedisRequests.encode(r, timeFor(r));
+      nodeOf[i] = backend.nodeOf(keyOf[i]);
+    }
+    Integer[] order = new Integer[n];
+    Arrays.setAll(order, i -> i);
+    Arrays.sort(order, Comparator.comparing(i -> nodeOf[i]));
+    List<CompletableFuture<PartitionResult>> futures = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      futures.add(null);
+    }
+    backend.pipelined(() -> {
+      for (int i : order) {
+        PartitionRequest r = requests.get(i);
+        futures.set(i, call(backend.evalshaPipelined(sha, keyOf[i], argOf[i]), keyOf[i], argOf[i], r.operation().name())
+            .thenApply(reply -> observe(RedisRequests.result(r, reply))));
+      }
+    });
+    return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new))
+        .thenApply(ignored -> futures.stream().map(CompletableFuture::join).toList())
+        .exceptionallyCompose(e -> CompletableFuture.failedFuture(Failures.map(e, "batch")));
+  }
+
+  @Override
+  public CompletableFuture<PartitionSnapshot> read(byte[] partition) {
+    byte[] key = keys.key(partition);
+    byte[] arg = RedisRequests.encodeRead(clock == null ? PartitionRequest.STORE_TIME : clock.millis());
+    return call(backend.evalsha(sha, key, arg), key, arg, "READ").thenApply(RedisRequests::snapshot);
+  }
+
+  @Override
+  public CompletableFuture<Boolean> delete(byte[] partition) {
+    byte[] key = keys.key(partition);
+    return backend.del(key).toCompletableFuture()
+        .handle((n, e) -> {
+          if (e != null) {
+            throw Failures.map(e, "DEL");
+          }
+          return n > 0;
+        });
+  }
+
+  /** The store's clock: the builder's clock, else Redis TIME as last observed (offset from the local clock). */
+  @Override
+  public long now() {
+    return clock != null ? clock.millis() : localClock.millis() + redisOffsetMs;
+  }
+
+  @Override
+  public void close() {
+    backend.close();
+  }
+
+  /** The Redis key of a partition (for tools and tests). */
+  public byte[] keyOf(byte[] partition) {
+    return keys.key(partition);
+  }
+
+  private long timeFor(PartitionRequest request) {
+    if (request.time() != PartitionRequest.STORE_TIME) {
+      return request.time();
+    }
+    return clock == null ? PartitionRequest.STORE_TIME : clock.millis();
+  }
+
+  private PartitionResult observe(PartitionResult result) {
+    if (clock == null) {
+      redisOffsetMs = result.time() - localClock.millis();
+    }
+    return result;
+  }
+
+  /** Runs a script call, retrying once with EVAL on NOSCRIPT, and maps failures. */
+  private CompletableFuture<List<Object>> call(CompletionStage<List<Object>> first, byte[] key, byte[] arg, String what) {
+    return first.toCompletableFuture()
+        .exceptionallyCompose(e -> Failures.isNoScript(e)
+            ? backend.eval(script, key, arg).toCompletableFuture()
+            : CompletableFuture.failedFuture(e))
+        .exceptionallyCompose(e -> CompletableFuture.failedFuture(Failures.map(e, what)));
+  }
+
+  private static byte[] loadScript() {
+    try (InputStream in = RedisStore.class.getResourceAsStream(SCRIPT)) {
+      if (in == null) {
+        throw new IllegalStateException("missing resource " + SCRIPT);
+      }
+      return in.readAllBytes();
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot read " + SCRIPT, e);
+    }
+  }
+
+  static String sha1(byte[] bytes) {
+    try {
+      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(bytes));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * Settings of a {@link RedisStore}. URIs:
+   * <ul>
+   *   <li>{@code redis://[[user]:password@]host[:port][/db]}, {@code rediss://...} (TLS)
+   *   <li>{@code redis-sentinel://[[user]:password@]host[:port][,host[:port]...][/db]#masterName}
+   *   <li>{@code redis-cluster://[[user]:password@]host:port[,host:port...]},
+   *       {@code rediss-cluster://...} (TLS); no database in a cluster
+   * </ul>
+   */
+  public static final class Builder {
+    private final String uri;
+    private Duration commandTimeout = Duration.ofSeconds(1);
+    private Duration connectTimeout = Duration.ofSeconds(2);
+    private Clock clock;
+    private Clock localClock = Clock.system();
+    private String keyPrefix = "fc:";
+    private int maxRedirects = 5;
+
+    private Builder(String uri) {
+      this.uri = Objects.requireNonNull(uri, "uri");
+    }
+
+    /** How long a command may take before it fails with TIMEOUT; default 1 s. */
+    public Builder commandTimeout(Duration timeout) {
+      this.commandTimeout = positive(timeout, "commandTimeout");
+      return this;
+    }
+
+    /** How long connecting may take; default 2 s. */
+    public Builder connectTimeout(Duration timeout) {
+      this.connectTimeout = positive(timeout, "connectTimeout");
+      return this;
+    }
+
+    /**
+     * Decide at this clock's time instead of Redis {@code TIME} (tests; a managed Redis that forbids
+     * TIME). Requests that carry their own time use it in either mode.
+     */
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /** The local clock {@link #now()} adds the observed Redis offset to; default the system clock. */
+    public Builder localClock(Clock clock) {
+      this.localClock = Objects.requireNonNull(clock, "localClock");
+      return this;
+    }
+
+    /** Prepended to every key (namespacing); default {@code fc:}; must not contain braces. */
+    public Builder keyPrefix(String prefix) {
+      new RedisKeys(prefix);
+      this.keyPrefix = prefix;
+      return this;
+    }
+
+    /** Cluster redirects (MOVED/ASK) followed per command before failing UNAVAILABLE; default 5. */
+    public Builder maxRedirects(int redirects) {
+      if (redirects < 0) {
+        throw new IllegalArgumentException("maxRedirects must not be negative");
+      }
+      this.maxRedirects = redirects;
+      return this;
+    }
+
+    /**
+     * Connects, loads the script on every master and reads the Redis clock.
+     *
+     * @throws IllegalArgumentException if the URI is malformed
+     * @throws StoreException if Redis cannot be reached or refuses the script
+     */
+    public RedisStore build() {
+      RedisUris.Target target = RedisUris.parse(uri);
+      Backend backend;
+      try {
+        backend = target.cluster() ? cluster(target.nodes()) : standalone(target.nodes().get(0));
+      } catch (RuntimeException e) {
+        throw e instanceof IllegalArgumentException ? e : Failures.map(e, "connecting to " + RedisUris.redact(uri));
+      }
+      RedisStore store = new RedisStore(this, backend);
+      try {
+        store.start();
+      } catch (RuntimeException e) {
+        backend.close();
+        throw e;
+      }
+      return store;
+    }
+
+    private Backend standalone(RedisURI node) {
+      node.setTimeout(handshakeTimeout());
+      RedisClient client = RedisClient.create();
+      client.setOptions(ClientOptions.builder()
+          .autoReconnect(true)
+          .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+          .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
+          .socketOptions(SocketOptions.builder().connectTimeout(connectTimeout).keepAlive(true).build())
+          .build());
+      return new StandaloneBackend(client, node);
+    }
+
+    private Backend cluster(List<RedisURI> nodes) {
+      nodes.forEach(n -> n.setTimeout(handshakeTimeout()));
+      RedisClusterClient client = RedisClusterClient.create(nodes);
+      client.setOptions(ClusterClientOptions.builder()
+          .autoReconnect(true)
+          .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+          .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
+          .socketOptions(SocketOptions.builder().connectTimeout(connectTimeout).keepAlive(true).build())
+          .maxRedirects(maxRedirects)
+          .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+              .enableAllAdaptiveRefreshTriggers()
+              .enablePeriodicRefresh(Duration.ofSeconds(30))
+              .build())
+          .build());
+      return new ClusterBackend(client);
+    }
+
+    /** The URI timeout bounds the connection handshake; commands have their own (TimeoutOptions). */
+    private Duration handshakeTimeout() {
+      return commandTimeout.compareTo(connectTimeout) > 0 ? commandTimeout : connectTimeout;
+    }
+
+    private static Duration positive(Duration d, String name) {
+      if (d == null || d.isNegative() || d.isZero()) {
+        throw new IllegalArgumentException(name + " must be positive");
+      }
+      return d;
+    }
+  }
+}

@@ -1,0 +1,108 @@
+package dev.fcap.store.redis;
+
+import io.lettuce.core.RedisURI;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Parses the store URIs. {@code redis://}, {@code rediss://} and {@code redis-sentinel://} are
+ * Lettuce's own formats; {@code redis-cluster://} and {@code rediss-cluster://} list seed nodes,
+ * comma-separated, with optional credentials and no database.
+ */
+final class RedisUris {
+
+  record Target(boolean cluster, List<RedisURI> nodes) {}
+
+  private RedisUris() {}
+
+  static Target parse(String uri) {
+    int colon = uri.indexOf("://");
+    if (colon < 0) {
+      throw bad(uri, "expected scheme://, e.g. redis://localhost:6379");
+    }
+    String scheme = uri.substring(0, colon);
+    switch (scheme) {
+      case "redis", "rediss", "redis-sentinel", "rediss-sentinel" -> {
+        try {
+          return new Target(false, List.of(RedisURI.create(uri)));
+        } catch (RuntimeException e) {
+          throw bad(uri, e.getMessage());
+        }
+      }
+      case "redis-cluster", "rediss-cluster" -> {
+        return new Target(true, cluster(uri, scheme.startsWith("rediss"), uri.substring(colon + 3)));
+      }
+      default -> throw bad(uri, "unknown scheme '" + scheme
+          + "'; use redis://, rediss://, redis-sentinel:// or redis-cluster://");
+    }
+  }
+
+  private static List<RedisURI> cluster(String uri, boolean ssl, String rest) {
+    String user = null;
+    char[] password = null;
+    int at = rest.lastIndexOf('@');
+    if (at >= 0) {
+      String info = rest.substring(0, at);
+      rest = rest.substring(at + 1);
+      int c = info.indexOf(':');
+      String u = c < 0 ? "" : decode(info.substring(0, c));
+      password = decode(c < 0 ? info : info.substring(c + 1)).toCharArray();
+      user = u.isEmpty() ? null : u;
+    }
+    int end = rest.length();
+    for (char stop : new char[] {'/', '?', '#'}) {
+      int i = rest.indexOf(stop);
+      if (i >= 0) {
+        end = Math.min(end, i);
+      }
+    }
+    String tail = rest.substring(end);
+    if (!tail.isEmpty() && !tail.equals("/") && !tail.equals("/0")) {
+      throw bad(uri, "a cluster URI takes no database, query or fragment: '" + tail + "'");
+    }
+    List<RedisURI> nodes = new ArrayList<>();
+    for (String hostPort : rest.substring(0, end).split(",")) {
+      if (hostPort.isBlank()) {
+        throw bad(uri, "empty host in the node list");
+      }
+      int c = hostPort.lastIndexOf(':');
+      String host = c < 0 ? hostPort : hostPort.substring(0, c);
+      int port = 6379;
+      if (c >= 0) {
+        try {
+          port = Integer.parseInt(hostPort.substring(c + 1));
+        } catch (NumberFormatException e) {
+          throw bad(uri, "bad port in '" + hostPort + "'");
+        }
+      }
+      if (host.isEmpty() || port < 1 || port > 65535) {
+        throw bad(uri, "bad node '" + hostPort + "'");
+      }
+      RedisURI.Builder b = RedisURI.builder().withHost(host).withPort(port).withSsl(ssl);
+      if (password != null) {
+        if (user != null) {
+          b.withAuthentication(user, password);
+        } else {
+          b.withPassword(password);
+        }
+      }
+      nodes.add(b.build());
+    }
+    return nodes;
+  }
+
+  private static String decode(String s) {
+    return URLDecoder.decode(s, StandardCharsets.UTF_8);
+  }
+
+  /** The URI with any password replaced, for messages and logs. */
+  static String redact(String uri) {
+    return uri.replaceAll("://([^:@/]*):[^@/]*@", "://$1:***@");
+  }
+
+  private static IllegalArgumentException bad(String uri, String why) {
+    return new IllegalArgumentException("invalid Redis store URI '" + redact(uri) + "': " + why);
+  }
+}

@@ -1,0 +1,1024 @@
+-- fcap partition script: one atomic step over the counters of one partition (one Redis key).
+--
+-- This is the Lua mirror of dev.fcap.algorithm.PartitionStep and of the four algorithms
+-- (SlidingLog, SlidingCounter, FixedWindow, Gcra) in fcap-core: same decisions, same states (a
+-- sliding log with unit costs is stored in a smaller "gap form", which READ translates back).
+-- docs/redis.md documents the request, the reply, the key and the value byte by byte.
+--
+-- KEYS[1]  the partition key
+-- ARGV[1]  the request, binary (RedisRequests.java writes it), big-endian:
+--            op:u8 (0 DECIDE, 1 CHECK, 2 RELEASE, 3 READ) hasTime:u8 time:i64 cost:i64 eventTime:i64
+--            n:u16, then n counters: alg:u8 checks:u8 keyLen:u16 align:i64 precision:u32 key
+--            and per check limit:i64 window:i64 enforced:u8
+-- reply    DECIDE, CHECK: one string, now:i64 allowed:u8 then per check used:i64 retry:i64
+--            (retry: ms from now until the check admits the same message, -1 never);
+--          RELEASE: now:i64 allowed:u8; READ: a list { now, (id, algorithm, state)* } of the live
+--            counters, every state in fcap-core's layout
+--
+-- Two paths, same results. Redis runs this whole chunk on every call, so every function literal
+-- and every table it reaches is allocated per call (a closure with upvalues costs about as much as
+-- a redis.call of GET): the FAST PATH, for the common step (DECIDE or CHECK of cost 1 on sliding
+-- logs stored in gap form), is straight-line code with no closure, four small tables, the request
+-- and the value read in place with struct.unpack and string.byte, and a record that reuses the
+-- log's bytes. Anything else (the other algorithms, RELEASE, READ, a cost above 1, a log in the
+-- canonical layout, a clock that went back, out-of-range numbers) takes the GENERAL PATH below,
+-- the plain mirror of fcap-core, which starts again from the request. The fast path writes
+-- nothing before it has decided that it can finish.
+--
+-- Numbers. Lua 5.1 numbers are doubles: integers are exact up to 2^53. Epoch milliseconds (~2^41)
+-- and microseconds (~2^51, GCRA) fit; the store refuses caller times outside +-2^53 us. Divisions
+-- go through floordiv (or the same correction inline), exact for such operands.
+--
+-- Writes. Everything is computed first, then at most one write (SET or DEL), so an error can
+-- never leave a half-recorded partition behind. A step that records nothing writes nothing.
+
+local EPOCH_MS = 1577836800000 -- 2020-01-01T00:00Z, the origin of the per-counter expiry seconds
+local NEVER = false            -- a check that can never pass (returned as a retry delta of -1)
+local GAPS = 4                 -- stored kind of a sliding log in gap form (Redis only)
+local GAP_LIMIT = 1073741824   -- 2^30: a gap this long needs the canonical layout
+local D_LIMIT = 4294967296     -- 2^32: bound of the gap form's offset of the newest entry
+local TTL_SLACK_MS = 1000      -- added to every key's TTL (see the SETs below)
+local CHECK_SIZE = 17          -- limit:i64 window:i64 enforced:u8
+local S = 12                   -- stride of the per-counter facts in F (fast path)
+
+local byte, sub, char, floor = string.byte, string.sub, string.char, math.floor
+local tunpack = unpack
+local pack, unpack = struct.pack, struct.unpack
+
+local key, req = KEYS[1], ARGV[1]
+local op, hastime, now, cost, eventtime, n, pos = unpack('>BBi8i8i8I2', req)
+if hastime == 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+end
+local value = redis.call('GET', key)
+
+-- ================================================================================================
+-- FAST PATH
+--
+-- F holds the facts of counter i at F[(i - 1) * S + k]: 1 id  2 offset of its first check in req
+-- 3 checks  4 true if an earlier counter of the request is the same log  5 start of its gap-form
+-- state in value (false: none)  6 end of it  7 its expiry (ms)  and, after evaluation, 8 its longest
+-- window  9 how many old entries a record keeps  10 where their gaps end  11 newest old entry
+-- 12 true if a record can be written in gap form here
+local fast = op <= 1 and cost == 1
+local F, checks, maxexp = nil, 0, false
+if fast then
+  F = { false, false, false, false, false, false, false, false, false, false, false, false,
+        false, false, false, false, false, false, false, false, false, false, false, false }
+  for i = 1, n do
+    local alg, nchecks, keylen, align, precision, p = unpack('>BBI2i8I4', req, pos)
+    if alg ~= 0 or keylen >= 128 then
+      fast = false
+      break
+    end
+    local id = sub(req, p, p + keylen - 1)
+    local b = (i - 1) * S
+    F[b + 1], F[b + 2], F[b + 3], F[b + 4], F[b + 5] = id, p + keylen, nchecks, false, false
+    for j = 0, b - S, S do
+      if F[j + 1] == id then
+        F[b + 4] = true
+      end
+    end
+    checks = checks + nchecks
+    pos = p + keylen + nchecks * CHECK_SIZE
+  end
+end
+
+-- the stored counters: varint(idLen) id kind:u8 expires:i32 varint(stateLen) state. Find the
+-- requested logs; note where the other live counters are (K: start and end offsets, merged).
+local K = nil
+if fast and value then
+  local p, len = 1, #value
+  while p <= len do
+    local start = p
+    local idlen = byte(value, p)
+    p = p + 1
+    if idlen >= 128 then
+      local scale, c = 128, 128
+      idlen = idlen - 128
+      repeat
+        c = byte(value, p)
+        p = p + 1
+        idlen = idlen + (c % 128) * scale
+        scale = scale * 128
+      until c < 128
+    end
+    local id = sub(value, p, p + idlen - 1)
+    local kind, seconds = unpack('>Bi4', value, p + idlen)
+    p = p + idlen + 5
+    local statelen = byte(value, p)
+    p = p + 1
+    if statelen >= 128 then
+      local scale, c = 128, 128
+      statelen = statelen - 128
+      repeat
+        c = byte(value, p)
+        p = p + 1
+        statelen = statelen + (c % 128) * scale
+        scale = scale * 128
+      until c < 128
+    end
+    local e = p + statelen - 1
+    local expms = EPOCH_MS + seconds * 1000
+    if expms > now then
+      local requested = false
+      if kind == GAPS or kind == 0 then
+        for b = 0, (n - 1) * S, S do
+          if F[b + 1] == id then
+            requested = true
+            F[b + 5], F[b + 6], F[b + 7] = p, e, expms
+            if kind ~= GAPS then
+              fast = false -- a log in the canonical layout (costs above 1, long gaps)
+            end
+          end
+        end
+      end
+      if not requested then
+        if K and K[#K] == start - 1 then
+          K[#K] = e
+        else
+          K = K or {}
+          K[#K + 1], K[#K + 2] = start, e
+        end
+        if not maxexp or expms > maxexp then
+          maxexp = expms
+        end
+      end
+    end
+    p = e + 1
+  end
+end
+
+-- SlidingLog.evaluate, on the gap form. T: times newest first; P[i]: offset just after entry
+-- i's gap. Results: out[2c - 1] used and out[2c] retry time of check c.
+local out, allowed, T, P = nil, true, nil, nil
+if fast then
+  out = { false, false, false, false, false, false, false, false }
+  local at = 0
+  for i = 1, n do
+    local b = (i - 1) * S
+    local a, m = F[b + 5], 0
+    if a then
+      -- gap form: d:u32 (the newest entry is `expires - d` ms), then per older entry its gap to
+      -- the previous one in 1 to 4 bytes, the top two bits of the first byte giving the length
+      if not T then
+        T, P = {}, {}
+      end
+      local e, q = F[b + 6], a + 4
+      local t = F[b + 7] - unpack('>I4', value, a)
+      T[1], P[1], m = t, q, 1
+      while q <= e do
+        local b0 = byte(value, q)
+        if b0 < 64 then
+          t = t - b0
+          q = q + 1
+        elseif b0 < 128 then
+          local b1 = byte(value, q + 1)
+          t = t - ((b0 - 64) * 256 + b1)
+          q = q + 2
+        elseif b0 < 192 then
+          local b1, b2 = byte(value, q + 1, q + 2)
+          t = t - (((b0 - 128) * 256 + b1) * 256 + b2)
+          q = q + 3
+        else
+          local b1, b2, b3 = byte(value, q + 1, q + 3)
+          t = t - ((((b0 - 192) * 256 + b1) * 256 + b2) * 256 + b3)
+          q = q + 4
+        end
+        m = m + 1
+        T[m], P[m] = t, q
+      end
+    end
+    -- every cost is 1: used = entries in the window; when full, the check admits again once
+    -- entry number `limit` (newest first) leaves the window
+    local shadow, maxlimit, maxwindow, inwindow, last = false, 0, 0, 0, -1
+    local q = F[b + 2]
+    for c = 1, F[b + 3] do
+      local limit, window, enforced = unpack('>i8i8B', req, q)
+      q = q + CHECK_SIZE
+      if window < last then
+        inwindow = 0 -- a shorter window than the previous check's: count again
+      end
+      last = window
+      local horizon = now - window
+      while inwindow < m and T[inwindow + 1] > horizon do
+        inwindow = inwindow + 1
+      end
+      local r = NEVER
+      if inwindow < limit then
+        r = now
+      elseif limit >= 1 then
+        r = T[limit] + window
+      end
+      at = at + 1
+      out[2 * at - 1], out[2 * at] = inwindow, r
+      if enforced == 0 then
+        shadow = true
+      elseif r ~= now then
+        allowed = false
+      end
+      if limit > maxlimit then
+        maxlimit = limit
+      end
+      if window > maxwindow then
+        maxwindow = window
+      end
+    end
+    -- SlidingLog.record then prune: the new entry, then the old entries inside the longest window,
+    -- up to capacity - 1 of them (SlidingLog.capacity: a log with shadow checks keeps a margin)
+    local capacity = shadow and math.max(2 * maxlimit, maxlimit + 64) or maxlimit
+    local keep, horizon = 0, now - maxwindow
+    while keep < m and keep < capacity - 1 and T[keep + 1] > horizon do
+      keep = keep + 1
+    end
+    F[b + 8], F[b + 9], F[b + 10], F[b + 11] = maxwindow, keep, keep > 0 and P[keep], m > 0 and T[1]
+    F[b + 12] = capacity >= 1 and maxwindow > 0
+      and (m == 0 or (T[1] <= now and (keep == 0 or now - T[1] < GAP_LIMIT)))
+    if op == 0 and not F[b + 12] then
+      fast = false -- the general path records it (it would refuse the same way)
+    end
+  end
+end
+
+if fast and op == 0 and allowed then
+  -- the next value: each requested log with the new entry's gap in front of the kept entries'
+  -- bytes, then the other live counters as they were
+  local v = ''
+  for i = 1, n do
+    local b = (i - 1) * S
+    if not F[b + 4] then
+      local x = now + F[b + 8] - EPOCH_MS
+      local s = floor(x / 1000) -- seconds since 2020, rounded up: ceil(x / 1000), exactly
+      if s * 1000 > x then
+        s = s - 1
+      elseif (s + 1) * 1000 <= x then
+        s = s + 1
+      end
+      if s * 1000 < x then
+        s = s + 1
+      end
+      local expms = EPOCH_MS + s * 1000
+      local d, keep = expms - now, F[b + 9]
+      if s > 2147483647 or d >= D_LIMIT then
+        fast = false
+        break
+      end
+      local first
+      if keep == 0 then
+        first = pack('>I4', d)
+      else
+        local g = now - F[b + 11]
+        if g < 64 then
+          first = pack('>I4B', d, g)
+        elseif g < 16384 then
+          first = pack('>I4I2', d, 16384 + g)
+        elseif g < 4194304 then
+          first = pack('>I4I3', d, 8388608 + g)
+        else
+          first = pack('>I4I4', d, 3221225472 + g)
+        end
+      end
+      local tail = keep > 1 and sub(value, F[b + 5] + 4, F[b + 10] - 1) or ''
+      local statelen, id = #first + #tail, F[b + 1]
+      local h
+      if statelen < 128 then
+        h = pack('>Bc0Bi4B', #id, id, GAPS, s, statelen)
+      elseif statelen < 16384 then
+        h = pack('>Bc0Bi4BB', #id, id, GAPS, s, statelen % 128 + 128, floor(statelen / 128))
+      else
+        fast = false
+        break
+      end
+      v = v .. h .. first .. tail
+      if not maxexp or expms > maxexp then
+        maxexp = expms
+      end
+    end
+  end
+  if fast then
+    if K then
+      for j = 1, #K, 2 do
+        v = v .. sub(value, K[j], K[j + 1])
+      end
+    end
+    if v ~= '' then
+      -- The TTL is counted in real time but the expiry in the decision's clock (Redis TIME, or a
+      -- caller or injected clock that may lag real time): a second of slack keeps a key alive
+      -- until its counters have expired in the decision clock; liveness is decided by 'expires'.
+      redis.call('SET', key, v, 'PX', maxexp - now + TTL_SLACK_MS)
+    elseif value then
+      redis.call('DEL', key)
+    end
+  end
+end
+
+if fast then
+  for c = 1, checks do
+    local r = out[2 * c]
+    out[2 * c] = r == NEVER and -1 or r - now
+  end
+  local format = checks == 4 and '>i8Bi8i8i8i8i8i8i8i8' or '>i8B' .. string.rep('i8', 2 * checks)
+  return pack(format, now, allowed and 1 or 0, tunpack(out, 1, 2 * checks))
+end
+
+-- ================================================================================================
+-- GENERAL PATH: the plain mirror of fcap-core, from the request again (nothing was written)
+
+local function floordiv(a, b)
+  local q = floor(a / b)
+  if q * b > a then
+    q = q - 1
+  elseif (q + 1) * b <= a then
+    q = q + 1
+  end
+  return q
+end
+
+local function ceildiv(a, b)
+  return -floordiv(-a, b)
+end
+
+local function readvarint(s, p)
+  local v, scale = 0, 1
+  while true do
+    local c = byte(s, p)
+    p = p + 1
+    if c < 128 then
+      return v + c * scale, p
+    end
+    v = v + (c - 128) * scale
+    scale = scale * 128
+  end
+end
+
+local function varint(v)
+  local s = ''
+  while v >= 128 do
+    s = s .. char(v % 128 + 128)
+    v = floor(v / 128)
+  end
+  return s .. char(v)
+end
+
+-- ------------------------------------------------------------------------------------------------
+-- sliding-log (canonical layout, fcap-core's SlidingLog): flags:u8 newest:i64 entries newest
+-- first: age:u32 (i64 if WIDE) [cost:u32 if COSTS]
+local WIDE, COSTS = 1, 2
+local band, bor = bit.band, bit.bor
+
+-- evaluate and record read the same state: decode it once per script call
+local log_cache_state, log_cache_times, log_cache_costs, log_cache_n
+
+local function log_decode_uncached(state)
+  local times, costs = {}, {}
+  if not state then
+    return times, costs, 0
+  end
+  local flags = byte(state, 1)
+  local newest = unpack('>i8', state, 2)
+  local wide, hascost = band(flags, WIDE) ~= 0, band(flags, COSTS) ~= 0
+  local size = (wide and 8 or 4) + (hascost and 4 or 0)
+  local n = (#state - 9) / size
+  local at = 10
+  for i = 1, n do
+    if wide then
+      times[i] = newest - unpack('>i8', state, at)
+    else
+      times[i] = newest - unpack('>I4', state, at)
+    end
+    costs[i] = hascost and unpack('>I4', state, at + size - 4) or 1
+    at = at + size
+  end
+  return times, costs, n
+end
+
+-- the decoded entries of a state; callers that modify them (record, release) pass mutable and get
+-- their own copy, so the cached view stays intact
+local function log_decode(state, mutable)
+  if not state then
+    return {}, {}, 0
+  end
+  if state ~= log_cache_state then
+    log_cache_times, log_cache_costs, log_cache_n = log_decode_uncached(state)
+    log_cache_state = state
+  end
+  if not mutable then
+    return log_cache_times, log_cache_costs, log_cache_n
+  end
+  local times, costs = {}, {}
+  for i = 1, log_cache_n do
+    times[i], costs[i] = log_cache_times[i], log_cache_costs[i]
+  end
+  return times, costs, log_cache_n
+end
+
+local function log_encode(times, costs, n)
+  if n == 0 then
+    return nil
+  end
+  local newest, flags = times[1], 0
+  for i = 1, n do
+    if newest - times[i] > 4294967295 then
+      flags = bor(flags, WIDE)
+    end
+    if costs[i] ~= 1 then
+      flags = bor(flags, COSTS)
+    end
+  end
+  local wide, hascost = band(flags, WIDE) ~= 0, band(flags, COSTS) ~= 0
+  local out = { pack('>Bi8', flags, newest) }
+  for i = 1, n do
+    local age = newest - times[i]
+    local e = wide and pack('>i8', age) or pack('>I4', age)
+    if hascost then
+      e = e .. pack('>I4', costs[i])
+    end
+    out[i + 1] = e
+  end
+  return table.concat(out)
+end
+
+-- SlidingLog.capacity: enforced checks never hold more than their limit; a log with shadow checks
+-- keeps a margin so that their counts stay exact after releases
+local function log_capacity(spec)
+  for c = 1, spec.checks do
+    if not spec.enforced[c] then
+      return math.max(2 * spec.maxlimit, spec.maxlimit + 64)
+    end
+  end
+  return spec.maxlimit
+end
+
+local function log_prune(times, costs, n, spec, now)
+  local horizon = now - spec.maxwindow
+  local capacity = log_capacity(spec)
+  local newer, keep = 0, 0
+  while keep < n and times[keep + 1] > horizon and newer < capacity do
+    newer = newer + costs[keep + 1]
+    keep = keep + 1
+  end
+  return keep
+end
+
+local function log_evaluate(state, spec, align, now, cost, used, retry, at)
+  local times, costs, n = log_decode(state)
+  local admitted = true
+  for c = 1, spec.checks do
+    local limit, window = spec.limits[c], spec.windows[c]
+    local sum, inwindow = 0, 0
+    while inwindow < n and times[inwindow + 1] > now - window do
+      inwindow = inwindow + 1
+      sum = sum + costs[inwindow]
+    end
+    used[at + c] = sum
+    local r
+    if sum + cost <= limit then
+      r = now
+    elseif cost > limit then
+      r = NEVER
+    else
+      -- let the oldest entries of the window age out until the message fits
+      r = NEVER
+      local remaining = sum
+      for i = inwindow, 1, -1 do
+        remaining = remaining - costs[i]
+        if remaining + cost <= limit then
+          r = times[i] + window
+          break
+        end
+      end
+    end
+    retry[at + c] = r
+    if r ~= now and spec.enforced[c] then
+      admitted = false
+    end
+  end
+  return admitted
+end
+
+local function log_record(state, spec, align, now, cost)
+  local times, costs, n = log_decode(state, true)
+  local pos = 1
+  while pos <= n and times[pos] > now do
+    pos = pos + 1 -- the clock went back: keep the log ordered newest first
+  end
+  table.insert(times, pos, now)
+  table.insert(costs, pos, cost)
+  n = n + 1
+  return log_encode(times, costs, log_prune(times, costs, n, spec, now))
+end
+
+local function log_release(state, spec, align, now, eventtime, cost)
+  local times, costs, n = log_decode(state, true)
+  for i = 1, n do
+    if times[i] == eventtime and costs[i] == cost then
+      table.remove(times, i)
+      table.remove(costs, i)
+      return log_encode(times, costs, log_prune(times, costs, n - 1, spec, now))
+    end
+  end
+  return state
+end
+
+local function log_expires(state, spec, align)
+  if not state or #state <= 9 then
+    return nil
+  end
+  return unpack('>i8', state, 2) + spec.maxwindow
+end
+
+-- ------------------------------------------------------------------------------------------------
+-- sliding-counter: width:i64 newest:i64 entries newest first: age:u16 count:u32
+
+local function sc_width(spec)
+  return math.max(1, ceildiv(spec.windows[1], spec.precision))
+end
+
+local function sc_decode(state, width)
+  local idx, cnt = {}, {}
+  if not state or #state <= 16 then
+    return idx, cnt, 0
+  end
+  local n = (#state - 16) / 6
+  local oldwidth = unpack('>i8', state, 1)
+  local newest = unpack('>i8', state, 9)
+  if oldwidth ~= width then
+    -- written with another width (the rule was edited): fold conservatively into one sub-window
+    local total = 0
+    for i = 1, n do
+      total = total + unpack('>I4', state, 17 + (i - 1) * 6 + 2)
+    end
+    idx[1] = floordiv((newest + 1) * oldwidth - 1, width)
+    cnt[1] = total
+    return idx, cnt, 1
+  end
+  for i = 1, n do
+    local at = 17 + (i - 1) * 6
+    idx[i] = newest - unpack('>I2', state, at)
+    cnt[i] = unpack('>I4', state, at + 2)
+  end
+  return idx, cnt, n
+end
+
+local function sc_encode(idx, cnt, n, width)
+  if n == 0 then
+    return nil
+  end
+  local out = { pack('>i8i8', width, idx[1]) }
+  for i = 1, n do
+    out[i + 1] = pack('>I2I4', idx[1] - idx[i], cnt[i])
+  end
+  return table.concat(out)
+end
+
+local function sc_oldest(now, window, width)
+  return floordiv(now - window + 1, width)
+end
+
+local function sc_prune(idx, n, spec, now, width)
+  local oldest = sc_oldest(now, spec.windows[1], width)
+  local keep = 0
+  while keep < n and idx[keep + 1] >= oldest and idx[1] - idx[keep + 1] <= 65535 do
+    keep = keep + 1
+  end
+  return keep
+end
+
+local function sc_evaluate(state, spec, align, now, cost, used, retry, at)
+  local width = sc_width(spec)
+  local window, limit = spec.windows[1], spec.limits[1]
+  local idx, cnt, n = sc_decode(state, width)
+  local oldest = sc_oldest(now, window, width)
+  local counted, sum = 0, 0
+  while counted < n and idx[counted + 1] >= oldest do
+    counted = counted + 1
+    sum = sum + cnt[counted]
+  end
+  used[at + 1] = sum
+  local r
+  if sum + cost <= limit then
+    r = now
+  elseif cost > limit then
+    r = NEVER
+  else
+    r = NEVER
+    local remaining = sum
+    for i = counted, 1, -1 do
+      remaining = remaining - cnt[i]
+      if remaining + cost <= limit then
+        r = (idx[i] + 1) * width + window - 1
+        break
+      end
+    end
+  end
+  retry[at + 1] = r
+  return r == now or not spec.enforced[1]
+end
+
+local function sc_record(state, spec, align, now, cost)
+  local width = sc_width(spec)
+  local idx, cnt, n = sc_decode(state, width)
+  local current = floordiv(now, width)
+  local pos = 1
+  while pos <= n and idx[pos] > current do
+    pos = pos + 1
+  end
+  if pos <= n and idx[pos] == current then
+    cnt[pos] = cnt[pos] + cost
+  else
+    table.insert(idx, pos, current)
+    table.insert(cnt, pos, cost)
+    n = n + 1
+  end
+  return sc_encode(idx, cnt, sc_prune(idx, n, spec, now, width), width)
+end
+
+local function sc_release(state, spec, align, now, eventtime, cost)
+  local width = sc_width(spec)
+  local idx, cnt, n = sc_decode(state, width)
+  local bucket = floordiv(eventtime, width)
+  for i = 1, n do
+    if idx[i] == bucket then
+      cnt[i] = math.max(0, cnt[i] - cost)
+      if cnt[i] == 0 then
+        table.remove(idx, i)
+        table.remove(cnt, i)
+        n = n - 1
+      end
+      return sc_encode(idx, cnt, sc_prune(idx, n, spec, now, width), width)
+    end
+  end
+  return state
+end
+
+local function sc_expires(state, spec, align)
+  if not state then
+    return nil
+  end
+  local width = unpack('>i8', state, 1)
+  local newest = unpack('>i8', state, 9)
+  return (newest + 1) * width + math.max(spec.windows[1], width) - 1
+end
+
+-- ------------------------------------------------------------------------------------------------
+-- fixed-window: last:i64 count:u32
+
+local function fw_start(t, window, align)
+  return floordiv(t - align, window) * window + align
+end
+
+local function fw_evaluate(state, spec, align, now, cost, used, retry, at)
+  local window, limit = spec.windows[1], spec.limits[1]
+  local start = fw_start(now, window, align)
+  local count, last = 0, nil
+  if state then
+    local l = unpack('>i8', state, 1)
+    if l >= start then
+      last = l
+      count = unpack('>I4', state, 9)
+    end
+  end
+  used[at + 1] = count
+  local r
+  if count + cost <= limit then
+    r = now
+  elseif cost > limit then
+    r = NEVER
+  else
+    r = fw_start(last, window, align) + window
+  end
+  retry[at + 1] = r
+  return r == now or not spec.enforced[1]
+end
+
+local function fw_record(state, spec, align, now, cost)
+  local start = fw_start(now, spec.windows[1], align)
+  if state then
+    local l = unpack('>i8', state, 1)
+    if l >= start then
+      return pack('>i8I4', math.max(now, l), unpack('>I4', state, 9) + cost)
+    end
+  end
+  return pack('>i8I4', now, cost)
+end
+
+local function fw_release(state, spec, align, now, eventtime, cost)
+  local start = fw_start(now, spec.windows[1], align)
+  if not state or unpack('>i8', state, 1) < start or eventtime < start then
+    return state
+  end
+  local count = unpack('>I4', state, 9) - cost
+  if count <= 0 then
+    return nil
+  end
+  return sub(state, 1, 8) .. pack('>I4', count)
+end
+
+local function fw_expires(state, spec, align)
+  if not state then
+    return nil
+  end
+  local window = spec.windows[1]
+  return fw_start(unpack('>i8', state, 1), window, align) + window
+end
+
+-- ------------------------------------------------------------------------------------------------
+-- gcra: tat:i64 interval:i64, both in microseconds; a state written at another interval (the rule
+-- was edited) is rescaled to the same number of messages in flight, rounded up, plus 1 us
+
+local function gcra_interval(spec)
+  return ceildiv(spec.windows[1] * 1000, spec.limits[1])
+end
+
+local function gcra_tat(state, t, nowus)
+  if not state then
+    return nowus
+  end
+  local tat, old = unpack('>i8i8', state, 1)
+  if tat <= nowus then
+    return nowus
+  end
+  if old == t then
+    return tat
+  end
+  local ahead = tat - nowus
+  local whole = floordiv(ahead, old)
+  local rest = ahead - whole * old
+  -- Gcra.java computes this term in doubles too: (long) Math.ceil(rest * (double) t / old)
+  return nowus + whole * t + math.ceil(rest * t / old) + 1
+end
+
+local function gcra_evaluate(state, spec, align, now, cost, used, retry, at)
+  local t = gcra_interval(spec)
+  local limit = spec.limits[1]
+  local nowus = now * 1000
+  local tat = gcra_tat(state, t, nowus)
+  used[at + 1] = math.min(limit, ceildiv(tat - nowus, t))
+  local r
+  if tat - nowus + cost * t <= limit * t then
+    r = now
+  elseif cost > limit then
+    r = NEVER
+  else
+    r = ceildiv(tat - (limit - cost) * t, 1000)
+  end
+  retry[at + 1] = r
+  return r == now or not spec.enforced[1]
+end
+
+local function gcra_record(state, spec, align, now, cost)
+  local t = gcra_interval(spec)
+  return pack('>i8i8', gcra_tat(state, t, now * 1000) + cost * t, t)
+end
+
+local function gcra_release(state, spec, align, now, eventtime, cost)
+  if not state then
+    return nil
+  end
+  local t = gcra_interval(spec)
+  local nowus = now * 1000
+  local tat = gcra_tat(state, t, nowus) - cost * t
+  if tat <= nowus then
+    return nil
+  end
+  return pack('>i8i8', tat, t)
+end
+
+local function gcra_expires(state, spec, align)
+  if not state then
+    return nil
+  end
+  return ceildiv(unpack('>i8', state, 1), 1000)
+end
+
+-- algorithm codes are the ordinals of dev.fcap.model.Algorithm
+local ALGORITHMS = {
+  [0] = { evaluate = log_evaluate, record = log_record, release = log_release, expires = log_expires },
+  [1] = { evaluate = sc_evaluate, record = sc_record, release = sc_release, expires = sc_expires },
+  [2] = { evaluate = fw_evaluate, record = fw_record, release = fw_release, expires = fw_expires },
+  [3] = { evaluate = gcra_evaluate, record = gcra_record, release = gcra_release, expires = gcra_expires },
+}
+
+
+-- ------------------------------------------------------------------------------------------------
+-- the gap form of a sliding log <-> the canonical layout
+
+-- the times (newest first) of a gap-form state expiring at expms
+local function gaps_decode(state, expms)
+  local times = { expms - unpack('>I4', state, 1) }
+  local p, m = 5, 1
+  while p <= #state do
+    local b0 = byte(state, p)
+    local width = b0 < 64 and 1 or b0 < 128 and 2 or b0 < 192 and 3 or 4
+    local g = b0 % 64
+    for k = 1, width - 1 do
+      g = g * 256 + byte(state, p + k)
+    end
+    times[m + 1] = times[m] - g
+    m = m + 1
+    p = p + width
+  end
+  return times, m
+end
+
+-- the gap form of a canonical state expiring at second `seconds`, or nil if it cannot hold it
+-- (a cost above 1, a gap of 2^30 ms or more, the newest entry not within 2^32 ms of the expiry)
+local function gaps_encode(state, seconds)
+  if band(byte(state, 1), COSTS) ~= 0 then
+    return nil
+  end
+  local times, costs, m = log_decode_uncached(state)
+  local d = EPOCH_MS + seconds * 1000 - times[1]
+  if d < 0 or d >= D_LIMIT then
+    return nil
+  end
+  local out = { pack('>I4', d) }
+  for i = 2, m do
+    local g = times[i - 1] - times[i]
+    if g >= GAP_LIMIT then
+      return nil
+    elseif g < 64 then
+      out[i] = char(g)
+    elseif g < 16384 then
+      out[i] = pack('>I2', 16384 + g)
+    elseif g < 4194304 then
+      out[i] = pack('>I3', 8388608 + g)
+    else
+      out[i] = pack('>I4', 3221225472 + g)
+    end
+  end
+  return table.concat(out)
+end
+
+-- ------------------------------------------------------------------------------------------------
+-- the partition value: counter* ; counter := varint(idLen) id kind:u8 expires:i32 varint(len) state
+-- (kind: the algorithm, or GAPS for a sliding log in gap form; states here are canonical)
+
+local function parse_value()
+  local stored = {}
+  if not value then
+    return stored
+  end
+  local p, len = 1, #value
+  while p <= len do
+    local start = p
+    local idlen
+    idlen, p = readvarint(value, p)
+    local id = sub(value, p, p + idlen - 1)
+    p = p + idlen
+    local kind = byte(value, p)
+    local expires = unpack('>i4', value, p + 1)
+    local statelen
+    statelen, p = readvarint(value, p + 5)
+    local s = { id = id, alg = kind, expiresms = EPOCH_MS + expires * 1000,
+                state = sub(value, p, p + statelen - 1), raw = sub(value, start, p + statelen - 1) }
+    if kind == GAPS then
+      local times, m = gaps_decode(s.state, s.expiresms)
+      local ones = {}
+      for i = 1, m do
+        ones[i] = 1
+      end
+      s.alg, s.state = 0, log_encode(times, ones, m)
+    end
+    stored[#stored + 1] = s
+    p = p + statelen
+  end
+  return stored
+end
+
+local function to_seconds(ms)
+  local s = ceildiv(ms - EPOCH_MS, 1000)
+  return math.max(-2147483647, math.min(2147483647, s))
+end
+
+local function encode_counter(id, alg, expiresms, state)
+  local seconds = to_seconds(expiresms)
+  if alg == 0 then
+    local gaps = gaps_encode(state, seconds)
+    if gaps then
+      alg, state = GAPS, gaps
+    end
+  end
+  return varint(#id) .. id .. char(alg) .. pack('>i4', seconds) .. varint(#state) .. state
+end
+
+local function parse_request()
+  local counters = {}
+  local p = 29
+  for i = 1, n do
+    local alg, checks, keylen, align, precision
+    alg, checks, keylen, align, precision, p = unpack('>BBI2i8I4', req, p)
+    local id = sub(req, p, p + keylen - 1)
+    p = p + keylen
+    local spec = { checks = checks, precision = precision, limits = {}, windows = {}, enforced = {},
+                   maxlimit = 0, maxwindow = 0 }
+    for c = 1, checks do
+      local limit, window, enforced
+      limit, window, enforced, p = unpack('>i8i8B', req, p)
+      spec.limits[c], spec.windows[c], spec.enforced[c] = limit, window, enforced ~= 0
+      spec.maxlimit = math.max(spec.maxlimit, limit)
+      spec.maxwindow = math.max(spec.maxwindow, window)
+    end
+    counters[i] = { id = id, alg = alg, align = align, spec = spec }
+  end
+  return counters
+end
+
+local counters = parse_request()
+local stored = parse_value()
+
+if op == 3 then
+  -- READ: the live counters, for inspection
+  local result = { now }
+  for _, s in ipairs(stored) do
+    if s.expiresms > now then
+      result[#result + 1] = s.id
+      result[#result + 1] = s.alg
+      result[#result + 1] = s.state
+    end
+  end
+  return result
+end
+
+-- the live state of each requested counter (same id and algorithm)
+local states = {}
+for i, c in ipairs(counters) do
+  for _, s in ipairs(stored) do
+    if s.expiresms > now and s.alg == c.alg and s.id == c.id then
+      states[i] = s.state
+    end
+  end
+end
+
+-- PartitionStep: evaluate every counter (or release), then record everywhere only if all admit
+local used, retry = {}, {}
+local admitted = true
+local at = 0
+for i, c in ipairs(counters) do
+  local a = ALGORITHMS[c.alg]
+  if op == 2 then
+    states[i] = a.release(states[i], c.spec, c.align, now, eventtime, cost)
+  else
+    admitted = a.evaluate(states[i], c.spec, c.align, now, cost, used, retry, at) and admitted
+  end
+  at = at + c.spec.checks
+end
+if admitted and op == 0 then
+  for i, c in ipairs(counters) do
+    states[i] = ALGORITHMS[c.alg].record(states[i], c.spec, c.align, now, cost)
+  end
+end
+
+if (op == 0 and admitted) or op == 2 then
+  -- the next value: the requested counters with their new states, then the other live counters
+  local parts, maxexpires = {}, nil
+  for i, c in ipairs(counters) do
+    local expires = states[i] and ALGORITHMS[c.alg].expires(states[i], c.spec, c.align)
+    local first = true
+    for j = 1, i - 1 do
+      if counters[j].id == c.id and counters[j].alg == c.alg then
+        first = false
+      end
+    end
+    -- the expiry is kept in i32 seconds since 2020, clamped (as in MemoryStore): a counter whose
+    -- clamped expiry has passed (times after 2088) could never be read back, so it is not written
+    local e = expires and EPOCH_MS + to_seconds(expires) * 1000
+    if expires and expires > now and e > now and first then
+      parts[#parts + 1] = encode_counter(c.id, c.alg, expires, states[i])
+      maxexpires = math.max(maxexpires or e, e)
+    end
+  end
+  for _, s in ipairs(stored) do
+    if s.expiresms > now then
+      local requested = false
+      for _, c in ipairs(counters) do
+        if c.alg == s.alg and c.id == s.id then
+          requested = true
+        end
+      end
+      if not requested then
+        parts[#parts + 1] = s.raw
+        maxexpires = math.max(maxexpires or s.expiresms, s.expiresms)
+      end
+    end
+  end
+  if #parts == 0 then
+    if value then
+      redis.call('DEL', key)
+    end
+  else
+    redis.call('SET', key, table.concat(parts), 'PX', maxexpires - now + TTL_SLACK_MS)
+  end
+end
+
+-- reply: as the fast path's; a release has no per-check results (PartitionStep reports zeros)
+if op == 2 then
+  return pack('>i8B', now, admitted and 1 or 0)
+end
+local result = {}
+for i = 1, at do
+  result[2 * i - 1] = used[i]
+  result[2 * i] = retry[i] == NEVER and -1 or retry[i] - now
+end
+return pack('>i8B' .. string.rep('i8', 2 * at), now, admitted and 1 or 0, tunpack(result, 1, 2 * at))

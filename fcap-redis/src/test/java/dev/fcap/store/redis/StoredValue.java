@@ -1,0 +1,82 @@
+package dev.fcap.store.redis;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.codec.ByteArrayCodec;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Test-side reader of the value of a partition key, written from the layout in docs/redis.md
+ * (independently of the script): {@code counter*}, {@code counter := varint(idLen) id kind:u8
+ * expires:i32 varint(stateLen) state}.
+ */
+record StoredValue(List<Counter> counters) {
+  static final int GAPS = 4;
+
+  record Counter(byte[] id, int kind, int expires, byte[] state) {}
+
+  static StoredValue parse(byte[] value) {
+    ByteBuffer b = ByteBuffer.wrap(value);
+    List<Counter> counters = new ArrayList<>();
+    while (b.hasRemaining()) {
+      byte[] id = new byte[varint(b)];
+      b.get(id);
+      int kind = b.get() & 0xff;
+      int expires = b.getInt();
+      byte[] state = new byte[varint(b)];
+      b.get(state);
+      counters.add(new Counter(id, kind, expires, state));
+    }
+    return new StoredValue(counters);
+  }
+
+  private static int varint(ByteBuffer b) {
+    int v = 0;
+    for (int shift = 0; ; shift += 7) {
+      int c = b.get() & 0xff;
+      v |= (c & 0x7f) << shift;
+      if (c < 0x80) {
+        return v;
+      }
+    }
+  }
+
+  /** The times of a gap-form state (newest first), expiring at {@code expires} seconds since 2020. */
+  static long[] gapTimes(byte[] state, int expires) {
+    ByteBuffer b = ByteBuffer.wrap(state);
+    long t = 1_577_836_800_000L + expires * 1000L - (b.getInt() & 0xffffffffL);
+    long[] times = new long[state.length];
+    int n = 0;
+    times[n++] = t;
+    while (b.hasRemaining()) {
+      int first = b.get() & 0xff;
+      long gap = first & 0x3f;
+      for (int k = 0; k < first >>> 6; k++) {
+        gap = gap << 8 | (b.get() & 0xff);
+      }
+      t -= gap;
+      times[n++] = t;
+    }
+    return Arrays.copyOf(times, n);
+  }
+
+  /** Every key of a standalone Redis and its parsed value. */
+  static Map<String, StoredValue> all(String uri) {
+    RedisClient client = RedisClient.create(RedisURI.create(uri));
+    try (StatefulRedisConnection<byte[], byte[]> c = client.connect(ByteArrayCodec.INSTANCE)) {
+      Map<String, StoredValue> values = new LinkedHashMap<>();
+      for (byte[] key : c.sync().keys("*")) {
+        values.put(new String(key, java.nio.charset.StandardCharsets.ISO_8859_1), parse(c.sync().get(key)));
+      }
+      return values;
+    } finally {
+      client.shutdown();
+    }
+  }
+}

@@ -1,0 +1,202 @@
+package dev.fcap.server.redis;
+
+import dev.fcap.server.Redaction;
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import io.lettuce.core.codec.StringCodec;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A Redis URI as the server's settings write it, split into what Redis needs (the URI RedisStore or
+ * Lettuce understands) and fcap's own query parameters ({@code key}, {@code stream}, {@code maxlen},
+ * {@code prefix}), which are taken out before the URI reaches Lettuce.
+ *
+ * <p>Schemes: {@code redis}, {@code rediss}, {@code redis-sentinel}, {@code rediss-sentinel} (Lettuce's
+ * own formats) and {@code redis-cluster}, {@code rediss-cluster} (comma-separated seed nodes, as
+ * RedisStore reads them).
+ */
+final class RedisEndpoint {
+  static final Set<String> SCHEMES = Set.of("redis", "rediss", "redis-sentinel", "rediss-sentinel", "redis-cluster",
+      "rediss-cluster");
+
+  private final String setting;
+  private final String uri;
+  private final Map<String, String> params;
+
+  private RedisEndpoint(String setting, String uri, Map<String, String> params) {
+    this.setting = setting;
+    this.uri = uri;
+    this.params = params;
+  }
+
+  /** True if {@code uri} has one of the Redis schemes. */
+  static boolean handles(String uri) {
+    int i = uri.indexOf("://");
+    return i > 0 && SCHEMES.contains(uri.substring(0, i));
+  }
+
+  /**
+   * Splits {@code raw}, the value of {@code setting}, keeping only the fcap parameters in {@code allowed}.
+   *
+   * @throws IllegalArgumentException naming the setting, for a parameter this setting does not take
+   */
+  static RedisEndpoint parse(String setting, String raw, Set<String> allowed) {
+    int q = raw.indexOf('?');
+    if (q < 0) {
+      return new RedisEndpoint(setting, raw, Map.of());
+    }
+    int hash = raw.indexOf('#', q);
+    String query = raw.substring(q + 1, hash < 0 ? raw.length() : hash);
+    Map<String, String> ours = new LinkedHashMap<>();
+    List<String> rest = new ArrayList<>();
+    for (String pair : query.split("&")) {
+      if (pair.isEmpty()) {
+        continue;
+      }
+      int eq = pair.indexOf('=');
+      String name = eq < 0 ? pair : pair.substring(0, eq);
+      String value = eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8);
+      if (allowed.contains(name)) {
+        if (value.isEmpty()) {
+          throw new IllegalArgumentException(setting + ": the parameter '" + name + "' needs a value, e.g. "
+              + name + "=...");
+        }
+        ours.put(name, value);
+      } else if (Set.of("key", "stream", "maxlen", "prefix").contains(name)) {
+        throw new IllegalArgumentException(setting + ": '" + name + "' is not a parameter of this setting"
+            + (allowed.isEmpty() ? "" : " (it takes " + String.join(", ", allowed) + ")"));
+      } else {
+        rest.add(pair);
+      }
+    }
+    String clean = raw.substring(0, q) + (rest.isEmpty() ? "" : "?" + String.join("&", rest))
+        + (hash < 0 ? "" : raw.substring(hash));
+    return new RedisEndpoint(setting, clean, Map.copyOf(ours));
+  }
+
+  /** The URI without fcap's parameters. */
+  String uri() {
+    return uri;
+  }
+
+  String param(String name, String otherwise) {
+    return params.getOrDefault(name, otherwise);
+  }
+
+  long longParam(String name, long otherwise, long min) {
+    String v = params.get(name);
+    if (v == null) {
+      return otherwise;
+    }
+    try {
+      long n = Long.parseLong(v);
+      if (n < min) {
+        throw new IllegalArgumentException(setting + ": " + name + " must be at least " + min + ", got " + n);
+      }
+      return n;
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(setting + ": " + name + " must be an integer, got '" + v + "'");
+    }
+  }
+
+  /** The URI with any password hidden, for logs and messages. */
+  String redacted() {
+    return Redaction.uri(uri);
+  }
+
+  boolean cluster() {
+    return uri.startsWith("redis-cluster://") || uri.startsWith("rediss-cluster://");
+  }
+
+  /** Opens a String-keyed connection: a standalone or Sentinel-managed master, or a cluster. */
+  Link connect(Duration commandTimeout, Duration connectTimeout) {
+    SocketOptions socket = SocketOptions.builder().connectTimeout(connectTimeout).keepAlive(true).build();
+    try {
+      if (cluster()) {
+        RedisClusterClient client = RedisClusterClient.create(clusterNodes(connectTimeout));
+        client.setOptions(ClusterClientOptions.builder().autoReconnect(true)
+            .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+            .timeoutOptions(TimeoutOptions.enabled(commandTimeout)).socketOptions(socket).build());
+        try {
+          StatefulRedisClusterConnection<String, String> c = client.connect(StringCodec.UTF8);
+          return new Link(client, c, c.sync(), c.async());
+        } catch (RuntimeException e) {
+          client.shutdown();
+          throw e;
+        }
+      }
+      RedisURI target = RedisURI.create(uri);
+      target.setTimeout(connectTimeout);
+      RedisClient client = RedisClient.create();
+      client.setOptions(ClientOptions.builder().autoReconnect(true)
+          .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+          .timeoutOptions(TimeoutOptions.enabled(commandTimeout)).socketOptions(socket).build());
+      try {
+        StatefulRedisConnection<String, String> c = client.connect(StringCodec.UTF8, target);
+        return new Link(client, c, c.sync(), c.async());
+      } catch (RuntimeException e) {
+        client.shutdown();
+        throw e;
+      }
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(setting + ": invalid Redis URI '" + redacted() + "': " + e.getMessage(), e);
+    }
+  }
+
+  /** {@code redis-cluster://[user:pass@]h1:p1,h2:p2}: one Lettuce URI per seed node. */
+  private List<RedisURI> clusterNodes(Duration connectTimeout) {
+    boolean ssl = uri.startsWith("rediss");
+    String rest = uri.substring(uri.indexOf("://") + 3);
+    String auth = "";
+    int at = rest.lastIndexOf('@');
+    if (at >= 0) {
+      auth = rest.substring(0, at + 1);
+      rest = rest.substring(at + 1);
+    }
+    if (rest.endsWith("/") || rest.endsWith("/0")) {
+      rest = rest.substring(0, rest.lastIndexOf('/'));
+    }
+    if (rest.contains("/") || rest.contains("?") || rest.contains("#")) {
+      throw new IllegalArgumentException("a cluster URI takes no database, query or fragment");
+    }
+    List<RedisURI> nodes = new ArrayList<>();
+    for (String node : rest.split(",")) {
+      if (node.isBlank()) {
+        throw new IllegalArgumentException("empty host in the node list");
+      }
+      RedisURI n = RedisURI.create((ssl ? "rediss://" : "redis://") + auth + node);
+      n.setTimeout(connectTimeout);
+      nodes.add(n);
+    }
+    return nodes;
+  }
+
+  /** An open connection: sync and async commands over one connection, closed with its client. */
+  record Link(AbstractRedisClient client, StatefulConnection<String, String> connection,
+      RedisClusterCommands<String, String> sync, RedisClusterAsyncCommands<String, String> async)
+      implements AutoCloseable {
+    @Override
+    public void close() {
+      connection.close();
+      client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+    }
+  }
+}

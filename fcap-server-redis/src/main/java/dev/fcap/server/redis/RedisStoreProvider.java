@@ -1,0 +1,99 @@
+package dev.fcap.server.redis;
+
+import dev.fcap.server.ServerConfig;
+import dev.fcap.server.StoreProvider;
+import dev.fcap.server.admin.RulesSource;
+import dev.fcap.server.audit.AuditSink;
+import dev.fcap.store.Clock;
+import dev.fcap.store.Store;
+import dev.fcap.store.StoreException;
+import dev.fcap.store.redis.RedisStore;
+import io.lettuce.core.RedisException;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Redis for the fcap server, found by {@link java.util.ServiceLoader}:
+ *
+ * <ul>
+ *   <li>{@code store.uri}: {@code redis://}, {@code rediss://}, {@code redis-sentinel://},
+ *       {@code redis-cluster://} (and the TLS variants): a {@link RedisStore} whose command timeout is
+ *       {@code store.timeout}; optional {@code ?prefix=NAME:} namespaces its keys (default {@code fc:}).
+ *       Decisions use Redis {@code TIME}; the server's clock is the local clock the store's
+ *       {@code now()} adds the observed offset to.
+ *   <li>{@code rules.source}: the same URIs with optional {@code ?key=NAME} (default
+ *       {@code fcap:rules}): a {@link RedisRulesSource}, seeded from {@code rules.seed}, history bounded by
+ *       {@code rules.history}.
+ *   <li>{@code audit.sink}: the same URIs with optional {@code ?stream=NAME} (default {@code fcap:audit})
+ *       and {@code ?maxlen=N} (default 1,000,000): a {@link RedisAuditSink}.
+ * </ul>
+ *
+ * The rules source and the audit sink have their own connections (so a slow audit batch never
+ * queues ahead of a decision), with a {@link #SIDE_TIMEOUT} command timeout: neither is on a
+ * decision's path.
+ */
+public final class RedisStoreProvider implements StoreProvider {
+  /** Command timeout of the rules source and the audit sink. */
+  static final Duration SIDE_TIMEOUT = Duration.ofSeconds(2);
+  static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(2);
+  static final long DEFAULT_MAXLEN = 1_000_000;
+
+  @Override
+  public Optional<Store> open(String uri, Clock clock, ServerConfig config) {
+    if (!RedisEndpoint.handles(uri)) {
+      return Optional.empty();
+    }
+    RedisEndpoint e = RedisEndpoint.parse("store.uri", uri, Set.of("prefix"));
+    RedisStore.Builder b = RedisStore.builder(e.uri()).commandTimeout(config.failure().timeout())
+        .connectTimeout(CONNECT_TIMEOUT).localClock(clock);
+    try {
+      b.keyPrefix(e.param("prefix", "fc:"));
+    } catch (IllegalArgumentException bad) {
+      throw new IllegalArgumentException("store.uri: prefix: " + bad.getMessage(), bad);
+    }
+    try {
+      return Optional.of(b.build());
+    } catch (StoreException failed) {
+      throw new StoreException(failed.reason(), "store.uri: cannot open the Redis store at " + e.redacted() + ": "
+          + failed.getMessage(), failed);
+    }
+  }
+
+  @Override
+  public Optional<RulesSource> rulesSource(String uri, ServerConfig config) throws IOException {
+    if (!RedisEndpoint.handles(uri)) {
+      return Optional.empty();
+    }
+    RedisEndpoint e = RedisEndpoint.parse("rules.source", uri, Set.of("key"));
+    String name = e.param("key", "fcap:rules");
+    RedisEndpoint.Link link = connect(e, "rules.source");
+    try {
+      return Optional.of(new RedisRulesSource(e, link, name, config.rulesSeed(), config.rulesHistory()));
+    } catch (RuntimeException bad) {
+      link.close();
+      throw bad;
+    }
+  }
+
+  @Override
+  public Optional<AuditSink> auditSink(String uri, ServerConfig config) throws IOException {
+    if (!RedisEndpoint.handles(uri)) {
+      return Optional.empty();
+    }
+    RedisEndpoint e = RedisEndpoint.parse("audit.sink", uri, Set.of("stream", "maxlen"));
+    long maxLen = e.longParam("maxlen", DEFAULT_MAXLEN, 1);
+    String stream = e.param("stream", "fcap:audit");
+    return Optional.of(new RedisAuditSink(e, connect(e, "audit.sink"), stream, maxLen, SIDE_TIMEOUT.toMillis()));
+  }
+
+  private static RedisEndpoint.Link connect(RedisEndpoint e, String setting) throws IOException {
+    try {
+      return e.connect(SIDE_TIMEOUT, CONNECT_TIMEOUT);
+    } catch (RedisException failed) {
+      throw new IOException(setting + ": cannot connect to Redis at " + e.redacted() + ": " + failed.getMessage(),
+          failed);
+    }
+  }
+}

@@ -1,0 +1,50 @@
+package dev.fcap.server.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class RedisEndpointTest {
+
+  @Test
+  void takesOutOnlyFcapParametersAndKeepsLettucesAndTheFragment() {
+    RedisEndpoint e = RedisEndpoint.parse("rules.source",
+        "redis-sentinel://:secret@10.0.0.1:26379,10.0.0.2:26379/2?timeout=5s&key=prod%3Arules#mymaster", Set.of("key"));
+    assertThat(e.param("key", "x")).isEqualTo("prod:rules");
+    assertThat(e.uri()).isEqualTo("redis-sentinel://:secret@10.0.0.1:26379,10.0.0.2:26379/2?timeout=5s#mymaster");
+    assertThat(e.redacted()).doesNotContain("secret");
+    assertThat(e.cluster()).isFalse();
+  }
+
+  @Test
+  void clusterUriWithoutParametersIsUnchanged() {
+    RedisEndpoint e = RedisEndpoint.parse("audit.sink", "redis-cluster://h1:7000,h2:7001?stream=s&maxlen=500",
+        Set.of("stream", "maxlen"));
+    assertThat(e.uri()).isEqualTo("redis-cluster://h1:7000,h2:7001");
+    assertThat(e.cluster()).isTrue();
+    assertThat(e.param("stream", "fcap:audit")).isEqualTo("s");
+    assertThat(e.longParam("maxlen", 7, 1)).isEqualTo(500);
+    assertThat(e.longParam("other", 7, 1)).isEqualTo(7);
+  }
+
+  @Test
+  void handlesOnlyRedisSchemes() {
+    assertThat(RedisEndpoint.handles("redis://localhost")).isTrue();
+    assertThat(RedisEndpoint.handles("rediss-cluster://h:1")).isTrue();
+    assertThat(RedisEndpoint.handles("memory")).isFalse();
+    assertThat(RedisEndpoint.handles("file:/tmp/x")).isFalse();
+    assertThat(RedisEndpoint.handles("postgres://db")).isFalse();
+  }
+
+  @Test
+  void badParametersAreRefusedNamingTheSetting() {
+    assertThatThrownBy(() -> RedisEndpoint.parse("store.uri", "redis://h?key=x", Set.of("prefix")))
+        .hasMessage("store.uri: 'key' is not a parameter of this setting (it takes prefix)");
+    assertThatThrownBy(() -> RedisEndpoint.parse("rules.source", "redis://h?key=", Set.of("key")))
+        .hasMessageContaining("rules.source: the parameter 'key' needs a value");
+    RedisEndpoint e = RedisEndpoint.parse("audit.sink", "redis://h?maxlen=0", Set.of("maxlen"));
+    assertThatThrownBy(() -> e.longParam("maxlen", 1, 1)).hasMessage("audit.sink: maxlen must be at least 1, got 0");
+  }
+}

@@ -1,0 +1,110 @@
+package dev.fcap.server.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.fcap.store.redis.testing.RedisExtension;
+import dev.fcap.store.redis.testing.RedisServer;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The failure policy with a real Redis stopped, paused and restarted: degraded decisions by category
+ * during the outage, nobody waiting for Redis, automatic recovery afterwards.
+ */
+class RedisOutageIT {
+  @RegisterExtension
+  static final RedisExtension REDIS = RedisExtension.standalone();
+
+  private static final Map<String, String> SETTINGS = Map.of("store.timeout", "300ms", "failure.probeInterval",
+      "100ms", "failure.categories", "{marketing: deny}");
+
+  @Test
+  void stoppedAndRestarted() throws Exception {
+    RedisServer redis = REDIS.deployment().servers().get(0);
+    try (Node node = Node.onRedis(REDIS.uri(), "out:rules", "out:audit", SETTINGS)) {
+      String otp = "{\"recipient\": \"r\", \"content\": \"code 1\"}";
+      assertThat(node.decide(otp).degraded()).isFalse();
+
+      redis.stop();
+      // default category: decided locally for the outage, rules still enforced, marked degraded
+      Node.Reply first = node.decide(otp);
+      assertThat(first.degraded()).isTrue();
+      assertThat(first.allowed()).isTrue();
+      assertThat(node.decide(otp).allowed()).isTrue();
+      JsonNode third = node.decide(otp).body();
+      assertThat(third.get("degraded").asBoolean()).isTrue();
+      assertThat(third.get("allowed").asBoolean()).isFalse();
+      assertThat(third.get("blockedBy").get(0).asText()).isEqualTo("same-content-per-59s");
+      // transactional: allow (the default); marketing: deny (configured)
+      Node.Reply tx = node.decide("{\"recipient\": \"t\", \"category\": \"transactional\"}");
+      assertThat(tx.degraded()).isTrue();
+      assertThat(tx.allowed()).isTrue();
+      Node.Reply promo = node.decide("{\"recipient\": \"fresh\", \"category\": \"marketing\"}");
+      assertThat(promo.degraded()).isTrue();
+      assertThat(promo.allowed()).isFalse();
+      assertThat(node.get("/ready").status()).isEqualTo(503);
+      assertThat(node.server.engine().storeDown()).isTrue();
+
+      redis.restart();
+      awaitRecovery(node);
+      // decisions go to Redis again: the recipient's counter is a key there
+      Node.Reply after = node.decide("{\"recipient\": \"after-restart\"}");
+      assertThat(after.degraded()).isFalse();
+      assertThat(after.allowed()).isTrue();
+      assertThat(keys(redis, "fc:*")).isNotEmpty();
+      assertThat(node.get("/ready").status()).isEqualTo(200);
+      // the restarted Redis lost everything (no persistence here): the node wrote its rules back
+      String rules = null;
+      for (int i = 0; i < 200 && rules == null; i++) {
+        Thread.sleep(50);
+        rules = (String) redis.call("GET", "{out:rules}");
+      }
+      assertThat(rules).contains("recipient-per-minute");
+    }
+  }
+
+  @Test
+  void aHangingRedisIsCutOffByTheTimeout() throws Exception {
+    RedisServer redis = REDIS.deployment().servers().get(0);
+    try (Node node = Node.onRedis(REDIS.uri(), "hang:rules", "hang:audit", SETTINGS)) {
+      assertThat(node.decide("{\"recipient\": \"h\"}").degraded()).isFalse();
+      // Redis holds every command for 5 s: a caller must get its answer from the failure policy
+      // instead, after store.timeout (300 ms), long before Redis would answer
+      redis.call("CLIENT", "PAUSE", "5000", "ALL");
+      long start = System.nanoTime();
+      Node.Reply d = node.decide("{\"recipient\": \"h\"}");
+      long tookMs = (System.nanoTime() - start) / 1_000_000;
+      Node.Reply promo = node.decide("{\"recipient\": \"h\", \"category\": \"marketing\"}");
+      long bothMs = (System.nanoTime() - start) / 1_000_000;
+      System.out.printf("decisions while Redis hangs: %d ms, then %d ms (store.timeout 300 ms)%n", tookMs,
+          bothMs - tookMs);
+      assertThat(d.degraded()).isTrue();
+      assertThat(d.allowed()).isTrue();
+      assertThat(promo.degraded()).isTrue();
+      assertThat(promo.allowed()).isFalse();
+      // answered while Redis was still paused: nobody waited for it
+      assertThat(bothMs).isLessThan(5000);
+
+      awaitRecovery(node);
+      assertThat(node.decide("{\"recipient\": \"h2\"}").degraded()).isFalse();
+    }
+  }
+
+  /** Polls (bounded, 30 s) until a decision is no longer degraded. */
+  private static void awaitRecovery(Node node) throws InterruptedException {
+    boolean recovered = false;
+    for (int i = 0; i < 300 && !recovered; i++) {
+      Thread.sleep(100);
+      recovered = !node.decide("{\"recipient\": \"probe\", \"dryRun\": true}").degraded();
+    }
+    assertThat(recovered).isTrue();
+    assertThat(node.server.engine().storeDown()).isFalse();
+  }
+
+  private static List<?> keys(RedisServer redis, String pattern) throws Exception {
+    return (List<?>) redis.call("KEYS", pattern);
+  }
+}

@@ -1,0 +1,15 @@
+package dev.fcap.server.redis;
+
+import dev.fcap.store.redis.testing.RedisExtension;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** The seed scenario with store, rules and audit on Redis (standalone). */
+class ServerOnStandaloneIT extends SeedScenarioOnRedis {
+  @RegisterExtension
+  static final RedisExtension REDIS = RedisExtension.standalone();
+
+  @Override
+  RedisExtension redis() {
+    return REDIS;
+  }
+}

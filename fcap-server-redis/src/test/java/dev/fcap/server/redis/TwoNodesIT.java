@@ -1,0 +1,117 @@
+package dev.fcap.server.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.fcap.store.redis.testing.RedisExtension;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** Two server nodes on one Redis share counters and rules. */
+class TwoNodesIT {
+  @RegisterExtension
+  static final RedisExtension REDIS = RedisExtension.standalone();
+
+  @Test
+  void aRecipientsLimitHoldsAcrossBothNodes() throws Exception {
+    try (Node a = Node.onRedis(REDIS.uri(), "two:rules", "two:audit", Map.of());
+        Node b = Node.onRedis(REDIS.uri(), "two:rules", "two:audit", Map.of())) {
+      // 4 threads, 2 per node, 60 decisions with distinct contents for one recipient: the seed policy's
+      // recipient-per-minute (15) is the only rule that can refuse
+      ExecutorService pool = Executors.newFixedThreadPool(4);
+      try {
+        List<Future<Integer>> admitted = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+          Node node = t % 2 == 0 ? a : b;
+          int thread = t;
+          admitted.add(pool.submit(() -> {
+            int n = 0;
+            for (int i = 0; i < 15; i++) {
+              Node.Reply r = node.decide("{\"recipient\": \"shared\", \"content\": \"m" + thread + "-" + i + "\"}");
+              assertThat(r.degraded()).isFalse();
+              n += r.allowed() ? 1 : 0;
+            }
+            return n;
+          }));
+        }
+        int total = 0;
+        for (Future<Integer> f : admitted) {
+          total += f.get(60, TimeUnit.SECONDS);
+        }
+        assertThat(total).isEqualTo(15);
+      } finally {
+        pool.shutdownNow();
+      }
+      // both nodes read the same counters
+      assertThat(usedPerMinute(a, "shared")).isEqualTo(15);
+      assertThat(usedPerMinute(b, "shared")).isEqualTo(15);
+    }
+  }
+
+  @Test
+  void anEditOnOneNodeIsLiveOnTheOther() throws Exception {
+    try (Node a = Node.onRedis(REDIS.uri(), "edit:rules", "edit:audit", Map.of());
+        Node b = Node.onRedis(REDIS.uri(), "edit:rules", "edit:audit", Map.of())) {
+      long before = b.get("/v1/rules").body().get("version").asLong();
+      Node.Reply edited = a.send("PUT", "/v1/rules/recipient-per-minute",
+          "{\"limit\": 3, \"window\": \"1m\", \"key\": [\"recipient\"]}", Map.of());
+      assertThat(edited.status()).isEqualTo(200);
+      long version = edited.body().get("version").asLong();
+      assertThat(version).isEqualTo(before + 1);
+
+      // B polls Redis every 250 ms; wait (bounded) until it has the edit, and say how long it took
+      long start = System.nanoTime();
+      JsonNode onB = null;
+      for (int i = 0; i < 100; i++) {
+        onB = b.get("/v1/rules").body();
+        if (onB.get("version").asLong() == version) {
+          break;
+        }
+        Thread.sleep(20);
+      }
+      System.out.printf("edit on node A live on node B after %d ms%n", (System.nanoTime() - start) / 1_000_000);
+      assertThat(onB.get("version").asLong()).isEqualTo(version);
+      assertThat(onB.get("rules").get(0).get("limit").asLong()).isEqualTo(3);
+
+      // and B decides with it: the fourth message to a fresh recipient is refused by the new limit
+      for (int i = 0; i < 3; i++) {
+        assertThat(b.decide("{\"recipient\": \"after-edit\", \"content\": \"c" + i + "\"}").allowed()).isTrue();
+      }
+      JsonNode fourth = b.decide("{\"recipient\": \"after-edit\", \"content\": \"c3\"}").body();
+      assertThat(fourth.get("allowed").asBoolean()).isFalse();
+      assertThat(fourth.get("blockedBy").get(0).asText()).isEqualTo("recipient-per-minute");
+      assertThat(fourth.get("policyVersion").asLong()).isEqualTo(version);
+
+      // an edit on B goes the other way; If-Match with the version both now share
+      Node.Reply back = null;
+      for (int i = 0; i < 20 && (back == null || back.status() == 409); i++) {
+        // 409 rules_changed only in the moment between B picking up the edit and moving its base
+        back = b.send("PUT", "/v1/rules/recipient-per-minute",
+            "{\"limit\": 4, \"window\": \"1m\", \"key\": [\"recipient\"]}", Map.of("If-Match", "\"" + version + "\""));
+        Thread.sleep(back.status() == 409 ? 50 : 0);
+      }
+      assertThat(back.status()).isEqualTo(200);
+      long next = back.body().get("version").asLong();
+      for (int i = 0; i < 100 && a.get("/v1/rules").body().get("version").asLong() != next; i++) {
+        Thread.sleep(20);
+      }
+      assertThat(a.get("/v1/rules").body().get("rules").get(0).get("limit").asLong()).isEqualTo(4);
+    }
+  }
+
+  private static long usedPerMinute(Node node, String recipient) {
+    for (JsonNode c : node.get("/v1/recipients/" + recipient).body().get("counters")) {
+      if (c.get("rule").asText().equals("recipient-per-minute")) {
+        return c.get("used").asLong();
+      }
+    }
+    throw new AssertionError("no recipient-per-minute counter for " + recipient);
+  }
+}

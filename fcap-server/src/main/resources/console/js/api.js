@@ -1,0 +1,103 @@
+// The console's only way to the server: the public HTTP API, with the operator's API key.
+//
+// Every call resolves to the parsed JSON body or rejects with an ApiError (the server's
+// {"error": {code, message, field, errors}}, plus the HTTP status) or, when the server cannot be
+// reached at all, with an ApiError of status 0 and code "unreachable". Listeners registered with
+// onTrouble() hear about 401/403/unreachable/5xx so the page can show one clear banner.
+
+const KEY_STORAGE = 'fcap.apiKey';
+
+export class ApiError extends Error {
+  constructor(status, code, message, field, errors) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.field = field || null;
+    this.errors = errors || [];
+  }
+}
+
+const listeners = new Set();
+
+export function onTrouble(listener) {
+  listeners.add(listener);
+}
+
+function notify(kind, error) {
+  for (const l of listeners) {
+    l(kind, error);
+  }
+}
+
+/** The API key typed by the operator; kept in sessionStorage (this tab only). Empty: no key. */
+export function apiKey() {
+  return sessionStorage.getItem(KEY_STORAGE) || '';
+}
+
+export function setApiKey(key) {
+  if (key) {
+    sessionStorage.setItem(KEY_STORAGE, key);
+  } else {
+    sessionStorage.removeItem(KEY_STORAGE);
+  }
+}
+
+/**
+ * One request. `options`: body (an object, sent as JSON), headers, text (true: return the body as
+ * text, for /metrics), etag (true: resolve to {body, etag}).
+ */
+export async function request(method, path, options = {}) {
+  const headers = { Accept: options.text ? 'text/plain' : 'application/json', ...(options.headers || {}) };
+  const key = apiKey();
+  if (key) {
+    headers.Authorization = 'Bearer ' + key;
+  }
+  let body;
+  if (options.body !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    body = JSON.stringify(options.body);
+  }
+  let response;
+  try {
+    response = await fetch(path, { method, headers, body, cache: 'no-store', credentials: 'omit' });
+  } catch (e) {
+    const error = new ApiError(0, 'unreachable',
+      `Cannot reach the fcap server at ${location.origin}: it is down or the network is unreachable.`);
+    notify('unreachable', error);
+    throw error;
+  }
+  const type = response.headers.get('content-type') || '';
+  const payload = type.includes('json') ? await response.json().catch(() => null) : await response.text();
+  if (!response.ok) {
+    const e = payload && payload.error ? payload.error : {};
+    const error = new ApiError(response.status, e.code || 'http_' + response.status,
+      e.message || `HTTP ${response.status} ${response.statusText}`, e.field, e.errors);
+    if (response.status === 401 || response.status === 403) {
+      notify(response.status === 401 ? 'unauthenticated' : 'forbidden', error);
+    } else if (response.status >= 500) {
+      notify('server', error);
+    }
+    throw error;
+  }
+  notify('ok', null);
+  return options.etag ? { body: payload, etag: response.headers.get('etag') } : payload;
+}
+
+const q = (tenant) => '?tenant=' + encodeURIComponent(tenant);
+const ifMatch = (version) => (version === undefined || version === null ? {} : { 'If-Match': '"' + version + '"' });
+
+export const api = {
+  policy: (tenant) => request('GET', '/v1/rules' + q(tenant)),
+  history: (tenant) => request('GET', '/v1/rules/history' + q(tenant)),
+  validate: (tenant, rules) => request('POST', '/v1/rules/validate' + q(tenant), { body: { rules } }),
+  addRule: (tenant, rule, version) =>
+    request('POST', '/v1/rules' + q(tenant), { body: rule, headers: ifMatch(version) }),
+  putRule: (tenant, id, rule, version) =>
+    request('PUT', '/v1/rules/' + encodeURIComponent(id) + q(tenant), { body: rule, headers: ifMatch(version) }),
+  deleteRule: (tenant, id, version) =>
+    request('DELETE', '/v1/rules/' + encodeURIComponent(id) + q(tenant), { headers: ifMatch(version) }),
+  inspect: (tenant, recipient) => request('GET', '/v1/recipients/' + encodeURIComponent(recipient) + q(tenant)),
+  reset: (tenant, recipient) => request('DELETE', '/v1/recipients/' + encodeURIComponent(recipient) + q(tenant)),
+  decide: (message) => request('POST', '/v1/decisions', { body: message }),
+  metrics: () => request('GET', '/metrics', { text: true }),
+};
