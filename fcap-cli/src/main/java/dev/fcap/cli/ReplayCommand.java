@@ -89,7 +89,7 @@ final class ReplayCommand implements Callable<Integer> {
         .policies(policies).build()) {
       ReplaySummary summary = new ReplaySummary(policies);
       long started = System.nanoTime();
-      replay(engine, clock, summary, started, err);
+      replay(engine, policies, clock, summary, started, err);
       double seconds = (System.nanoTime() - started) / 1e9;
       PrintWriter out = spec.commandLine().getOut();
       if (json) {
@@ -113,23 +113,28 @@ final class ReplayCommand implements Callable<Integer> {
   }
 
   /** Decides every row in order, at its own timestamp; writes the decisions file as it goes. */
-  private void replay(Engine engine, ReplayClock clock, ReplaySummary summary, long started, PrintWriter err)
-      throws IOException {
+  private void replay(Engine engine, List<Policy> policies, ReplayClock clock, ReplaySummary summary, long started,
+      PrintWriter err) throws IOException {
     try (SendLog reader = new SendLog(open(log));
-        RowPipeline rows = new RowPipeline(reader);
+        RowPipeline pipeline = new RowPipeline(reader);
+        BatchDecider decider = new BatchDecider(engine, policies);
         Writer decisionOut = decisions == null ? Writer.nullWriter()
             : Files.newBufferedWriter(decisions, StandardCharsets.UTF_8)) {
       StringBuilder line = new StringBuilder(64);
-      for (SendLog.Row row = rows.next(); row != null; row = rows.next()) {
-        clock.time = row.time();
-        Decision d = engine.decideAt(row.message(), row.time()).join();
-        summary.add(row.message().tenant(), d);
-        if (decisions != null) {
-          line.setLength(0);
-          line.append(d.allowed()).append(',').append(String.join(";", d.blockedBy())).append('\n');
-          decisionOut.append(line);
+      long nextProgress = progressEvery;
+      for (SendLog.Row[] rows = pipeline.nextBatch(); rows != null; rows = pipeline.nextBatch()) {
+        clock.time = rows[rows.length - 1].time();
+        Decision[] decided = decider.decide(rows);
+        for (int i = 0; i < rows.length; i++) {
+          summary.add(rows[i].message().tenant(), decided[i]);
+          if (decisions != null) {
+            line.setLength(0);
+            line.append(decided[i].allowed()).append(',').append(String.join(";", decided[i].blockedBy())).append('\n');
+            decisionOut.append(line);
+          }
         }
-        if (progressEvery > 0 && summary.rows() % progressEvery == 0) {
+        if (progressEvery > 0 && summary.rows() >= nextProgress) {
+          nextProgress += progressEvery;
           double s = (System.nanoTime() - started) / 1e9;
           err.printf("fcap replay: %,d rows, %.1f s, %,.0f rows/s%n", summary.rows(), s, summary.rows() / s);
           err.flush();

@@ -17,8 +17,6 @@ final class RowPipeline implements AutoCloseable {
 
   private final BlockingQueue<Object> queue = new ArrayBlockingQueue<>(16);
   private final Thread parser;
-  private SendLog.Row[] batch = new SendLog.Row[0];
-  private int next;
   private boolean ended;
 
   RowPipeline(SendLog log) {
@@ -57,37 +55,33 @@ final class RowPipeline implements AutoCloseable {
     }
   }
 
-  /** The next row in log order, or null at the end; rethrows what the parser hit, in its place. */
-  SendLog.Row next() throws IOException {
-    while (next == batch.length) {
-      if (ended) {
-        return null;
-      }
-      Object item;
-      try {
-        item = queue.take();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IOException("interrupted", e);
-      }
-      if (item == END) {
-        ended = true;
-        return null;
-      } else if (item instanceof SendLog.Row[] rows) {
-        batch = rows;
-        next = 0;
-      } else if (item instanceof IOException e) {
-        ended = true;
-        throw e;
-      } else if (item instanceof UncheckedIOException e) {
-        ended = true;
-        throw e.getCause();
-      } else {
-        ended = true;
-        throw (RuntimeException) item;
-      }
+  /**
+   * The next batch of rows in log order, or null at the end; rethrows what the parser hit, in its
+   * place (after every row before it).
+   */
+  SendLog.Row[] nextBatch() throws IOException {
+    if (ended) {
+      return null;
     }
-    return batch[next++];
+    Object item;
+    try {
+      item = queue.take();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted", e);
+    }
+    if (item instanceof SendLog.Row[] rows) {
+      return rows;
+    }
+    ended = true;
+    if (item == END) {
+      return null;
+    } else if (item instanceof IOException e) {
+      throw e;
+    } else if (item instanceof UncheckedIOException e) {
+      throw e.getCause();
+    }
+    throw (RuntimeException) item;
   }
 
   @Override

@@ -128,7 +128,7 @@ final class SendLog implements AutoCloseable {
 
   private long parseTime(String text) {
     String t = text.trim();
-    if (!t.isEmpty() && t.chars().allMatch(Character::isDigit) && t.length() <= 15) {
+    if (isEpochMillis(t)) {
       return Long.parseLong(t);
     }
     try {
@@ -141,6 +141,18 @@ final class SendLog implements AutoCloseable {
             + "' is neither epoch milliseconds nor ISO-8601 (e.g. 2026-11-21T08:00:00Z)");
       }
     }
+  }
+
+  private static boolean isEpochMillis(String t) {
+    if (t.isEmpty() || t.length() > 15) {
+      return false;
+    }
+    for (int i = 0; i < t.length(); i++) {
+      if (t.charAt(i) < '0' || t.charAt(i) > '9') {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** Reads one CSV record into {@link #fields}; false at the end of input. */

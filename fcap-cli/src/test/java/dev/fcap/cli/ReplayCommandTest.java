@@ -156,4 +156,25 @@ class ReplayCommandTest {
     assertThat(run.exit()).as(run.err()).isZero();
     assertThat(new ObjectMapper().readTree(run.out()).get("rows").asLong()).isEqualTo(2000);
   }
+
+  @Test
+  void decidingOnTwoThreadsByRecipientGivesTheDecisionsOfOneThread() throws IOException {
+    Path log = dir.resolve("log.csv");
+    assertThat(fcap("gen", "--rows", "30000", "--recipients", "200", "--templates", "10", "--rate", "300",
+        "--out", log.toString()).exit()).isZero();
+    assertThat(BatchDecider.everyRuleKeyedByRecipient(dev.fcap.policy.PolicyParser.parseFile(SEED))).isTrue();
+    Path two = dir.resolve("two.txt");
+    Path one = dir.resolve("one.txt");
+    assertThat(fcap("replay", "--rules", SEED.toString(), "--log", log.toString(), "--decisions", two.toString()).exit())
+        .isZero();
+    System.setProperty("fcap.replay.oneThread", "true");
+    try {
+      assertThat(fcap("replay", "--rules", SEED.toString(), "--log", log.toString(), "--decisions", one.toString())
+          .exit()).isZero();
+    } finally {
+      System.clearProperty("fcap.replay.oneThread");
+    }
+    assertThat(Files.readAllLines(two)).hasSize(30_000).isEqualTo(Files.readAllLines(one))
+        .anyMatch(l -> l.startsWith("false"));
+  }
 }
