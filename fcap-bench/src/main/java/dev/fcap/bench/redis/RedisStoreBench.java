@@ -38,8 +38,13 @@ import java.util.function.IntFunction;
  * <pre>
  * java -cp fcap-bench/target/fcap-bench.jar dev.fcap.bench.redis.RedisStoreBench \
  *     [--seconds 5] [--reps 3] [--threads 16] [--batch 100] [--recipients 1000000] \
- *     [--worst 10000] [--typical 20000] [--uri redis://127.0.0.1:6379]
+ *     [--worst 10000] [--typical 20000] [--uri redis://127.0.0.1:6379] [--redis-cpus 1] [--latency-threads 8]
+ *     [--latency-rate R (default: half of fcap's unpipelined max)] [--phases throughput,latency,memory]
  * </pre>
+ *
+ * <p>{@code --redis-cpus} pins the redis-server this benchmark starts to those CPUs ({@code taskset});
+ * run the JVM itself under {@code taskset -c} on the other CPUs so that the load generator never
+ * takes Redis's core.
  *
  * Modes: "unpipelined" = every caller thread waits for each decision before the next (auto-flush
  * on; the threads share one connection per client); "pipelined" = batches of {@code --batch}
@@ -67,6 +72,10 @@ public final class RedisStoreBench {
   private int worst = 10_000;
   private int typical = 20_000;
   private String uri;
+  private String redisCpus;
+  private int latencyThreads = 8;
+  private double latencyRate;
+  private String phases = "throughput,latency,memory";
 
   public static void main(String[] args) throws Exception {
     RedisStoreBench b = new RedisStoreBench();
@@ -81,6 +90,10 @@ public final class RedisStoreBench {
         case "--worst" -> b.worst = Integer.parseInt(v);
         case "--typical" -> b.typical = Integer.parseInt(v);
         case "--uri" -> b.uri = v;
+        case "--redis-cpus" -> b.redisCpus = v;
+        case "--latency-threads" -> b.latencyThreads = Integer.parseInt(v);
+        case "--latency-rate" -> b.latencyRate = Double.parseDouble(v);
+        case "--phases" -> b.phases = v;
         default -> throw new IllegalArgumentException("unknown option " + args[i]);
       }
     }
@@ -89,6 +102,13 @@ public final class RedisStoreBench {
     } else {
       try (RedisDeployment redis = RedisDeployment.standalone()) {
         b.uri = redis.uri();
+        if (b.redisCpus != null) {
+          String pid = redis.servers().get(0).info("server", "process_id").trim();
+          Process taskset = new ProcessBuilder("taskset", "-a", "-p", "-c", b.redisCpus, pid).inheritIO().start();
+          if (taskset.waitFor() != 0) {
+            throw new IllegalStateException("taskset failed for redis-server " + pid);
+          }
+        }
         b.run(redis.servers().get(0));
       }
     }
@@ -96,8 +116,61 @@ public final class RedisStoreBench {
 
   private void run(RedisServer redisServer) throws Exception {
     this.server = redisServer;
-    System.out.printf(Locale.ROOT, "redis %s, %d s x %d reps, %d threads, batch %d, %,d recipients%n", uri, seconds,
-        reps, threads, batch, recipients);
+    System.out.printf(Locale.ROOT, "redis %s, %d s x %d reps, %d threads, batch %d, %,d recipients, phases %s%n", uri,
+        seconds, reps, threads, batch, recipients, phases);
+    double fcapUnpiped = Double.NaN;
+    if (phases.contains("throughput")) {
+      fcapUnpiped = throughput();
+    }
+    if (phases.contains("latency")) {
+      double rate = latencyRate > 0 ? latencyRate : fcapUnpiped / 2;
+      flush(server);
+      latencyAtRate(rate, 3); // warm-up (JIT, connections), not counted
+      if (server != null) {
+        server.call("CONFIG", "RESETSTAT");
+      }
+      double[] latency = latencyAtRate(rate, Math.max(10, seconds));
+      System.out.printf(Locale.ROOT, "%nfcap one decision at %.0f/s (%s; %d paced callers, latency from each decision's "
+          + "scheduled start; %d decisions, %.2f%% started > 1 ms late): p50 %.3f ms, p99 %.3f ms, p99.9 %.3f ms, "
+          + "max %.3f ms%n", rate, latencyRate > 0 ? "--latency-rate" : "half the unpipelined max", latencyThreads,
+          (long) latency[4], latency[5] * 100, latency[0], latency[1], latency[2], latency[3]);
+      if (server != null) {
+        System.out.println("Redis-side EVALSHA execution time in that phase (LATENCY HISTOGRAM, power-of-two buckets): "
+            + histogram(server.call("LATENCY", "HISTOGRAM", "evalsha")));
+      }
+    }
+    if (phases.contains("memory") && server != null) {
+      memory(server);
+    }
+  }
+
+  /** The bucket bounds of p50, p99 and p99.9 in Redis's latency histogram reply for one command. */
+  private static String histogram(Object reply) {
+    List<?> command = (List<?>) ((List<?>) reply).get(1);
+    long calls = 0;
+    List<?> buckets = List.of();
+    for (int i = 0; i + 1 < command.size(); i += 2) {
+      if ("calls".equals(command.get(i))) {
+        calls = (Long) command.get(i + 1);
+      } else if ("histogram_usec".equals(command.get(i))) {
+        buckets = (List<?>) command.get(i + 1);
+      }
+    }
+    StringBuilder out = new StringBuilder(calls + " calls;");
+    for (double q : new double[] {0.5, 0.99, 0.999}) {
+      for (int i = 0; i + 1 < buckets.size(); i += 2) {
+        if ((Long) buckets.get(i + 1) >= q * calls) {
+          out.append(String.format(Locale.ROOT, " p%s <= %d us", q * 100 == Math.rint(q * 100)
+              ? Integer.toString((int) (q * 100)) : Double.toString(q * 100), (Long) buckets.get(i)));
+          break;
+        }
+      }
+    }
+    return out.toString();
+  }
+
+  /** The throughput tables; returns fcap's unpipelined decisions/s. */
+  private double throughput() throws Exception {
     double trivialUnpiped = median("trivial-unpipelined", () -> trivial(false));
     double trivialPiped = median("trivial-pipelined", () -> trivial(true));
     flush(server);
@@ -106,8 +179,6 @@ public final class RedisStoreBench {
     flush(server);
     double baseUnpiped = median("baseline-unpipelined", () -> baseline(false));
     double basePiped = median("baseline-pipelined", () -> baseline(true));
-    flush(server);
-    double[] latency = latencyAtRate(fcapUnpiped / 2);
     System.out.println();
     System.out.println("| measure (decisions/s, median of " + reps + ") | unpipelined | pipelined |");
     System.out.println("| --- | ---: | ---: |");
@@ -128,11 +199,8 @@ public final class RedisStoreBench {
         c.get("fcap-pipelined") / c.get("baseline-pipelined"));
     System.out.printf(Locale.ROOT, "| fcap / trivial EVALSHA | %.2f | %.2f |%n", c.get("fcap-unpipelined") / c.get("trivial-unpipelined"),
         c.get("fcap-pipelined") / c.get("trivial-pipelined"));
-    System.out.printf(Locale.ROOT, "%nfcap one decision at %.0f/s (half the unpipelined max), open loop: "
-        + "p50 %.3f ms, p99 %.3f ms, p99.9 %.3f ms%n", fcapUnpiped / 2, latency[0], latency[1], latency[2]);
-    if (server != null) {
-      memory(server);
-    }
+    flush(server);
+    return fcapUnpiped;
   }
 
   private static void row(String name, double unpiped, double piped) {
@@ -300,28 +368,50 @@ public final class RedisStoreBench {
   }
 
   /**
-   * Open loop at {@code rate} decisions/s for {@code seconds}: each decision is sent at its scheduled
-   * instant and its latency counted from that instant (no coordinated omission).
+   * Paced callers at {@code rate} decisions/s in total for {@code duration} s: each of
+   * {@code latencyThreads} threads has its own schedule and sends its next decision at its scheduled
+   * instant (or at once if it is late); latency is counted from the scheduled instant, so a caller
+   * that falls behind counts its backlog (no coordinated omission), and the fraction of decisions
+   * started more than 1 ms late says whether the generator kept up. Returns p50, p99, p99.9, max
+   * (ms), the count, and the late fraction.
    */
-  private double[] latencyAtRate(double rate) throws Exception {
+  private double[] latencyAtRate(double rate, int duration) throws Exception {
     try (RedisStore store = RedisStore.connect(uri); Engine engine = Engine.builder(store).policy(SEED).build()) {
-      SplittableRandom random = new SplittableRandom(7);
-      long interval = (long) (1e9 / rate);
-      int n = (int) Math.min(5_000_000, rate * seconds);
-      long[] latencies = new long[n];
-      CompletableFuture<?>[] all = new CompletableFuture<?>[n];
-      long start = System.nanoTime() + 1_000_000;
-      for (int i = 0; i < n; i++) {
-        long at = start + i * interval;
-        while (System.nanoTime() < at) {
-          LockSupport.parkNanos(Math.max(1, (at - System.nanoTime()) / 2));
-        }
-        int slot = i;
-        all[i] = engine.decide(randomMessage(random)).thenAccept(d -> latencies[slot] = System.nanoTime() - at);
+      long interval = (long) (1e9 * latencyThreads / rate);
+      int perThread = (int) Math.min(1_000_000, (long) (rate * duration / latencyThreads));
+      long[][] latencies = new long[latencyThreads][perThread];
+      AtomicLong late = new AtomicLong();
+      ExecutorService pool = Executors.newFixedThreadPool(latencyThreads);
+      long start = System.nanoTime() + 50_000_000;
+      List<Future<?>> futures = new ArrayList<>();
+      for (int t = 0; t < latencyThreads; t++) {
+        int thread = t;
+        futures.add(pool.submit(() -> {
+          SplittableRandom random = new SplittableRandom(7 + thread);
+          long offset = interval * thread / latencyThreads;
+          for (int i = 0; i < perThread; i++) {
+            long at = start + offset + i * interval;
+            long wait;
+            while ((wait = at - System.nanoTime()) > 0) {
+              LockSupport.parkNanos(wait > 200_000 ? wait - 100_000 : Math.max(1, wait / 2));
+            }
+            if (-wait > 1_000_000) {
+              late.incrementAndGet();
+            }
+            engine.decide(randomMessage(random)).join();
+            latencies[thread][i] = System.nanoTime() - at;
+          }
+          return null;
+        }));
       }
-      CompletableFuture.allOf(all).get(60, TimeUnit.SECONDS);
-      Arrays.sort(latencies);
-      return new double[] {latencies[n / 2] / 1e6, latencies[(int) (n * 0.99)] / 1e6, latencies[(int) (n * 0.999)] / 1e6};
+      for (Future<?> f : futures) {
+        f.get(duration * 10L, TimeUnit.SECONDS);
+      }
+      pool.shutdown();
+      long[] all = Arrays.stream(latencies).flatMapToLong(Arrays::stream).sorted().toArray();
+      int n = all.length;
+      return new double[] {all[n / 2] / 1e6, all[(int) (n * 0.99)] / 1e6, all[(int) (n * 0.999)] / 1e6,
+          all[n - 1] / 1e6, n, late.get() / (double) n};
     }
   }
 
@@ -329,17 +419,51 @@ public final class RedisStoreBench {
 
   private void memory(RedisServer server) throws Exception {
     System.out.println();
-    System.out.println("| state per recipient (two recipient rules: 15/1m, 50/24h) | fcap bytes | baseline bytes | fcap / baseline | fcap at 10^8 | baseline at 10^8 |");
-    System.out.println("| --- | ---: | ---: | ---: | ---: | ---: |");
+    System.out.println("| state per recipient (two recipient rules: 15/1m, 50/24h) | fcap bytes | baseline bytes "
+        + "| fcap / baseline | fcap bytes, tables sized for 10^8 | baseline bytes, tables sized for 10^8 | fcap at 10^8 "
+        + "| baseline at 10^8 |");
+    System.out.println("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     memoryRow(server, "worst case: 50 in the last 24 h, 15 of them in the last minute", worst, true);
     memoryRow(server, "typical: 10 in the last 24 h", typical, false);
   }
 
   private void memoryRow(RedisServer server, String name, int n, boolean worstCase) throws Exception {
-    double fcap = perRecipient(server, n, worstCase, true);
-    double base = perRecipient(server, n, worstCase, false);
-    System.out.printf(Locale.ROOT, "| %s (%,d recipients) | %.0f | %.0f | %.3f | %.1f GB | %.1f GB |%n", name, n, fcap,
-        base, fcap / base, fcap * 1e8 / 1e9, base * 1e8 / 1e9);
+    double[] fcap = perRecipient(server, n, worstCase, true);
+    double[] base = perRecipient(server, n, worstCase, false);
+    System.out.printf(Locale.ROOT, "| %s (%,d recipients) | %.0f | %.0f | %.3f | %.0f | %.0f | %.1f GB | %.1f GB |%n", name,
+        n, fcap[0], base[0], fcap[0] / base[0], fcap[1], base[1], fcap[1] * 1e8 / 1e9, base[1] * 1e8 / 1e9);
+  }
+
+  /**
+   * Bytes of the bucket arrays of db 0's key and expiry tables ({@code MEMORY STATS} counts each as
+   * entries * (dictEntry 24 [+ robj 16 for the keys]) + slots * 8), and the key count. Their share
+   * per key depends on how full the power-of-two tables happen to be at this N, so the 10^8 column
+   * replaces it by what tables sized for that many keys cost.
+   */
+  private static long[] buckets(RedisServer server) throws Exception {
+    long keys = (Long) server.call("DBSIZE");
+    long main = 0;
+    long expires = 0;
+    List<?> stats = (List<?>) server.call("MEMORY", "STATS");
+    for (int i = 0; i + 1 < stats.size(); i += 2) {
+      if ("db.0".equals(stats.get(i))) {
+        List<?> db = (List<?>) stats.get(i + 1);
+        for (int j = 0; j + 1 < db.size(); j += 2) {
+          if ("overhead.hashtable.main".equals(db.get(j))) {
+            main = (Long) db.get(j + 1);
+          } else if ("overhead.hashtable.expires".equals(db.get(j))) {
+            expires = (Long) db.get(j + 1);
+          }
+        }
+      }
+    }
+    long slots = (main - keys * 40) / 8 + (expires - keys * 24) / 8;
+    return new long[] {slots * 8, keys};
+  }
+
+  /** Bucket bytes per key of the two tables (keys, expiries) of a Redis holding {@code keys} keys, all with a TTL. */
+  private static double bucketBytesPerKey(double keys) {
+    return 2 * 8 * (double) Long.highestOneBit((long) keys * 2 - 1) / keys;
   }
 
   /** The times of one recipient's messages, oldest first, ending now. */
@@ -361,9 +485,11 @@ public final class RedisStoreBench {
     return t;
   }
 
-  private double perRecipient(RedisServer server, int n, boolean worstCase, boolean fcap) throws Exception {
+  /** Bytes per recipient as measured at {@code n} recipients, and with tables sized for 10^8 recipients. */
+  private double[] perRecipient(RedisServer server, int n, boolean worstCase, boolean fcap) throws Exception {
     server.call("FLUSHALL");
-    long before = Long.parseLong(server.info("memory", "used_memory"));
+    long before = Long.parseLong(server.info("memory", "used_memory").trim());
+    long bucketsBefore = buckets(server)[0];
     long now = System.currentTimeMillis();
     long[] times = times(now, worstCase);
     long admitted = 0;
@@ -400,7 +526,13 @@ public final class RedisStoreBench {
     if (admitted != (long) n * times.length) {
       throw new IllegalStateException("expected every message admitted, got " + admitted);
     }
-    long after = Long.parseLong(server.info("memory", "used_memory"));
-    return (after - before) / (double) n;
+    Thread.sleep(500); // let Redis finish rehashing resized tables (serverCron)
+    long after = Long.parseLong(server.info("memory", "used_memory").trim());
+    long[] bucketsAfter = buckets(server);
+    double measured = (after - before) / (double) n;
+    double keysPerRecipient = bucketsAfter[1] / (double) n;
+    double atScale = measured - (bucketsAfter[0] - bucketsBefore) / (double) n
+        + keysPerRecipient * bucketBytesPerKey(1e8 * keysPerRecipient);
+    return new double[] {measured, atScale};
   }
 }

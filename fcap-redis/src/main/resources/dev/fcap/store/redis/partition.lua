@@ -150,9 +150,9 @@ if fast and value then
   end
 end
 
--- SlidingLog.evaluate, on the gap form. T: times newest first; P[i]: offset just after entry
--- i's gap. Results: out[2c - 1] used and out[2c] retry time of check c.
-local out, allowed, T, P = nil, true, nil, nil
+-- SlidingLog.evaluate, on the gap form. T[2i - 1]: the time of entry i (newest first), T[2i]:
+-- the offset just after its gap. Results: out[2c - 1] used and out[2c] retry time of check c.
+local out, allowed, T = nil, true, nil
 if fast then
   out = { false, false, false, false, false, false, false, false }
   local at = 0
@@ -162,12 +162,10 @@ if fast then
     if a then
       -- gap form: d:u32 (the newest entry is `expires - d` ms), then per older entry its gap to
       -- the previous one in 1 to 4 bytes, the top two bits of the first byte giving the length
-      if not T then
-        T, P = {}, {}
-      end
+      T = T or {}
       local e, q = F[b + 6], a + 4
       local t = F[b + 7] - unpack('>I4', value, a)
-      T[1], P[1], m = t, q, 1
+      T[1], T[2], m = t, q, 1
       while q <= e do
         local b0 = byte(value, q)
         if b0 < 64 then
@@ -187,7 +185,7 @@ if fast then
           q = q + 4
         end
         m = m + 1
-        T[m], P[m] = t, q
+        T[2 * m - 1], T[2 * m] = t, q
       end
     end
     -- every cost is 1: used = entries in the window; when full, the check admits again once
@@ -202,14 +200,14 @@ if fast then
       end
       last = window
       local horizon = now - window
-      while inwindow < m and T[inwindow + 1] > horizon do
+      while inwindow < m and T[2 * inwindow + 1] > horizon do
         inwindow = inwindow + 1
       end
       local r = NEVER
       if inwindow < limit then
         r = now
       elseif limit >= 1 then
-        r = T[limit] + window
+        r = T[2 * limit - 1] + window
       end
       at = at + 1
       out[2 * at - 1], out[2 * at] = inwindow, r
@@ -229,11 +227,11 @@ if fast then
     -- up to capacity - 1 of them (SlidingLog.capacity: a log with shadow checks keeps a margin)
     local capacity = shadow and math.max(2 * maxlimit, maxlimit + 64) or maxlimit
     local keep, horizon = 0, now - maxwindow
-    while keep < m and keep < capacity - 1 and T[keep + 1] > horizon do
+    while keep < m and keep < capacity - 1 and T[2 * keep + 1] > horizon do
       keep = keep + 1
     end
-    F[b + 8], F[b + 9], F[b + 10], F[b + 11] = maxwindow, keep, keep > 0 and P[keep], m > 0 and T[1]
-    F[b + 12] = capacity >= 1 and maxwindow > 0
+    F[b + 8], F[b + 9], F[b + 10], F[b + 11] = maxwindow, keep, keep > 0 and T[2 * keep], m > 0 and T[1]
+    F[b + 12] = capacity >= 1 and maxwindow > 0 and maxwindow < 1e15
       and (m == 0 or (T[1] <= now and (keep == 0 or now - T[1] < GAP_LIMIT)))
     if op == 0 and not F[b + 12] then
       fast = false -- the general path records it (it would refuse the same way)
@@ -249,48 +247,28 @@ if fast and op == 0 and allowed then
     local b = (i - 1) * S
     if not F[b + 4] then
       local x = now + F[b + 8] - EPOCH_MS
-      local s = floor(x / 1000) -- seconds since 2020, rounded up: ceil(x / 1000), exactly
-      if s * 1000 > x then
-        s = s - 1
-      elseif (s + 1) * 1000 <= x then
-        s = s + 1
-      end
-      if s * 1000 < x then
-        s = s + 1
-      end
+      local r = x % 1000 -- exact: x is far below 2^42 (times below 2^53 us, windows checked)
+      local s = (x - r) / 1000 + (r > 0 and 1 or 0) -- its expiry, seconds since 2020 rounded up
       local expms = EPOCH_MS + s * 1000
-      local d, keep = expms - now, F[b + 9]
-      if s > 2147483647 or d >= D_LIMIT then
+      local d, keep, id = expms - now, F[b + 9], F[b + 1]
+      local g = keep > 0 and now - F[b + 11] or 0
+      local glen = keep == 0 and 0 or g < 64 and 1 or g < 16384 and 2 or g < 4194304 and 3 or 4
+      local tail = keep > 1 and sub(value, F[b + 5] + 4, F[b + 10] - 1) or ''
+      local statelen = 4 + glen + #tail
+      if s > 2147483647 or d >= D_LIMIT or statelen >= 16384 then
         fast = false
         break
       end
-      local first
-      if keep == 0 then
-        first = pack('>I4', d)
-      else
-        local g = now - F[b + 11]
-        if g < 64 then
-          first = pack('>I4B', d, g)
-        elseif g < 16384 then
-          first = pack('>I4I2', d, 16384 + g)
-        elseif g < 4194304 then
-          first = pack('>I4I3', d, 8388608 + g)
-        else
-          first = pack('>I4I4', d, 3221225472 + g)
-        end
-      end
-      local tail = keep > 1 and sub(value, F[b + 5] + 4, F[b + 10] - 1) or ''
-      local statelen, id = #first + #tail, F[b + 1]
+      -- framing, d and the new gap in one pack: gap 1 to 4 bytes, its length in its top two bits
+      local gfmt = glen == 0 and '' or glen == 1 and 'B' or glen == 2 and 'I2' or glen == 3 and 'I3' or 'I4'
+      local gv = glen == 1 and g or glen == 2 and 16384 + g or glen == 3 and 8388608 + g or 3221225472 + g
       local h
       if statelen < 128 then
-        h = pack('>Bc0Bi4B', #id, id, GAPS, s, statelen)
-      elseif statelen < 16384 then
-        h = pack('>Bc0Bi4BB', #id, id, GAPS, s, statelen % 128 + 128, floor(statelen / 128))
+        h = pack('>Bc0Bi4BI4' .. gfmt, #id, id, GAPS, s, statelen, d, gv)
       else
-        fast = false
-        break
+        h = pack('>Bc0Bi4BBI4' .. gfmt, #id, id, GAPS, s, statelen % 128 + 128, floor(statelen / 128), d, gv)
       end
-      v = v .. h .. first .. tail
+      v = v .. h .. tail
       if not maxexp or expms > maxexp then
         maxexp = expms
       end
