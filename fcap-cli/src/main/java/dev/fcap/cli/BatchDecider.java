@@ -18,6 +18,7 @@ import java.util.concurrent.Future;
  * counters, so only the order within a recipient matters: the batch is then split in two by a hash
  * of the recipient and decided on two threads, each keeping log order for its recipients. With any
  * rule keyed without the recipient (per sender, per channel), rows are decided on one thread.
+ * {@code -Dfcap.replay.oneThread=true} forces one thread (to compare, see docs/benchmarks.md).
  */
 final class BatchDecider implements AutoCloseable {
   private final Engine engine;
@@ -25,7 +26,9 @@ final class BatchDecider implements AutoCloseable {
 
   BatchDecider(Engine engine, List<Policy> policies) {
     this.engine = engine;
-    this.second = everyRuleKeyedByRecipient(policies) && !Boolean.getBoolean("fcap.replay.oneThread") && Runtime.getRuntime().availableProcessors() > 1
+    boolean split = everyRuleKeyedByRecipient(policies) && !Boolean.getBoolean("fcap.replay.oneThread")
+        && Runtime.getRuntime().availableProcessors() > 1;
+    this.second = split
         ? Executors.newSingleThreadExecutor(r -> {
           Thread t = new Thread(r, "fcap-replay-decider");
           t.setDaemon(true);
