@@ -18,7 +18,8 @@ import java.util.concurrent.Future;
  * counters, so only the order within a recipient matters: the batch is then split in two by a hash
  * of the recipient and decided on two threads, each keeping log order for its recipients. With any
  * rule keyed without the recipient (per sender, per channel), rows are decided on one thread.
- * {@code -Dfcap.replay.oneThread=true} forces one thread (to compare, see docs/benchmarks.md).
+ * Two deciders pay off where a decision waits on a round trip (Redis); on the embedded store the
+ * parser is the bottleneck. {@code -Dfcap.replay.oneThread=true} forces one thread (to compare).
  */
 final class BatchDecider implements AutoCloseable {
   private final Engine engine;
