@@ -1,35 +1,21 @@
 package dev.fcap.cli;
 
+import static dev.fcap.cli.CliRun.fcap;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 class ReplayCommandTest {
   private static final Path SEED = Path.of("../examples/rules.yaml");
   @TempDir Path dir;
-
-  private record Run(int exit, String out, String err) {}
-
-  private static Run fcap(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    CommandLine cli = new CommandLine(new Fcap());
-    cli.setOut(new PrintWriter(out, true));
-    cli.setErr(new PrintWriter(err, true));
-    int exit = cli.execute(args);
-    return new Run(exit, out.toString(), err.toString());
-  }
 
   private Path write(String name, String text) throws IOException {
     Path p = dir.resolve(name);
@@ -54,7 +40,7 @@ class ReplayCommandTest {
   @Test
   void writesOneDecisionPerRowInOrder() throws IOException {
     Path decisions = dir.resolve("decisions.txt");
-    Run run = fcap("replay", "--rules", SEED.toString(), "--log", seedScenario().toString(),
+    CliRun run = fcap("replay", "--rules", SEED.toString(), "--log", seedScenario().toString(),
         "--decisions", decisions.toString());
     assertThat(run.exit()).as(run.err()).isZero();
     List<String> expected = new ArrayList<>();
@@ -72,7 +58,7 @@ class ReplayCommandTest {
 
   @Test
   void summarizesPerRuleAsJson() throws IOException {
-    Run run = fcap("replay", "--rules", SEED.toString(), "--log", seedScenario().toString(), "--json");
+    CliRun run = fcap("replay", "--rules", SEED.toString(), "--log", seedScenario().toString(), "--json");
     assertThat(run.exit()).as(run.err()).isZero();
     JsonNode json = new ObjectMapper().readTree(run.out());
     assertThat(json.get("rows").asLong()).isEqualTo(20);
@@ -94,7 +80,7 @@ class ReplayCommandTest {
               - {id: per-sender, limit: 100, window: 1h, key: [sender]}
         """);
     Path log = write("log.csv", "timestamp,recipient,sender,tenant,cost\n1000,a,s,default,1\n2000,a,s,,1\n3000,b,s,,2\n4000,a,s,,\n");
-    Run run = fcap("replay", "--rules", rules.toString(), "--log", log.toString(), "--json");
+    CliRun run = fcap("replay", "--rules", rules.toString(), "--log", log.toString(), "--json");
     assertThat(run.exit()).as(run.err()).isZero();
     JsonNode strict = new ObjectMapper().readTree(run.out()).get("rules").get(0);
     assertThat(strict.get("mode").asText()).isEqualTo("shadow");
@@ -117,7 +103,7 @@ class ReplayCommandTest {
 
   private void assertBadLog(String csv, String expected) throws IOException {
     Path decisions = dir.resolve("d.txt");
-    Run run = fcap("replay", "--rules", SEED.toString(), "--log", write("bad.csv", csv).toString(),
+    CliRun run = fcap("replay", "--rules", SEED.toString(), "--log", write("bad.csv", csv).toString(),
         "--decisions", decisions.toString());
     assertThat(run.exit()).isEqualTo(2);
     assertThat(run.err()).contains(expected);
@@ -126,21 +112,21 @@ class ReplayCommandTest {
   @Test
   void quotedFieldsMayHoldLineBreaksAndTheLineCountFollows() throws IOException {
     Path log = write("log.csv", "timestamp,recipient,content\n1000,a,\"two\nlines\"\nbad,b,x\n");
-    Run run = fcap("replay", "--rules", SEED.toString(), "--log", log.toString());
+    CliRun run = fcap("replay", "--rules", SEED.toString(), "--log", log.toString());
     assertThat(run.err()).contains("line 4: timestamp 'bad'");
   }
 
   @Test
   void invalidRulesAndMissingFilesSayWhatToFix() throws IOException {
     Path rules = write("rules.yaml", "policies:\n  - tenant: default\n    rules:\n      - {id: r, limit: 0, window: 1m, key: [recipient]}\n");
-    Run bad = fcap("replay", "--rules", rules.toString(), "--log", seedScenario().toString());
+    CliRun bad = fcap("replay", "--rules", rules.toString(), "--log", seedScenario().toString());
     assertThat(bad.exit()).isEqualTo(2);
     assertThat(bad.err()).contains("rule 'r', field 'limit'");
-    Run missing = fcap("replay", "--rules", dir.resolve("nope.yaml").toString(), "--log", seedScenario().toString());
+    CliRun missing = fcap("replay", "--rules", dir.resolve("nope.yaml").toString(), "--log", seedScenario().toString());
     assertThat(missing.err()).contains("rules file not found");
-    Run noLog = fcap("replay", "--rules", SEED.toString(), "--log", dir.resolve("nope.csv").toString());
+    CliRun noLog = fcap("replay", "--rules", SEED.toString(), "--log", dir.resolve("nope.csv").toString());
     assertThat(noLog.err()).contains("log file not found");
-    Run noArgs = fcap("replay");
+    CliRun noArgs = fcap("replay");
     assertThat(noArgs.exit()).isEqualTo(2);
     assertThat(noArgs.err()).contains("Missing required options");
   }
@@ -152,7 +138,7 @@ class ReplayCommandTest {
     assertThat(fcap("gen", "--rows", "2000", "--recipients", "50", "--seed", "7", "--out", a.toString()).exit()).isZero();
     assertThat(fcap("gen", "--rows", "2000", "--recipients", "50", "--seed", "7", "--out", b.toString()).exit()).isZero();
     assertThat(Files.readAllLines(a)).hasSize(2001).isEqualTo(Files.readAllLines(b));
-    Run run = fcap("replay", "--rules", SEED.toString(), "--log", a.toString(), "--json");
+    CliRun run = fcap("replay", "--rules", SEED.toString(), "--log", a.toString(), "--json");
     assertThat(run.exit()).as(run.err()).isZero();
     assertThat(new ObjectMapper().readTree(run.out()).get("rows").asLong()).isEqualTo(2000);
   }

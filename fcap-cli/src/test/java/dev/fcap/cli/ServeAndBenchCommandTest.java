@@ -1,38 +1,24 @@
 package dev.fcap.cli;
 
+import static dev.fcap.cli.CliRun.fcap;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fcap.server.ConfigLoader;
 import dev.fcap.server.FcapServer;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 class ServeAndBenchCommandTest {
   @TempDir Path dir;
-
-  private record Run(int exit, String out, String err) {}
-
-  private static Run fcap(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    CommandLine cli = new CommandLine(new Fcap());
-    cli.setOut(new PrintWriter(out, true));
-    cli.setErr(new PrintWriter(err, true));
-    int exit = cli.execute(args);
-    return new Run(exit, out.toString(), err.toString());
-  }
 
   @Test
   void serveRefusesABadConfigNamingTheSetting() throws Exception {
     Path config = dir.resolve("fcap.yaml");
     Files.writeString(config, "store:\n  timeout: soon\n");
-    Run r = fcap("serve", "--config", config.toString());
+    CliRun r = fcap("serve", "--config", config.toString());
     assertThat(r.exit()).isEqualTo(2);
     assertThat(r.err()).contains("configuration error").contains("store.timeout").contains(config.toString());
   }
@@ -41,14 +27,14 @@ class ServeAndBenchCommandTest {
   void serveRefusesInvalidRulesNamingRuleAndField() throws Exception {
     Path rules = dir.resolve("rules.yaml");
     Files.writeString(rules, "policies:\n  - tenant: default\n    rules:\n      - {id: r1, limit: 0, window: 1m, key: [recipient]}\n");
-    Run r = fcap("serve", "--listen", "127.0.0.1:0", "--rules", rules.toString(), "--audit", "none");
+    CliRun r = fcap("serve", "--listen", "127.0.0.1:0", "--rules", rules.toString(), "--audit", "none");
     assertThat(r.exit()).isEqualTo(2);
     assertThat(r.err()).contains("rule 'r1'").contains("field 'limit'");
   }
 
   @Test
   void benchRefusesNonLoopbackTargets() {
-    Run r = fcap("bench", "--url", "http://192.0.2.1:8080", "--duration", "1s");
+    CliRun r = fcap("bench", "--url", "http://192.0.2.1:8080", "--duration", "1s");
     assertThat(r.exit()).isEqualTo(2);
     assertThat(r.err()).contains("loopback");
   }
@@ -59,11 +45,11 @@ class ServeAndBenchCommandTest {
         "rules.source", dir.resolve("rules.yaml").toString(), "audit.sink", "none")));
     try {
       String url = "http://127.0.0.1:" + server.port();
-      Run http = fcap("bench", "--url", url, "--duration", "60s", "--warmup", "100ms", "--requests", "300",
+      CliRun http = fcap("bench", "--url", url, "--duration", "60s", "--warmup", "100ms", "--requests", "300",
           "--concurrency", "4");
       assertThat(http.exit()).as(http.err()).isEqualTo(0);
       assertThat(http.out()).contains("requests     300").contains("errors       0");
-      Run grpc = fcap("bench", "--url", url, "--protocol", "grpc", "--batch", "50", "--duration", "60s", "--warmup",
+      CliRun grpc = fcap("bench", "--url", url, "--protocol", "grpc", "--batch", "50", "--duration", "60s", "--warmup",
           "100ms", "--requests", "20", "--concurrency", "2");
       assertThat(grpc.exit()).as(grpc.err()).isEqualTo(0);
       assertThat(grpc.out()).contains("decisions    1,000");

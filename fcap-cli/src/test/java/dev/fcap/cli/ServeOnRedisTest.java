@@ -2,14 +2,11 @@ package dev.fcap.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /** `fcap serve` knows Redis URIs (fcap-server-redis is in the CLI's class path) and says what fails. */
 class ServeOnRedisTest {
@@ -24,13 +21,9 @@ class ServeOnRedisTest {
     Path config = dir.resolve("fcap.yaml");
     Files.writeString(config, "listen: 127.0.0.1:0\nstore:\n  uri: redis://127.0.0.1:" + closed
         + "\naudit:\n  sink: none\nrules:\n  source: " + dir.resolve("rules.yaml") + "\n");
-    StringWriter err = new StringWriter();
-    CommandLine cli = new CommandLine(new Fcap());
-    cli.setOut(new PrintWriter(new StringWriter(), true));
-    cli.setErr(new PrintWriter(err, true));
-    int exit = cli.execute("serve", "--config", config.toString());
-    assertThat(exit).isEqualTo(1);
-    assertThat(err.toString()).contains("store.uri").contains("cannot open the Redis store at redis://127.0.0.1:"
+    CliRun run = CliRun.fcap("serve", "--config", config.toString());
+    assertThat(run.exit()).isEqualTo(1);
+    assertThat(run.err()).contains("store.uri").contains("cannot open the Redis store at redis://127.0.0.1:"
         + closed).doesNotContain("no store handles");
   }
 }

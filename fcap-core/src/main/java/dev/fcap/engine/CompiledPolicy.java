@@ -38,6 +38,8 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class CompiledPolicy {
   final Policy policy;
+  /** The tenant's UTF-8 bytes, encoded once for every partition key of this policy. */
+  final byte[] tenantUtf8;
   final Rule[] rules;
   final Group[] groups;
   private final int[] ruleGroup;
@@ -112,6 +114,7 @@ final class CompiledPolicy {
 
   CompiledPolicy(Policy policy) {
     this.policy = policy;
+    this.tenantUtf8 = policy.tenant().getBytes(java.nio.charset.StandardCharsets.UTF_8);
     this.rules = policy.rules().toArray(Rule[]::new);
     this.ruleGroup = new int[rules.length];
     this.ruleCheck = new int[rules.length];

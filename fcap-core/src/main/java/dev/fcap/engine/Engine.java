@@ -166,8 +166,7 @@ public final class Engine implements AutoCloseable {
     }
     List<PartitionRequest> undo = new ArrayList<>();
     for (int i = 0; i < entry.recorded.size(); i++) {
-      PartitionRequest r = entry.recorded.get(i);
-      undo.add(new PartitionRequest(r.partition(), Operation.RELEASE, r.time(), r.cost(), r.counters(), entry.times[i]));
+      undo.add(entry.recorded.get(i).asRelease(entry.times[i]));
     }
     return store.applyAll(undo).thenApply(ignored -> true);
   }
@@ -260,13 +259,13 @@ public final class Engine implements AutoCloseable {
     long alignAt = time == PartitionRequest.STORE_TIME ? clock.millis() : time;
     PartitionRequest[] requests = new PartitionRequest[plan.partitions.length];
     for (int p = 0; p < requests.length; p++) {
-      requests[p] = request(m, plan.partitions[p], op, time, fingerprint, alignAt);
+      requests[p] = request(m, cp.tenantUtf8, plan.partitions[p], op, time, fingerprint, alignAt);
     }
     return new Prepared(m, cp, plan, op, requests);
   }
 
-  private static PartitionRequest request(Message m, CompiledPolicy.Partition partition, Operation op, long time,
-      byte[] fingerprint, long alignAt) {
+  private static PartitionRequest request(Message m, byte[] tenantUtf8, CompiledPolicy.Partition partition,
+      Operation op, long time, byte[] fingerprint, long alignAt) {
     CounterRequest[] counters = new CounterRequest[partition.groups.length];
     for (int i = 0; i < counters.length; i++) {
       CompiledPolicy.Group g = partition.groups[i];
@@ -276,7 +275,7 @@ public final class Engine implements AutoCloseable {
       counters[i] = new CounterRequest(key, g.spec, g.alignMs(alignAt));
     }
     byte[] partitionKey = partition.recipient
-        ? Keys.recipientPartition(m.tenant(), m.recipient())
+        ? Keys.recipientPartition(tenantUtf8, m.recipient())
         : Keys.sharedPartition(m.tenant(), partition.dims, values(m, partition.dims), fingerprint);
     return PartitionRequest.of(partitionKey, op, time, m.cost(), List.of(counters));
   }
@@ -316,15 +315,11 @@ public final class Engine implements AutoCloseable {
       }
       List<CompletableFuture<?>> pending = new ArrayList<>();
       for (int j = 0; j < i; j++) {
-        PartitionRequest done = p.requests[j];
-        pending.add(store.apply(new PartitionRequest(done.partition(), Operation.RELEASE, done.time(), done.cost(),
-            done.counters(), results[j].time())));
+        pending.add(store.apply(p.requests[j].asRelease(results[j].time())));
       }
       for (int j = i + 1; j < p.requests.length; j++) {
         int at = j;
-        PartitionRequest rest = p.requests[j];
-        pending.add(store.apply(PartitionRequest.of(rest.partition(), Operation.CHECK, rest.time(), rest.cost(),
-            rest.counters())).thenAccept(checked -> results[at] = checked));
+        pending.add(store.apply(p.requests[j].asCheck()).thenAccept(checked -> results[at] = checked));
       }
       return CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).thenApply(ignored -> results);
     });

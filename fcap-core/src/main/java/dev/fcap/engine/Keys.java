@@ -1,6 +1,7 @@
 package dev.fcap.engine;
 
 import dev.fcap.model.Dimension;
+import dev.fcap.store.Varint;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
@@ -27,17 +28,21 @@ final class Keys {
   private Keys() {}
 
   static byte[] recipientPartition(String tenant, String recipient) {
-    byte[] t = utf8(tenant);
+    return recipientPartition(tenant.getBytes(StandardCharsets.UTF_8), recipient);
+  }
+
+  /** The recipient partition, given the tenant's UTF-8 bytes (its compiled policy holds them). */
+  static byte[] recipientPartition(byte[] tenant, String recipient) {
     int rLen = asciiLength(recipient);
     if (rLen < 0) {
       byte[] r = recipient.getBytes(StandardCharsets.UTF_8);
-      byte[] out = new byte[1 + varintSize(t.length) + t.length + r.length];
-      int at = header(out, t);
+      byte[] out = new byte[1 + Varint.size(tenant.length) + tenant.length + r.length];
+      int at = header(out, tenant);
       System.arraycopy(r, 0, out, at, r.length);
       return out;
     }
-    byte[] out = new byte[1 + varintSize(t.length) + t.length + rLen];
-    int at = header(out, t);
+    byte[] out = new byte[1 + Varint.size(tenant.length) + tenant.length + rLen];
+    int at = header(out, tenant);
     for (int i = 0; i < rLen; i++) {
       out[at + i] = (byte) recipient.charAt(i);
     }
@@ -46,7 +51,7 @@ final class Keys {
 
   private static int header(byte[] out, byte[] tenant) {
     out[0] = RECIPIENT_PARTITION;
-    int at = writeVarint(out, 1, tenant.length);
+    int at = Varint.write(out, 1, tenant.length);
     System.arraycopy(tenant, 0, out, at, tenant.length);
     return at + tenant.length;
   }
@@ -62,38 +67,6 @@ final class Keys {
     return n;
   }
 
-  /** UTF-8 bytes, with the last tenant's cached: nearly every call encodes the same tenant. */
-  private static byte[] utf8(String tenant) {
-    Cached c = lastTenant;
-    if (c != null && c.text.equals(tenant)) {
-      return c.bytes;
-    }
-    byte[] bytes = tenant.getBytes(StandardCharsets.UTF_8);
-    lastTenant = new Cached(tenant, bytes);
-    return bytes;
-  }
-
-  private record Cached(String text, byte[] bytes) {}
-
-  private static volatile Cached lastTenant;
-
-  static int varintSize(int v) {
-    int n = 1;
-    while ((v >>>= 7) != 0) {
-      n++;
-    }
-    return n;
-  }
-
-  private static int writeVarint(byte[] out, int at, int v) {
-    while ((v & ~0x7f) != 0) {
-      out[at++] = (byte) ((v & 0x7f) | 0x80);
-      v >>>= 7;
-    }
-    out[at++] = (byte) v;
-    return at;
-  }
-
   static byte[] sharedPartition(String tenant, List<Dimension> dims, String[] values, byte[] fingerprint) {
     Buffer b = new Buffer(64);
     b.write(SHARED_PARTITION);
@@ -105,32 +78,30 @@ final class Keys {
     return b.toByteArray();
   }
 
-  /** The counter key of a group in a recipient partition: the group id, then its non-recipient values. */
+  /**
+   * The counter key of a group: its id, then (in a recipient partition) its values besides the
+   * recipient. {@code values} is null when the key holds only the recipient and content, which the
+   * partition and the fingerprint already name.
+   */
   static byte[] counterKey(long groupId, List<Dimension> dims, String[] values, byte[] fingerprint, boolean inRecipient) {
     if (!inRecipient) {
       return id(new byte[8], groupId);
     }
-    int size = 8;
-    boolean plain = true;
-    for (int i = 0; i < dims.size(); i++) {
-      Dimension.Kind kind = dims.get(i).kind();
-      if (kind == Dimension.Kind.CONTENT) {
-        size += fingerprint.length;
-      } else if (kind != Dimension.Kind.RECIPIENT) {
-        plain = false;
+    if (values != null) {
+      Buffer b = new Buffer(8 + (fingerprint == null ? 0 : 16));
+      b.raw(id(new byte[8], groupId));
+      for (int i = 0; i < dims.size(); i++) {
+        if (dims.get(i).kind() != Dimension.Kind.RECIPIENT) {
+          value(b, dims.get(i), values[i], fingerprint);
+        }
       }
+      return b.toByteArray();
     }
-    if (!plain) {
-      return counterKeyWithValues(groupId, dims, values, fingerprint);
+    if (!dims.contains(Dimension.CONTENT)) {
+      return id(new byte[8], groupId);
     }
-    // Only the recipient (named by the partition) and content: the id and the fingerprint.
-    byte[] out = id(new byte[size], groupId);
-    for (int i = 0, at = 8; at < size; i++) {
-      if (dims.get(i).kind() == Dimension.Kind.CONTENT) {
-        System.arraycopy(fingerprint, 0, out, at, fingerprint.length);
-        at += fingerprint.length;
-      }
-    }
+    byte[] out = id(new byte[8 + fingerprint.length], groupId);
+    System.arraycopy(fingerprint, 0, out, 8, fingerprint.length);
     return out;
   }
 
@@ -139,19 +110,6 @@ final class Keys {
       out[i] = (byte) (groupId >>> (56 - 8 * i));
     }
     return out;
-  }
-
-  private static byte[] counterKeyWithValues(long groupId, List<Dimension> dims, String[] values, byte[] fingerprint) {
-    Buffer b = new Buffer(8 + (fingerprint == null ? 0 : 16));
-    for (int i = 7; i >= 0; i--) {
-      b.write((int) (groupId >>> (8 * i)));
-    }
-    for (int i = 0; i < dims.size(); i++) {
-      if (dims.get(i).kind() != Dimension.Kind.RECIPIENT) {
-        value(b, dims.get(i), values[i], fingerprint);
-      }
-    }
-    return b.toByteArray();
   }
 
   static long groupId(byte[] counterKey) {
@@ -174,14 +132,8 @@ final class Keys {
         values.put("content", Fingerprint.hex(java.util.Arrays.copyOfRange(counterKey, at, at + 16)));
         at += 16;
       } else {
-        int len = 0;
-        int shift = 0;
-        int x;
-        do {
-          x = counterKey[at++];
-          len |= (x & 0x7f) << shift;
-          shift += 7;
-        } while (x < 0);
+        int len = Varint.read(counterKey, at);
+        at += Varint.size(len);
         values.put(d.toString(), new String(counterKey, at, len, StandardCharsets.UTF_8));
         at += len;
       }
@@ -208,12 +160,8 @@ final class Keys {
 
     void string(String s) {
       byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
-      int v = bytes.length;
-      while ((v & ~0x7f) != 0) {
-        write((v & 0x7f) | 0x80);
-        v >>>= 7;
-      }
-      write(v);
+      byte[] length = new byte[5];
+      write(length, 0, Varint.write(length, 0, bytes.length));
       raw(bytes);
     }
   }

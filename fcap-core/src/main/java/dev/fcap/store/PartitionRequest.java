@@ -24,6 +24,16 @@ public record PartitionRequest(
     return new PartitionRequest(partition, op, time, cost, counters, 0L);
   }
 
+  /** This request as a release of what it recorded at {@code recordedAt} (a refused or released decision). */
+  public PartitionRequest asRelease(long recordedAt) {
+    return new PartitionRequest(partition, Operation.RELEASE, time, cost, counters, recordedAt);
+  }
+
+  /** This request as a dry run. */
+  public PartitionRequest asCheck() {
+    return new PartitionRequest(partition, Operation.CHECK, time, cost, counters, eventTime);
+  }
+
   /** The number of checks over all counters: the length of the result arrays. */
   public int checks() {
     int n = 0;

@@ -4,6 +4,7 @@ import dev.fcap.algorithm.PartitionStep;
 import dev.fcap.model.Algorithm;
 import dev.fcap.store.CounterRequest;
 import dev.fcap.store.StoredCounter;
+import dev.fcap.store.Varint;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -36,8 +37,8 @@ final class PartitionRecord {
   private PartitionRecord() {}
 
   static boolean keyEquals(byte[] record, byte[] key) {
-    int len = readVarint(record, HEAD);
-    int at = HEAD + varintSize(len);
+    int len = Varint.read(record, HEAD);
+    int at = HEAD + Varint.size(len);
     return len == key.length && Arrays.equals(record, at, at + len, key, 0, len);
   }
 
@@ -46,12 +47,12 @@ final class PartitionRecord {
     int found = 0;
     int at = skipKey(record);
     while (at < record.length) {
-      int idLen = readVarint(record, at);
-      int id = at + varintSize(idLen);
+      int idLen = Varint.read(record, at);
+      int id = at + Varint.size(idLen);
       int alg = id + idLen;
       int stateLenAt = alg + 5;
-      int stateLen = readVarint(record, stateLenAt);
-      int state = stateLenAt + varintSize(stateLen);
+      int stateLen = Varint.read(record, stateLenAt);
+      int state = stateLenAt + Varint.size(stateLen);
       if (expiresMs(record, alg + 1) > now) {
         for (int i = 0; i < counters.size(); i++) {
           CounterRequest c = counters.get(i);
@@ -89,7 +90,7 @@ final class PartitionRecord {
     int n = counters.size();
     int[] expires = new int[n];
     boolean[] keep = new boolean[n];
-    int size = HEAD + varintSize(key.length) + key.length;
+    int size = HEAD + Varint.size(key.length) + key.length;
     int empty = size;
     int latest = Integer.MIN_VALUE;
     for (int i = 0; i < n; i++) {
@@ -99,7 +100,7 @@ final class PartitionRecord {
         keep[i] = true;
         expires[i] = toSeconds(expiresAt);
         latest = Math.max(latest, expires[i]);
-        size += varintSize(c.key().length) + c.key().length + 5 + varintSize(states[i].length) + states[i].length;
+        size += Varint.size(c.key().length) + c.key().length + 5 + Varint.size(states[i].length) + states[i].length;
       }
     }
     int oldFrom = old == null ? 0 : skipKey(old);
@@ -118,7 +119,7 @@ final class PartitionRecord {
     }
     byte[] out = new byte[size];
     putInt(out, 0, latest);
-    int pos = writeVarint(out, HEAD, key.length);
+    int pos = Varint.write(out, HEAD, key.length);
     System.arraycopy(key, 0, out, pos, key.length);
     pos += key.length;
     for (int i = 0; i < n; i++) {
@@ -142,24 +143,24 @@ final class PartitionRecord {
 
   /** Where the counter after the one at {@code at} starts. */
   private static int nextCounter(byte[] record, int at) {
-    int idLen = readVarint(record, at);
-    int alg = at + varintSize(idLen) + idLen;
-    int stateLen = readVarint(record, alg + 5);
-    return alg + 5 + varintSize(stateLen) + stateLen;
+    int idLen = Varint.read(record, at);
+    int alg = at + Varint.size(idLen) + idLen;
+    int stateLen = Varint.read(record, alg + 5);
+    return alg + 5 + Varint.size(stateLen) + stateLen;
   }
 
   /** Whether an old counter is carried over: still live and not rewritten by the request. */
   private static boolean keepOld(byte[] record, int at, List<CounterRequest> counters, long now) {
-    int idLen = readVarint(record, at);
-    int id = at + varintSize(idLen);
+    int idLen = Varint.read(record, at);
+    int id = at + Varint.size(idLen);
     int alg = id + idLen;
     return expiresMs(record, alg + 1) > now && !requested(counters, record, id, idLen, record[alg]);
   }
 
   /** The expiry field of the counter at {@code at}, in record seconds. */
   private static int expiresSeconds(byte[] record, int at) {
-    int idLen = readVarint(record, at);
-    int field = at + varintSize(idLen) + idLen + 1;
+    int idLen = Varint.read(record, at);
+    int field = at + Varint.size(idLen) + idLen + 1;
     return (record[field] & 0xff) << 24 | (record[field + 1] & 0xff) << 16 | (record[field + 2] & 0xff) << 8
         | (record[field + 3] & 0xff);
   }
@@ -176,11 +177,11 @@ final class PartitionRecord {
     List<StoredCounter> live = new ArrayList<>();
     int at = skipKey(record);
     while (at < record.length) {
-      int idLen = readVarint(record, at);
-      int id = at + varintSize(idLen);
+      int idLen = Varint.read(record, at);
+      int id = at + Varint.size(idLen);
       int alg = id + idLen;
-      int stateLen = readVarint(record, alg + 5);
-      int state = alg + 5 + varintSize(stateLen);
+      int stateLen = Varint.read(record, alg + 5);
+      int state = alg + 5 + Varint.size(stateLen);
       if (expiresMs(record, alg + 1) > now) {
         live.add(new StoredCounter(Arrays.copyOfRange(record, id, id + idLen), ALGORITHMS[record[alg]],
             Arrays.copyOfRange(record, state, state + stateLen)));
@@ -215,7 +216,7 @@ final class PartitionRecord {
   }
 
   private static int writeCounter(byte[] out, int pos, byte[] id, int alg, int expires, byte[] state) {
-    pos = writeVarint(out, pos, id.length);
+    pos = Varint.write(out, pos, id.length);
     System.arraycopy(id, 0, out, pos, id.length);
     pos += id.length;
     out[pos++] = (byte) alg;
@@ -223,7 +224,7 @@ final class PartitionRecord {
     out[pos++] = (byte) (expires >>> 16);
     out[pos++] = (byte) (expires >>> 8);
     out[pos++] = (byte) expires;
-    pos = writeVarint(out, pos, state.length);
+    pos = Varint.write(out, pos, state.length);
     System.arraycopy(state, 0, out, pos, state.length);
     return pos + state.length;
   }
@@ -239,37 +240,7 @@ final class PartitionRecord {
   }
 
   private static int skipKey(byte[] record) {
-    int len = readVarint(record, HEAD);
-    return HEAD + varintSize(len) + len;
-  }
-
-  static int readVarint(byte[] b, int at) {
-    int v = 0;
-    int shift = 0;
-    while (true) {
-      int x = b[at++];
-      v |= (x & 0x7f) << shift;
-      if (x >= 0) {
-        return v;
-      }
-      shift += 7;
-    }
-  }
-
-  static int varintSize(int v) {
-    int n = 1;
-    while ((v >>>= 7) != 0) {
-      n++;
-    }
-    return n;
-  }
-
-  private static int writeVarint(byte[] out, int pos, int v) {
-    while ((v & ~0x7f) != 0) {
-      out[pos++] = (byte) ((v & 0x7f) | 0x80);
-      v >>>= 7;
-    }
-    out[pos++] = (byte) v;
-    return pos;
+    int len = Varint.read(record, HEAD);
+    return HEAD + Varint.size(len) + len;
   }
 }

@@ -262,43 +262,44 @@ public final class HttpApi {
   }
 
   private CompletableFuture<HttpResponse> putRules(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
-    String tenant = Messages.tenant(ctx.queryParam("tenant"));
-    who.require(Role.ADMIN, tenant);
-    JsonNode body = Json.parse(req.content().array());
-    // persisting forces the file to disk: off the event loop
-    Long version = ifMatch(req.headers());
-    return CompletableFuture.supplyAsync(() -> policy(HttpStatus.OK,
-        rules.replace(tenant, body, version, who.name())), ctx.blockingTaskExecutor());
+    return ruleChange(ctx, req, true, who, HttpStatus.OK,
+        (tenant, body, version) -> rules.replace(tenant, body, version, who.name()));
   }
 
   private CompletableFuture<HttpResponse> addRule(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
-    String tenant = Messages.tenant(ctx.queryParam("tenant"));
-    who.require(Role.ADMIN, tenant);
-    JsonNode body = Json.parse(req.content().array());
-    // persisting forces the file to disk: off the event loop
-    Long version = ifMatch(req.headers());
-    return CompletableFuture.supplyAsync(() -> policy(HttpStatus.CREATED,
-        rules.add(tenant, body, version, who.name())), ctx.blockingTaskExecutor());
+    return ruleChange(ctx, req, true, who, HttpStatus.CREATED,
+        (tenant, body, version) -> rules.add(tenant, body, version, who.name()));
   }
 
   private CompletableFuture<HttpResponse> putRule(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
-    String tenant = Messages.tenant(ctx.queryParam("tenant"));
-    who.require(Role.ADMIN, tenant);
-    JsonNode body = Json.parse(req.content().array());
-    // persisting forces the file to disk: off the event loop
-    Long version = ifMatch(req.headers());
-    return CompletableFuture.supplyAsync(() -> policy(HttpStatus.OK,
-        rules.put(tenant, ctx.pathParam("id"), body, version, who.name())), ctx.blockingTaskExecutor());
+    return ruleChange(ctx, req, true, who, HttpStatus.OK,
+        (tenant, body, version) -> rules.put(tenant, ctx.pathParam("id"), body, version, who.name()));
   }
 
   private CompletableFuture<HttpResponse> deleteRule(ServiceRequestContext ctx, AggregatedHttpRequest req,
       Principal who) {
+    return ruleChange(ctx, req, false, who, HttpStatus.OK,
+        (tenant, body, version) -> rules.delete(tenant, ctx.pathParam("id"), version, who.name()));
+  }
+
+  /** One change of a tenant's rules, given the parsed body (null for a delete) and the If-Match version. */
+  @FunctionalInterface
+  private interface RuleChangeOp {
+    Policy apply(String tenant, JsonNode body, Long version);
+  }
+
+  /**
+   * What every rule edit shares: the tenant, the admin role, the body and If-Match read on the event
+   * loop, and the change itself off it, since persisting forces the rules file to disk.
+   */
+  private CompletableFuture<HttpResponse> ruleChange(ServiceRequestContext ctx, AggregatedHttpRequest req,
+      boolean withBody, Principal who, HttpStatus status, RuleChangeOp change) {
     String tenant = Messages.tenant(ctx.queryParam("tenant"));
     who.require(Role.ADMIN, tenant);
-    // persisting forces the file to disk: off the event loop
+    JsonNode body = withBody ? Json.parse(req.content().array()) : null;
     Long version = ifMatch(req.headers());
-    return CompletableFuture.supplyAsync(() -> policy(HttpStatus.OK,
-        rules.delete(tenant, ctx.pathParam("id"), version, who.name())), ctx.blockingTaskExecutor());
+    return CompletableFuture.supplyAsync(() -> policy(status, change.apply(tenant, body, version)),
+        ctx.blockingTaskExecutor());
   }
 
   private CompletableFuture<HttpResponse> validate(ServiceRequestContext ctx, AggregatedHttpRequest req,
