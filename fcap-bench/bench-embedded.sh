@@ -3,15 +3,21 @@
 # peers in interleaved rounds, every implementation once per round in its own JMH fork, so that the
 # load of a shared machine hits all of them alike; then the medians over rounds x iterations.
 # Usage: fcap-bench/bench-embedded.sh [rounds]   (after ./mvnw -B -q -pl fcap-bench -am package -DskipTests)
+# IMPLS, BENCHES and JMH_ARGS override the implementations, benchmarks and JMH run options (the
+# build's DocumentedBenchmarksIT uses them to check in seconds that the command runs).
 set -eu
 JAR=${JAR:-fcap-bench/target/fcap-bench.jar}
 OUT=${OUT:-fcap-bench/target/embedded-rounds}
 ROUNDS=${1:-3}
+IMPLS=${IMPLS:-fcap-sim fcap bucket4j resilience4j guava sentinel}
+BENCHES=${BENCHES:-decide1 decide2}
+JMH_ARGS=${JMH_ARGS:--f 1 -wi 2 -w 3 -i 4 -r 3}
 mkdir -p "$OUT"
 for round in $(seq 1 "$ROUNDS"); do
-  for bench in decide1 decide2; do
-    for impl in fcap-sim fcap bucket4j resilience4j guava sentinel; do
-      java -jar "$JAR" "DecisionBenchmark.$bench\$" -p impl="$impl" -f 1 -wi 2 -w 3 -i 4 -r 3 -prof gc \
+  for bench in $BENCHES; do
+    for impl in $IMPLS; do
+      # shellcheck disable=SC2086 # JMH_ARGS is a list of options
+      java -jar "$JAR" "DecisionBenchmark.$bench\$" -p impl="$impl" $JMH_ARGS -prof gc \
         -rf json -rff "$OUT/$bench-$impl-$round.json" > "$OUT/$bench-$impl-$round.log" 2>&1
     done
   done

@@ -1,0 +1,207 @@
+package dev.fcap.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
+
+/**
+ * Runs every benchmark command that docs/benchmarks.md documents, on the jar this build just packaged,
+ * shrunk to seconds: it checks that each command runs (a missing resource, a renamed option or class
+ * fails here), never how fast. A documented command is taken from the document itself, so the test
+ * follows the document; each entry point needs a rule below that says how to shrink it, and a
+ * command without one fails, so a new benchmark cannot be documented without being run here.
+ */
+class DocumentedBenchmarksIT {
+  private static final Path ROOT = Path.of("").toAbsolutePath().getParent();
+  private static final Pattern FENCE = Pattern.compile("(?ms)^```[a-z]*\\n(.*?)^```");
+  private static final Pattern MAIN_CLASS = Pattern.compile("dev\\.fcap\\.bench\\.[A-Za-z.]+");
+
+  /** How to shrink each entry point's documented arguments to a run of seconds. */
+  private static final Map<String, UnaryOperator<List<String>>> SHRINK = new LinkedHashMap<>();
+
+  static {
+    SHRINK.put("dev.fcap.bench.redis.RedisStoreBench", args -> options(args,
+        Map.of("--seconds", "1", "--reps", "1", "--worst", "200", "--typical", "200", "--recipients", "2000",
+            "--threads", "2", "--latency-threads", "2", "--latency-rate", "200")));
+    SHRINK.put("dev.fcap.bench.CpuHarness", args -> positional(args, "20000", "1"));
+    SHRINK.put("dev.fcap.bench.HeapFootprint", args -> positional(args, "2000"));
+    SHRINK.put("bench-embedded.sh", args -> positional(args, "1"));
+  }
+
+  @TestFactory
+  List<DynamicTest> everyDocumentedBenchmarkCommandRuns() throws IOException {
+    List<String> commands = documentedCommands(Files.readString(ROOT.resolve("docs/benchmarks.md")));
+    assertThat(commands).as("benchmark commands found in docs/benchmarks.md").isNotEmpty();
+    List<DynamicTest> tests = new ArrayList<>();
+    for (String command : commands) {
+      tests.add(DynamicTest.dynamicTest(command, () -> run(command)));
+    }
+    return tests;
+  }
+
+  /** Each command line of a fenced block that runs fcap-bench's jar or script (continuations joined). */
+  static List<String> documentedCommands(String markdown) {
+    List<String> out = new ArrayList<>();
+    Matcher block = FENCE.matcher(markdown);
+    while (block.find()) {
+      for (String line : block.group(1).replace("\\\n", " ").split("\n")) {
+        String command = line.replaceAll("\\s+#.*$", "").trim();
+        if (command.contains("fcap-bench.jar") && !command.startsWith("./mvnw") || command.contains("bench-embedded.sh")) {
+          out.add(command);
+        }
+      }
+    }
+    return out;
+  }
+
+  private static void run(String documented) throws Exception {
+    List<String> words = words(documented);
+    String entry = entryPoint(words);
+    UnaryOperator<List<String>> shrink = SHRINK.get(entry);
+    if (shrink == null) {
+      fail("docs/benchmarks.md documents %s, which DocumentedBenchmarksIT does not know how to run briefly: "
+          + "add a rule to SHRINK", entry);
+    }
+    int at = words.indexOf(entry.endsWith(".sh") ? words.stream().filter(w -> w.endsWith(entry)).findFirst()
+        .orElseThrow() : entry);
+    List<String> argv = new ArrayList<>(jvm(words.subList(0, at)));
+    argv.add(words.get(at));
+    argv.addAll(shrink.apply(words.subList(at + 1, words.size())));
+    ProcessBuilder pb = new ProcessBuilder(argv).directory(ROOT.toFile()).redirectErrorStream(true);
+    if (entry.endsWith(".sh")) {
+      pb.environment().put("IMPLS", "fcap");
+      pb.environment().put("BENCHES", "decide1");
+      pb.environment().put("JMH_ARGS", "-f 1 -wi 0 -i 1 -r 200ms -p streamLength=65536 -jvmArgsAppend -Xmx1g");
+      pb.environment().put("OUT", ROOT.resolve("fcap-bench/target/smoke-rounds").toString());
+    }
+    Path log = Files.createTempFile("fcap-bench-smoke", ".log");
+    Process p = pb.redirectOutput(log.toFile()).start();
+    boolean done = p.waitFor(5, TimeUnit.MINUTES);
+    if (!done) {
+      p.destroyForcibly();
+    }
+    String output = Files.readString(log, StandardCharsets.UTF_8);
+    Files.delete(log);
+    assertThat(done && p.exitValue() == 0)
+        .as("%s%nran as: %s%nexit %s, output:%n%s", documented, argv, done ? p.exitValue() : "(timed out)", tail(output))
+        .isTrue();
+  }
+
+  /** The main class, or the script's file name. */
+  private static String entryPoint(List<String> words) {
+    for (String w : words) {
+      if (w.endsWith("bench-embedded.sh")) {
+        return "bench-embedded.sh";
+      }
+      if (MAIN_CLASS.matcher(w).matches()) {
+        return w;
+      }
+    }
+    throw new AssertionError("no entry point in " + words);
+  }
+
+  /** The documented JVM part without CPU pinning or big heaps (the shrunk runs need neither). */
+  private static List<String> jvm(List<String> words) {
+    List<String> out = new ArrayList<>();
+    for (int i = 0; i < words.size(); i++) {
+      String w = words.get(i);
+      if (w.equals("taskset")) {
+        i += 2; // taskset -c CPUS
+      } else if (w.startsWith("-Xm") || w.equals("-XX:+AlwaysPreTouch")) {
+        continue;
+      } else {
+        out.add(w);
+      }
+    }
+    return out;
+  }
+
+  /** Replaces the values of the given options, drops optional [...] groups, keeps the rest. */
+  private static List<String> options(List<String> args, Map<String, String> small) {
+    List<String> out = new ArrayList<>();
+    boolean optional = false;
+    for (int i = 0; i < args.size(); i++) {
+      String w = args.get(i);
+      if (w.startsWith("[")) {
+        optional = true;
+      }
+      if (!optional) {
+        if (small.containsKey(w) && i + 1 < args.size()) {
+          out.add(w);
+          out.add(small.get(w));
+          i++;
+        } else if (!w.equals("--redis-cpus") || i + 1 >= args.size()) {
+          out.add(w);
+        } else {
+          i++; // pinning Redis needs a second core free; the run only checks that the command works
+        }
+      }
+      if (w.endsWith("]")) {
+        optional = false;
+      }
+    }
+    return out;
+  }
+
+  /** Replaces the leading positional numbers, keeps the other arguments. */
+  private static List<String> positional(List<String> args, String... small) {
+    List<String> out = new ArrayList<>(args);
+    for (int i = 0; i < small.length && i < out.size(); i++) {
+      out.set(i, small[i]);
+    }
+    if (out.isEmpty()) {
+      out.addAll(List.of(small));
+    }
+    return out;
+  }
+
+  /** Shell-like words: whitespace-separated, single and double quotes removed. */
+  private static List<String> words(String line) {
+    List<String> out = new ArrayList<>();
+    StringBuilder w = new StringBuilder();
+    char quote = 0;
+    boolean any = false;
+    for (char c : line.toCharArray()) {
+      if (quote != 0) {
+        if (c == quote) {
+          quote = 0;
+        } else {
+          w.append(c);
+        }
+      } else if (c == '\'' || c == '"') {
+        quote = c;
+        any = true;
+      } else if (Character.isWhitespace(c)) {
+        if (any || w.length() > 0) {
+          out.add(w.toString());
+        }
+        w.setLength(0);
+        any = false;
+      } else {
+        w.append(c);
+      }
+    }
+    if (any || w.length() > 0) {
+      out.add(w.toString());
+    }
+    return out;
+  }
+
+  private static String tail(String output) {
+    return output.length() <= 4000 ? output : "..." + output.substring(output.length() - 4000);
+  }
+}
