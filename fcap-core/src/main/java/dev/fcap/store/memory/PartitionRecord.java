@@ -33,8 +33,20 @@ final class PartitionRecord {
       java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.BIG_ENDIAN);
   /** Bytes before the key's length: the record's expiry. */
   private static final int HEAD = 4;
+  /**
+   * Version of this layout, written in the header of the store's state files ({@link Journal}); bump
+   * it whenever the layout changes, so that a start never reads records it would misunderstand.
+   */
+  static final int FORMAT = 1;
 
   private PartitionRecord() {}
+
+  /** The partition key of a record (a copy). */
+  static byte[] key(byte[] record) {
+    int len = Varint.read(record, HEAD);
+    int at = HEAD + Varint.size(len);
+    return Arrays.copyOfRange(record, at, at + len);
+  }
 
   static boolean keyEquals(byte[] record, byte[] key) {
     int len = Varint.read(record, HEAD);
