@@ -13,6 +13,13 @@ import java.util.List;
  *
  * <p>All-or-nothing: on DECIDE, every counter is evaluated first, and the message is recorded in
  * every counter (shadow checks too) only if every enforced check admitted.
+ *
+ * <p><b>Message ids.</b> A request with an {@link dev.fcap.store.Idempotency} is first looked up in
+ * the partition's remembered decisions: if the store holds one for its key, {@link #apply(PartitionRequest,
+ * long, byte[][], byte[])} returns it again ({@link PartitionResult#replayOf()}) and changes no state.
+ * An admitted DECIDE is remembered as {@link #remember} bytes, beside the counters, in the same
+ * write: {@code time:i64 allowed:u8 (used:i64 retryDelta:i64)* decisionId idLength:u8}, which is the
+ * Redis script's reply plus the id, so both stores keep the same bytes.
  */
 public final class PartitionStep {
 
@@ -23,6 +30,18 @@ public final class PartitionStep {
    * its next state on return ({@code null} = empty).
    */
   public static PartitionResult apply(PartitionRequest request, long now, byte[][] states) {
+    return apply(request, now, states, null);
+  }
+
+  /**
+   * {@link #apply(PartitionRequest, long, byte[][])} for a partition that remembers {@code remembered}
+   * (null: nothing) under the request's message id: a DECIDE or CHECK then gets the remembered result
+   * again and {@code states} are left as they are.
+   */
+  public static PartitionResult apply(PartitionRequest request, long now, byte[][] states, byte[] remembered) {
+    if (remembered != null && request.operation() != dev.fcap.store.Operation.RELEASE) {
+      return replay(remembered, request.checks());
+    }
     List<CounterRequest> counters = request.counters();
     int checks = request.checks();
     long[] used = new long[checks];
@@ -46,6 +65,42 @@ public final class PartitionStep {
       }
     }
     return new PartitionResult(now, allowed, used, retryAt);
+  }
+
+  /** What a store remembers of an admitted decision under its message id (see the class note). */
+  public static byte[] remember(PartitionResult result, byte[] decisionId) {
+    int checks = result.used().length;
+    java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(10 + 16 * checks + decisionId.length);
+    b.putLong(result.time()).put((byte) (result.allowed() ? 1 : 0));
+    for (int i = 0; i < checks; i++) {
+      long retryAt = result.retryAt()[i];
+      b.putLong(result.used()[i]).putLong(retryAt == CounterAlgorithm.NEVER ? -1 : retryAt - result.time());
+    }
+    return b.put(decisionId).put((byte) decisionId.length).array();
+  }
+
+  /** The result a remembered decision is answered with again; {@code checks} is the request's. */
+  public static PartitionResult replay(byte[] remembered, int checks) {
+    java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(remembered);
+    long time = b.getLong();
+    boolean allowed = b.get() == 1;
+    long[] used = new long[checks];
+    long[] retryAt = new long[checks];
+    int idLength = remembered[remembered.length - 1] & 0xff;
+    int idAt = remembered.length - 1 - idLength;
+    int stored = (idAt - 9) / 16;
+    for (int i = 0; i < checks; i++) {
+      // a policy edit may have changed the checks since: what was not decided then reads as admitted
+      if (i < stored) {
+        used[i] = b.getLong();
+        long delta = b.getLong();
+        retryAt[i] = delta < 0 ? CounterAlgorithm.NEVER : time + delta;
+      } else {
+        retryAt[i] = time;
+      }
+    }
+    return new PartitionResult(time, allowed, used, retryAt,
+        new String(remembered, idAt, idLength, java.nio.charset.StandardCharsets.ISO_8859_1));
   }
 
   /** The first instant at which the state of counter {@code c} stops mattering. */

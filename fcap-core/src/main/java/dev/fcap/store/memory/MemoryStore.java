@@ -3,6 +3,7 @@ package dev.fcap.store.memory;
 import dev.fcap.algorithm.PartitionStep;
 import dev.fcap.store.Clock;
 import dev.fcap.store.CounterRequest;
+import dev.fcap.store.Idempotency;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
@@ -109,11 +110,20 @@ public final class MemoryStore implements Store {
       if (record != null) {
         PartitionRecord.readStates(record, counters, now, states);
       }
-      PartitionResult result = PartitionStep.apply(request, now, states);
-      // A dry run or a refused decision changes no state: leave the record as it is (expired
-      // counters in it are dropped by the next write or the sweep).
-      if (request.operation() == Operation.RELEASE || (request.operation() == Operation.DECIDE && result.allowed())) {
+      Idempotency id = request.idempotency();
+      byte[] remembered = id == null || record == null ? null : PartitionRecord.readMessage(record, id.key(), now);
+      PartitionResult result = PartitionStep.apply(request, now, states, remembered);
+      // A dry run, a refused decision or a replayed one changes no state: leave the record as it is
+      // (expired counters in it are dropped by the next write or the sweep).
+      if (request.operation() == Operation.RELEASE
+          || (request.operation() == Operation.DECIDE && result.allowed() && result.replayOf() == null)) {
         byte[] next = PartitionRecord.write(record, request.partition(), counters, states, now);
+        if (id != null && next != null) {
+          next = request.operation() == Operation.DECIDE
+              ? PartitionRecord.withMessage(next, id.key(), PartitionStep.remember(result, id.decisionId()),
+                  now + id.horizonMs())
+              : PartitionRecord.withoutMessage(next, id.key());
+        }
         store(segment, hash, slot, request.partition(), next, now);
         if (journal != null) {
           CompletableFuture<Void> written = journal.append(index, request.partition(), next);
