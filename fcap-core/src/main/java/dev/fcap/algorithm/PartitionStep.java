@@ -17,7 +17,9 @@ import java.util.List;
  * <p><b>Message ids.</b> A request with an {@link dev.fcap.store.Idempotency} is first looked up in
  * the partition's remembered decisions: if the store holds one for its key, {@link #apply(PartitionRequest,
  * long, byte[][], byte[])} returns it again ({@link PartitionResult#replayOf()}) and changes no state.
- * An admitted DECIDE is remembered as {@link #remember} bytes, beside the counters, in the same
+ * A RELEASE carrying one undoes the counts only while the id is remembered, and forgets it (its
+ * result's {@code allowed} says whether it released anything). An admitted DECIDE is remembered as
+ * {@link #remember} bytes, beside the counters, in the same
  * write: {@code time:i64 allowed:u8 (used:i64 retryDelta:i64)* decisionId idLength:u8}, which is the
  * Redis script's reply plus the id, so both stores keep the same bytes.
  */
@@ -42,6 +44,13 @@ public final class PartitionStep {
     if (remembered != null && request.operation() != dev.fcap.store.Operation.RELEASE) {
       return replay(remembered, request.checks());
     }
+    if (remembered == null && request.idempotency() != null && request.operation() == dev.fcap.store.Operation.RELEASE) {
+      // a release by message id undoes only what the id still holds: released before, expired or
+      // never admitted, it changes nothing (so two releases never give back twice)
+      return new PartitionResult(now, false, new long[request.checks()], new long[request.checks()]);
+    }
+    // released by message id, the counts are undone at the time the store remembered, whoever asks
+    long eventTime = remembered != null ? java.nio.ByteBuffer.wrap(remembered).getLong() : request.eventTime();
     List<CounterRequest> counters = request.counters();
     int checks = request.checks();
     long[] used = new long[checks];
@@ -52,7 +61,7 @@ public final class PartitionStep {
       CounterRequest c = counters.get(i);
       CounterAlgorithm algorithm = CounterAlgorithm.of(c.spec().algorithm());
       if (request.operation() == dev.fcap.store.Operation.RELEASE) {
-        states[i] = algorithm.release(states[i], c.spec(), c.alignMs(), now, request.eventTime(), request.cost());
+        states[i] = algorithm.release(states[i], c.spec(), c.alignMs(), now, eventTime, request.cost());
       } else {
         allowed &= algorithm.evaluate(states[i], c.spec(), c.alignMs(), now, request.cost(), used, retryAt, at);
       }

@@ -172,6 +172,33 @@ public final class Engine implements AutoCloseable {
     return store.applyAll(undo).thenApply(ignored -> true);
   }
 
+  /**
+   * Undoes the admitted decision of a message id (the send failed), like {@link #release} by its
+   * decision id. {@code message} names the same tenant, recipient and {@code messageId} as the
+   * decision (and, for rules keyed without the recipient, the same dimensions). When the policy keeps
+   * the message's counters in one partition (every rule keyed by the recipient: the common case),
+   * this is one atomic store step that any node can take, for as long as the id is remembered (the
+   * policy's longest window), also after a restart of a durable store; otherwise it goes through the
+   * decision id, which only the deciding process knows. True iff something was released now: false
+   * when the id was never admitted, was already released, or is no longer remembered.
+   *
+   * @throws IllegalArgumentException if the message has no message id
+   */
+  public CompletableFuture<Boolean> releaseMessage(Message message) {
+    if (message.messageId() == null) {
+      throw new IllegalArgumentException("releasing by message id needs a messageId");
+    }
+    Prepared p = prepare(message, Operation.CHECK, PartitionRequest.STORE_TIME);
+    if (p.requests.length == 0) {
+      return CompletableFuture.completedFuture(false);
+    }
+    if (p.requests.length == 1) {
+      return store.apply(p.requests[0].asRelease(0)).thenApply(PartitionResult::allowed);
+    }
+    return store.apply(p.requests[0]).thenCompose(r -> r.replayOf() == null
+        ? CompletableFuture.completedFuture(false) : release(r.replayOf()));
+  }
+
   /** A recipient's live counters, per rule and per content fingerprint. */
   public CompletableFuture<Inspection> inspect(String tenant, String recipient) {
     CompiledPolicy cp = policies.get(tenant);

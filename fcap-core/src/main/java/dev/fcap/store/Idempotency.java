@@ -6,8 +6,9 @@ import java.util.Objects;
  * Makes a {@link Operation#DECIDE} idempotent: the store remembers an admitted decision under
  * {@code key} in the request's partition, atomically with the counts, for {@code horizonMs}; the same
  * key within that time gets the first decision's result again ({@link PartitionResult#replayOf()})
- * and records nothing. A {@link Operation#RELEASE} carrying it forgets the key, so a retry after a
- * released send is decided afresh. Denials are not remembered: they recorded nothing, so deciding a
+ * and records nothing. A {@link Operation#RELEASE} carrying it undoes the counts only if the key is
+ * still remembered, and forgets it: releasing twice gives back once, and a retry after a released
+ * send is decided afresh. Denials are not remembered: they recorded nothing, so deciding a
  * retry again cannot count twice.
  *
  * @param key the message id's 16-byte fingerprint (the tenant is in the partition key)

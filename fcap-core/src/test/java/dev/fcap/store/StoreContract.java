@@ -617,4 +617,25 @@ public abstract class StoreContract {
     assertThat(ds).extracting(Decision::replayed).containsExactly(false, true, false);
     assertThat(outcome(engine.decide(fresh("rex")).join(), "recipient-per-minute").used()).isEqualTo(2);
   }
+
+  @Test
+  void anyNodeCanReleaseByMessageIdOnceAndTheCountsComeBack() {
+    Engine decider = engine(SEED);
+    Engine other = engine(SEED); // another node on the same store: it never saw the decision
+    for (int i = 0; i < 15; i++) {
+      assertThat(decider.decide(withId("sam", "m-" + i)).join().allowed()).isTrue();
+    }
+    assertThat(decider.decide(withId("sam", "m-15")).join().allowed()).isFalse();
+    clock.advance(10_000);
+    assertThat(other.releaseMessage(withId("sam", "m-3")).join()).isTrue();
+    assertThat(other.releaseMessage(withId("sam", "m-3")).join()).as("released once").isFalse();
+    assertThat(decider.release(decider.decide(withId("sam", "m-3")).join().decisionId()).join()).isTrue();
+    Decision retry = decider.decide(withId("sam", "m-3")).join();
+    assertThat(retry.replayed()).as("a released id is decided afresh").isFalse();
+    assertThat(retry.allowed()).isTrue();
+    assertThat(decider.decide(withId("sam", "m-16")).join().allowed()).as("15 again").isFalse();
+    assertThat(other.releaseMessage(withId("sam", "never-sent")).join()).isFalse();
+    clock.advance(24 * 3600 * 1000L);
+    assertThat(other.releaseMessage(withId("sam", "m-4")).join()).as("no longer remembered").isFalse();
+  }
 }

@@ -115,8 +115,8 @@ public final class MemoryStore implements Store {
       PartitionResult result = PartitionStep.apply(request, now, states, remembered);
       // A dry run, a refused decision or a replayed one changes no state: leave the record as it is
       // (expired counters in it are dropped by the next write or the sweep).
-      if (request.operation() == Operation.RELEASE
-          || (request.operation() == Operation.DECIDE && result.allowed() && result.replayOf() == null)) {
+      if ((request.operation() == Operation.RELEASE || request.operation() == Operation.DECIDE) && result.allowed()
+          && result.replayOf() == null) {
         byte[] next = PartitionRecord.write(record, request.partition(), counters, states, now);
         if (id != null && next != null) {
           next = request.operation() == Operation.DECIDE

@@ -52,6 +52,7 @@ local op, hastime, now, cost, eventtime, n, pos = unpack('>BBi8i8i8I2', req)
 -- mid(16) horizon:i64 decisionId idLen:u8. An admitted DECIDE is remembered beside the counters, as
 -- an entry of kind MESSAGE whose state is this script's reply plus decisionId idLen; a DECIDE or
 -- CHECK of a remembered id gets that state back as { state, 1 } and writes nothing; a RELEASE
+-- undoes the counts only while the id is remembered (else replies allowed 0 and writes nothing) and
 -- forgets it. Both paths below carry such entries over like any other live counter.
 local MESSAGE = 127
 local mid, midttl, midtail = false, 0, false
@@ -68,7 +69,8 @@ local value = redis.call('GET', key)
 
 local remember = false
 if mid then
-  if value and op <= 1 then
+  local found = false
+  if value and op <= 2 then
     local p, len = 1, #value
     while p <= len do
       local idlen, c, scale = 0, 128, 1
@@ -90,10 +92,18 @@ if mid then
         scale = scale * 128
       end
       if kind == MESSAGE and id == mid and EPOCH_MS + seconds * 1000 > now then
+        if op == 2 then
+          found = true
+          eventtime = unpack('>i8', value, p) -- undo at the time remembered, whoever asks
+          break
+        end
         return { sub(value, p, p + statelen - 1), 1 }
       end
       p = p + statelen
     end
+  end
+  if op == 2 and not found then
+    return pack('>i8B', now, 0)
   end
   -- called with the reply of an admitted DECIDE, after its SET: a second write, appended to it
   remember = function(reply)
