@@ -31,26 +31,63 @@ class DurableServeIT {
   Path tmp;
 
   @Test
-  void aRecipientAtItsLimitIsStillRefusedAfterKillMinus9() throws Exception {
+  void countsAndMessageIdsSurviveKillMinus9AndDamagedFilesNeverStopAStart() throws Exception {
     Path work = Files.createDirectory(tmp.resolve("work"));
-    long lastAck;
+    String bob = "{\"recipient\": \"bob\", \"messageId\": \"m-1\"}";
+    String firstDecision;
     try (ServerProcess s = ServerProcess.start(work)) {
       assertThat(s.output()).contains("durable in " + work.resolve("data/state").toRealPath());
       for (int i = 0; i < 15; i++) {
         assertThat(s.post("/v1/decisions", ONE).path("allowed").asBoolean()).as("decision %d", i + 1).isTrue();
       }
       assertThat(s.post("/v1/decisions", ONE).path("allowed").asBoolean()).as("the 16th").isFalse();
-      lastAck = System.nanoTime();
+      firstDecision = s.post("/v1/decisions", bob).path("decisionId").asText();
+      JsonNode retry = s.post("/v1/decisions", bob);
+      assertThat(retry.path("replayed").asBoolean()).isTrue();
+      assertThat(retry.path("decisionId").asText()).isEqualTo(firstDecision);
+      assertThat(s.used("bob", "recipient-per-minute")).isEqualTo(1);
       // the guarantee: what was acknowledged more than the fsync interval before the kill survives it
-      awaitNanos(lastAck + Duration.ofMillis(FSYNC_MS + 200).toNanos());
+      awaitNanos(System.nanoTime() + Duration.ofMillis(FSYNC_MS + 200).toNanos());
+      for (int r = 0; r < 10; r++) {
+        s.post("/v1/decisions", "{\"recipient\": \"z" + r + "\"}");
+      }
+      awaitNanos(System.nanoTime() + Duration.ofMillis(FSYNC_MS + 200).toNanos());
       s.kill();
     }
     try (ServerProcess s = ServerProcess.start(work)) {
-      assertThat(s.output()).contains("recovered 1 partitions");
+      assertThat(s.output()).contains("recovered 12 partitions");
       JsonNode d = s.post("/v1/decisions", ONE);
-      assertThat(d.path("allowed").asBoolean()).isFalse();
+      assertThat(d.path("allowed").asBoolean()).as("still refused after kill -9").isFalse();
       assertThat(d.path("blockedBy").toString()).contains("recipient-per-minute");
       assertThat(s.used("alice", "recipient-per-minute")).isEqualTo(15);
+      JsonNode retry = s.post("/v1/decisions", bob);
+      assertThat(retry.path("replayed").asBoolean()).as("the message id survived the kill").isTrue();
+      assertThat(retry.path("decisionId").asText()).isEqualTo(firstDecision);
+      assertThat(s.used("bob", "recipient-per-minute")).isEqualTo(1);
+      for (int r = 0; r < 20; r++) {
+        s.post("/v1/decisions", "{\"recipient\": \"r" + r + "\"}");
+      }
+      s.stop(); // graceful: everything on disk
+    }
+    // damage both journals: the first one's last entry (one of the z's) corrupted, the second one's
+    // last entry (one of the r's) cut short
+    List<Path> journals = journals(work);
+    assertThat(journals).hasSizeGreaterThanOrEqualTo(2);
+    try (RandomAccessFile f = new RandomAccessFile(journals.get(0).toFile(), "rw")) {
+      f.seek(f.length() - 2);
+      int b = f.read();
+      f.seek(f.length() - 2);
+      f.write(b ^ 0xff);
+    }
+    try (RandomAccessFile f = new RandomAccessFile(journals.get(1).toFile(), "rw")) {
+      f.setLength(f.length() - 3);
+    }
+    try (ServerProcess s = ServerProcess.start(work)) {
+      assertThat(s.output()).contains("DAMAGED STATE").contains("corrupt entry").contains("truncated entry")
+          .contains("recovered 30 partitions");
+      assertThat(s.post("/v1/decisions", ONE).path("allowed").asBoolean()).isFalse();
+      assertThat(s.post("/v1/decisions", bob).path("replayed").asBoolean()).isTrue();
+      assertThat(s.post("/v1/decisions", "{\"recipient\": \"new\"}").path("allowed").asBoolean()).isTrue();
     }
   }
 
@@ -114,41 +151,11 @@ class DurableServeIT {
     }
   }
 
-  @Test
-  void aTruncatedOrCorruptedStateFileIsReportedAndNeverStopsTheStart() throws Exception {
-    Path work = Files.createDirectory(tmp.resolve("work"));
-    try (ServerProcess s = ServerProcess.start(work)) {
-      for (int r = 0; r < 40; r++) {
-        s.post("/v1/decisions", "{\"recipient\": \"r" + r + "\"}");
-      }
-      s.stop(); // graceful: everything on disk
-    }
-    Path journal = newestJournal(work);
-    try (RandomAccessFile f = new RandomAccessFile(journal.toFile(), "rw")) {
-      f.setLength(f.length() - 3);
-    }
-    try (ServerProcess s = ServerProcess.start(work)) {
-      assertThat(s.output()).contains("truncated entry").contains("DAMAGED STATE").contains("recovered 39 partitions");
-      assertThat(s.used("r0", "recipient-per-minute")).isEqualTo(1);
-      s.stop();
-    }
-    try (RandomAccessFile f = new RandomAccessFile(journal.toFile(), "rw")) {
-      f.seek(f.length() / 2);
-      int b = f.read();
-      f.seek(f.length() / 2);
-      f.write(b ^ 0xff);
-    }
-    try (ServerProcess s = ServerProcess.start(work)) {
-      assertThat(s.output()).contains("DAMAGED STATE").containsPattern("(corrupt|truncated) entry");
-      assertThat(s.used("r0", "recipient-per-minute")).isEqualTo(1);
-      assertThat(s.post("/v1/decisions", ONE).path("allowed").asBoolean()).isTrue();
-    }
-  }
-
-  private static Path newestJournal(Path work) throws Exception {
+  /** The journals with entries, oldest first. */
+  private static List<Path> journals(Path work) throws Exception {
     try (Stream<Path> files = Files.list(work.resolve("data/state"))) {
       return files.filter(p -> p.getFileName().toString().startsWith("journal")).sorted()
-          .filter(p -> p.toFile().length() > 16).reduce((a, b) -> b).orElseThrow();
+          .filter(p -> p.toFile().length() > 16).toList();
     }
   }
 
