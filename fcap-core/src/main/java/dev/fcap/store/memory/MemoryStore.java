@@ -238,8 +238,12 @@ public final class MemoryStore implements Store {
     return journal == null ? List.of() : journal.recovery().problems();
   }
 
-  /** Asks a durable store for a snapshot now (tests, tools); no-op when memory only. */
-  void requestSnapshot() {
+  /**
+   * Asks a durable store to take a snapshot soon, whatever the journal's size (tools, benchmarks);
+   * it is written in the background and supersedes the older files when complete. No-op when the
+   * store lives in memory only.
+   */
+  public void requestSnapshot() {
     if (journal != null) {
       journal.requestSnapshot();
     }

@@ -1,0 +1,96 @@
+package dev.fcap.bench;
+
+import dev.fcap.engine.Engine;
+import dev.fcap.model.Message;
+import dev.fcap.store.memory.Durability;
+import dev.fcap.store.memory.MemoryStore;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Stream;
+
+/**
+ * How long the durable embedded store takes to come back: N recipients, each with one message
+ * under the seed policy, then (1) a start that replays the journal alone, and (2) a start from a
+ * snapshot (after one is taken), each timed from {@code build()} to a store that answers, with the
+ * state's size on disk. Not a JMH benchmark: a start happens once.
+ *
+ * <p>Run: {@code java -Xmx10g -cp fcap-bench/target/fcap-bench.jar dev.fcap.bench.RecoveryBench 1000000 10000000}
+ */
+public final class RecoveryBench {
+
+  private RecoveryBench() {}
+
+  public static void main(String[] args) throws Exception {
+    for (String a : args.length == 0 ? new String[] {"1000000"} : args) {
+      run(Integer.parseInt(a));
+    }
+  }
+
+  private static void run(int recipients) throws Exception {
+    Path dir = Files.createTempDirectory("fcap-recovery");
+    try {
+      long t0 = System.nanoTime();
+      MemoryStore store = MemoryStore.builder().durable(Durability.of(dir)).build();
+      Engine engine = Engine.builder(store).policies(SeedPolicy.load()).build();
+      CompletableFuture<?> last = null;
+      for (int i = 0; i < recipients; i++) {
+        last = engine.decide(Message.builder("+86138" + i).content("template " + (i & 63)).build());
+      }
+      last.join();
+      store.close();
+      long filled = System.nanoTime();
+      report(recipients, "fill (decide + journal)", filled - t0, dir);
+
+      long s1 = System.nanoTime();
+      MemoryStore fromJournal = MemoryStore.builder().durable(Durability.of(dir)).build();
+      long e1 = System.nanoTime();
+      check(fromJournal, recipients);
+      report(recipients, "start from the journal", e1 - s1, dir);
+      System.out.println("  " + fromJournal.recoveryReport().orElse(""));
+      fromJournal.requestSnapshot();
+      long deadline = System.nanoTime() + 600_000_000_000L;
+      while (!hasSnapshot(dir) && System.nanoTime() < deadline) {
+        Thread.sleep(50);
+      }
+      fromJournal.close();
+
+      long s2 = System.nanoTime();
+      MemoryStore fromSnapshot = MemoryStore.builder().durable(Durability.of(dir)).build();
+      long e2 = System.nanoTime();
+      check(fromSnapshot, recipients);
+      report(recipients, "start from a snapshot", e2 - s2, dir);
+      System.out.println("  " + fromSnapshot.recoveryReport().orElse(""));
+      fromSnapshot.close();
+    } finally {
+      try (Stream<Path> files = Files.walk(dir)) {
+        for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
+          Files.delete(p);
+        }
+      }
+    }
+  }
+
+  private static void check(MemoryStore store, int recipients) {
+    if (store.size() != recipients) {
+      throw new IllegalStateException("recovered " + store.size() + " partitions, expected " + recipients);
+    }
+  }
+
+  private static boolean hasSnapshot(Path dir) throws IOException {
+    try (Stream<Path> files = Files.list(dir)) {
+      return files.anyMatch(p -> p.getFileName().toString().endsWith(".bin"));
+    }
+  }
+
+  private static void report(int recipients, String what, long nanos, Path dir) throws IOException {
+    long bytes;
+    try (Stream<Path> files = Files.list(dir)) {
+      bytes = files.mapToLong(p -> p.toFile().length()).sum();
+    }
+    System.out.printf("%,d recipients: %-26s %,8d ms   state on disk %,d MB%n", recipients, what, nanos / 1_000_000,
+        bytes >> 20);
+  }
+}
