@@ -94,7 +94,7 @@ class DurableServeIT {
   @Test
   void everyAdmissionAcknowledgedBeforeTheFsyncIntervalSurvivesAKillUnderLoad() throws Exception {
     Path work = Files.createDirectory(tmp.resolve("work"));
-    int recipients = 300;
+    int recipients = 150;
     ConcurrentHashMap<Integer, ConcurrentLinkedQueue<Long>> acked = new ConcurrentHashMap<>();
     AtomicInteger[] attempts = new AtomicInteger[recipients];
     for (int r = 0; r < recipients; r++) {
@@ -127,7 +127,7 @@ class DurableServeIT {
       }
       // kill mid-load: once a good share of the recipients are at their per-minute limit
       long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
-      while (acked.values().stream().mapToInt(q -> q.size()).sum() < recipients * 8 && System.nanoTime() < deadline) {
+      while (acked.values().stream().mapToInt(q -> q.size()).sum() < recipients * 6 && System.nanoTime() < deadline) {
         Thread.sleep(10); // polling the load's progress, bounded
       }
       killedAt = System.nanoTime();

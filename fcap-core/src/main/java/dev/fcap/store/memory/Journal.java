@@ -345,6 +345,8 @@ final class Journal implements AutoCloseable {
         lastSnapshotBytes = written[1];
         LOG.info("snapshot {} of the store's state: {} partitions, {} bytes, in {} ms", gen, written[0], written[1],
             (System.nanoTime() - started) / 1_000_000);
+      } catch (SnapshotAbandoned e) {
+        LOG.info("snapshot {} abandoned at shutdown (the journals hold everything)", gen);
       } catch (IOException | RuntimeException e) {
         LOG.error("snapshot {} failed (the journals stay, nothing is lost): {}", gen, e.toString());
       } finally {
@@ -365,6 +367,9 @@ final class Journal implements AutoCloseable {
       Pending buf = new Pending();
       buf.data = new byte[1 << 20];
       for (Segment segment : segments) {
+        if (closing) {
+          throw new SnapshotAbandoned(); // a shutdown does not wait for it: the journals hold everything
+        }
         byte[][] records;
         synchronized (segment) {
           records = segment.records.clone();
@@ -396,6 +401,15 @@ final class Journal implements AutoCloseable {
       }
     }
     return new long[] {count, bytes};
+  }
+
+  /** A snapshot stopped because the store is closing; its temporary file is deleted at the next start. */
+  private static final class SnapshotAbandoned extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    SnapshotAbandoned() {
+      super(null, null, false, false);
+    }
   }
 
   /** Appends one sealed entry to {@code buf} (snapshots). */
