@@ -18,6 +18,8 @@ import dev.fcap.server.grpc.GrpcApi;
 import dev.fcap.server.http.ConsoleRoutes;
 import dev.fcap.server.http.HttpApi;
 import dev.fcap.server.http.JsonErrorHandler;
+import dev.fcap.server.http.RequestGuard;
+import dev.fcap.server.grpc.GrpcShapeCheck;
 import dev.fcap.server.metrics.MeteredStore;
 import dev.fcap.server.metrics.ServerMetrics;
 import dev.fcap.store.Clock;
@@ -65,7 +67,8 @@ public final class FcapServer implements AutoCloseable {
     RulesSource source = rulesSource(config);
     AuditSink sink = auditSink(config);
     this.store = raw;
-    this.metrics = new ServerMetrics();
+    this.metrics = new ServerMetrics(config.safeguards().metricsMaxTenants(),
+        config.safeguards().metricsMaxRulesPerTenant());
     this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "fcap-scheduler");
       t.setDaemon(true);
@@ -79,12 +82,18 @@ public final class FcapServer implements AutoCloseable {
     metrics.functionCounter("fcap_audit_dropped", "audit events dropped (queue full or sink failing)", audit,
         AuditLog::dropped);
     metrics.functionCounter("fcap_audit_written", "audit events written", audit, AuditLog::written);
-    this.rules = new RulesAdmin(source, engine, clock, audit, metrics, config.rulesHistory());
+    this.rules = new RulesAdmin(source, engine, clock, audit, metrics, config.rulesHistory(),
+        config.safeguards().limits().maxRulesPerPolicy());
     try {
       rules.start();
-      Authenticator auth = new Authenticator(config.apiKeys());
+      ThrottledLog authLog = new ThrottledLog(LoggerFactory.getLogger(Authenticator.class), clock,
+          ThrottledLog.DEFAULT_INTERVAL_MS);
+      Authenticator auth = new Authenticator(config.apiKeys(), reason -> {
+        metrics.authFailure(reason);
+        authLog.warn("request refused: " + reason + " API key (every refusal is counted in fcap_auth_failures_total)");
+      });
       DecisionService decisions = new DecisionService(engine, audit, metrics, clock);
-      this.server = buildServer(config, decisions, auth);
+      this.server = buildServer(config, decisions, auth, clock);
       server.start().join();
     } catch (RuntimeException | IOException e) {
       // invalid rules, a port in use: release what was started before failing
@@ -106,17 +115,23 @@ public final class FcapServer implements AutoCloseable {
     return new Builder(config);
   }
 
-  private Server buildServer(ServerConfig config, DecisionService decisions, Authenticator auth) {
+  private Server buildServer(ServerConfig config, DecisionService decisions, Authenticator auth, Clock clock) {
     ServerBuilder sb = Server.builder();
-    sb.http(new InetSocketAddress(bindHost(config), config.listenPort()));
+    String host = bindHost(config);
+    sb.http(new InetSocketAddress(host, config.listenPort()));
     sb.maxRequestLength(config.maxBodyBytes());
-    sb.requestTimeout(Duration.ofSeconds(30));
+    sb.requestTimeout(config.safeguards().requestTimeout());
     sb.gracefulShutdownTimeout(Duration.ofMillis(100), config.shutdownGrace());
-    sb.errorHandler(new JsonErrorHandler());
+    // Host, Origin, content type, key before body, body shape: before any route (docs/security.md)
+    RequestGuard guard = new RequestGuard(auth, config.safeguards(), host, metrics, new ThrottledLog(
+        LoggerFactory.getLogger(RequestGuard.class), clock, ThrottledLog.DEFAULT_INTERVAL_MS));
+    sb.decorator(guard);
+    sb.errorHandler(new JsonErrorHandler(guard));
     new HttpApi(decisions, rules, auth, metrics, config.maxBatch()).bind(sb);
     // protobuf only: the gRPC-JSON marshaller costs seconds of start-up (bytecode generation); JSON has its own API
     sb.service(GrpcService.builder().supportedSerializationFormats(GrpcSerializationFormats.PROTO)
-        .addService(new GrpcApi(decisions, rules, auth, config.maxBatch())).build());
+        .addService(new GrpcApi(decisions, rules, auth, config.maxBatch()))
+        .intercept(new GrpcShapeCheck(config.safeguards().limits())).build());
     // the operator console: static files at / and /console/, a client of the API above (docs/console.md)
     ConsoleRoutes.bind(sb);
     return sb.build();

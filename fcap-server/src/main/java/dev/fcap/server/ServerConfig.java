@@ -14,6 +14,7 @@ import java.util.List;
  * @param rulesSeed copied to a file rules source that does not exist yet; {@code builtin} is the seed policy
  *     shipped in the jar (examples/rules.yaml)
  * @param auditSink {@code none} or {@code file:PATH} (JSON lines)
+ * @param safeguards Host and Origin checks, request timeout, body shape, metric label bounds, rules settle time
  */
 public record ServerConfig(
     String listenHost,
@@ -34,7 +35,8 @@ public record ServerConfig(
     FailurePolicy failure,
     long maxBodyBytes,
     int maxBatch,
-    Duration shutdownGrace) {
+    Duration shutdownGrace,
+    Safeguards safeguards) {
 
   public ServerConfig {
     apiKeys = List.copyOf(apiKeys);
@@ -48,7 +50,7 @@ public record ServerConfig(
   public ServerConfig withListen(String host, int port) {
     return new ServerConfig(host, port, storeUri, storeMaxBytes, rulesSource, rulesSeed, rulesHistory, apiKeys,
         auditSink, auditSampleAdmissions, auditQueue, auditMaxFileBytes, auditMaxFiles, recentDenials,
-        recentRecipients, failure, maxBodyBytes, maxBatch, shutdownGrace);
+        recentRecipients, failure, maxBodyBytes, maxBatch, shutdownGrace, safeguards);
   }
 
   public boolean loopbackOnly() {

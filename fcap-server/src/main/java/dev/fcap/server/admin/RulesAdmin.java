@@ -41,11 +41,19 @@ public final class RulesAdmin implements AutoCloseable {
   private final AuditLog audit;
   private final ServerMetrics metrics;
   private final int historySize;
+  private final int maxRules;
   private final ArrayDeque<RuleChange> history = new ArrayDeque<>();
   private Map<String, Policy> policies = Map.of();
 
   public RulesAdmin(RulesSource source, FailoverEngine engine, Clock clock, AuditLog audit, ServerMetrics metrics,
       int historySize) {
+    this(source, engine, clock, audit, metrics, historySize, PolicyParser.MAX_RULES);
+  }
+
+  /** @param maxRules rules per policy ({@code limits.maxRulesPerPolicy}) */
+  public RulesAdmin(RulesSource source, FailoverEngine engine, Clock clock, AuditLog audit, ServerMetrics metrics,
+      int historySize, int maxRules) {
+    this.maxRules = maxRules;
     this.source = source;
     this.engine = engine;
     this.clock = clock;
@@ -112,11 +120,17 @@ public final class RulesAdmin implements AutoCloseable {
     if (!errors.isEmpty()) {
       throw refused(new PolicyException(errors));
     }
+    List<Rule> rules;
     try {
-      return new Policy(tenant, 0, PolicyParser.parseRules(tenant, body.get("rules")));
+      rules = PolicyParser.parseRules(tenant, body.get("rules"));
     } catch (PolicyException e) {
       throw refused(e);
     }
+    if (rules.size() > maxRules) {
+      throw ApiException.badRequest("too_many_rules", "a policy holds at most " + maxRules
+          + " rules (limits.maxRulesPerPolicy)", "rules");
+    }
+    return new Policy(tenant, 0, rules);
   }
 
   /** Replaces the tenant's whole policy. */
@@ -195,9 +209,9 @@ public final class RulesAdmin implements AutoCloseable {
       throw new ApiException(412, "version_conflict", "the policy of tenant '" + tenant + "' is at version "
           + current.version() + ", not " + ifMatch + "; read it again and reapply your change", "If-Match");
     }
-    if (rules.size() > PolicyParser.MAX_RULES) {
-      throw ApiException.badRequest("invalid_policy", "at most " + PolicyParser.MAX_RULES + " rules per policy",
-          "rules");
+    if (rules.size() > maxRules) {
+      throw ApiException.badRequest("too_many_rules", "a policy holds at most " + maxRules
+          + " rules (limits.maxRulesPerPolicy)", "rules");
     }
     Policy next = new Policy(tenant, current.version() + 1, rules);
     Map<String, Policy> all = new LinkedHashMap<>(policies);

@@ -6,6 +6,7 @@ import com.linecorp.armeria.common.stream.ClosedStreamException;
 import com.linecorp.armeria.common.ContentTooLargeException;
 import com.linecorp.armeria.common.ResponseCompleteException;
 import com.linecorp.armeria.server.HttpStatusException;
+import com.linecorp.armeria.server.RequestTimeoutException;
 import com.linecorp.armeria.common.ExchangeType;
 import com.linecorp.armeria.common.HttpHeaderNames;
 import com.linecorp.armeria.common.HttpResponse;
@@ -26,6 +27,7 @@ import dev.fcap.server.DecisionService;
 import dev.fcap.server.Messages;
 import dev.fcap.server.admin.RuleChange;
 import dev.fcap.server.admin.RulesAdmin;
+import dev.fcap.server.auth.ApiKey;
 import dev.fcap.server.auth.Authenticator;
 import dev.fcap.server.auth.Principal;
 import dev.fcap.server.auth.Role;
@@ -124,6 +126,9 @@ public final class HttpApi {
     }
     if (t instanceof ApiException e) {
       return Json.error(e);
+    }
+    if (t instanceof RequestTimeoutException) {
+      return Json.error(RequestGuard.timeoutError(0)); // counted and logged by RequestGuard
     }
     if (t instanceof ContentTooLargeException) {
       return Json.error(JsonErrorHandler.forStatus(413, null, null));
@@ -369,7 +374,9 @@ public final class HttpApi {
 
   private CompletableFuture<HttpResponse> metrics(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
     who.require(Role.READ);
+    // a key of some tenants sees their series only (docs/security.md)
+    String text = who.mayUse(ApiKey.ALL_TENANTS) ? metrics.scrape() : metrics.scrape(who::mayUse);
     return CompletableFuture.completedFuture(HttpResponse.of(HttpStatus.OK,
-        MediaType.parse("text/plain; version=0.0.4; charset=utf-8"), metrics.scrape()));
+        MediaType.parse("text/plain; version=0.0.4; charset=utf-8"), text));
   }
 }
