@@ -111,10 +111,14 @@ public final class HttpApi {
         }).exceptionally(HttpApi::failure));
       }
 
-      /** Every call is one whole request and one whole response: Armeria can skip its streaming machinery. */
+      /**
+       * Every call is one whole request and one whole response: Armeria can skip its streaming machinery.
+       * With API keys the request streams instead, since Armeria reads a unary request whole before any
+       * decorator runs: {@link RequestGuard} checks the key first, then reads the body.
+       */
       @Override
       public ExchangeType exchangeType(RoutingContext routingContext) {
-        return ExchangeType.UNARY;
+        return auth.open() ? ExchangeType.UNARY : ExchangeType.REQUEST_STREAMING;
       }
     };
   }
