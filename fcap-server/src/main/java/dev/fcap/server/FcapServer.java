@@ -64,7 +64,7 @@ public final class FcapServer implements AutoCloseable {
     this.config = config;
     // open what the config names first: a mistake there fails before any thread is started
     Store raw = storeOverride != null ? storeOverride : openStore(config, clock);
-    RulesSource source = rulesSource(config);
+    RulesSource source = rulesSource(config, clock);
     AuditSink sink = auditSink(config);
     this.store = raw;
     this.metrics = new ServerMetrics(config.safeguards().metricsMaxTenants(),
@@ -202,7 +202,7 @@ public final class FcapServer implements AutoCloseable {
     throw new ConfigLoader.ConfigException("audit.sink: nothing handles '" + sink + "'; use none or file:PATH");
   }
 
-  private static RulesSource rulesSource(ServerConfig config) throws IOException {
+  private static RulesSource rulesSource(ServerConfig config, Clock clock) throws IOException {
     String s = config.rulesSource();
     if (s.matches("[a-z][a-z0-9+.-]*://.*")) {
       for (StoreProvider p : ServiceLoader.load(StoreProvider.class)) {
@@ -214,7 +214,8 @@ public final class FcapServer implements AutoCloseable {
       throw new ConfigLoader.ConfigException("rules.source: nothing handles '" + s + "' in this build "
           + "(a Redis rules source comes with fcap-redis); use a YAML file path");
     }
-    return new FileRulesSource(Path.of(s.startsWith("file:") ? s.substring(5) : s), config.rulesSeed());
+    return new FileRulesSource(Path.of(s.startsWith("file:") ? s.substring(5) : s), config.rulesSeed(), clock,
+        config.safeguards().rulesSettle());
   }
 
   /** The port actually bound (useful with {@code listen: 127.0.0.1:0}). */

@@ -254,7 +254,14 @@ public final class HttpApi {
   private CompletableFuture<HttpResponse> getRules(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
     String tenant = Messages.tenant(ctx.queryParam("tenant"));
     who.require(Role.READ, tenant);
-    return CompletableFuture.completedFuture(policy(HttpStatus.OK, rules.policy(tenant)));
+    Policy p = rules.policy(tenant);
+    // a refused hand edit of the rules file is shown with the policy in force (docs/security.md)
+    var tree = PolicyParser.toTree(p);
+    rules.rejectedEdit(tenant, who.mayUse(ApiKey.ALL_TENANTS)).ifPresent(r -> tree.set("rejectedEdit", r));
+    byte[] body = Json.bytes(g -> Json.MAPPER.writeTree(g, tree));
+    return CompletableFuture.completedFuture(HttpResponse.of(ResponseHeaders.builder(HttpStatus.OK)
+        .contentType(MediaType.JSON_UTF_8).add(HttpHeaderNames.ETAG, etag(p)).build(),
+        com.linecorp.armeria.common.HttpData.wrap(body)));
   }
 
   private CompletableFuture<HttpResponse> getRule(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
