@@ -199,7 +199,8 @@ public final class FcapServer implements AutoCloseable {
         return s.get();
       }
     }
-    throw new ConfigLoader.ConfigException("audit.sink: nothing handles '" + sink + "'; use none or file:PATH");
+    throw new ConfigLoader.ConfigException("audit.sink: nothing handles '" + Redaction.uri(sink)
+        + "'; use none or file:PATH");
   }
 
   private static RulesSource rulesSource(ServerConfig config, Clock clock) throws IOException {
@@ -211,7 +212,7 @@ public final class FcapServer implements AutoCloseable {
           return r.get();
         }
       }
-      throw new ConfigLoader.ConfigException("rules.source: nothing handles '" + s + "' in this build "
+      throw new ConfigLoader.ConfigException("rules.source: nothing handles '" + Redaction.uri(s) + "' in this build "
           + "(a Redis rules source comes with fcap-redis); use a YAML file path");
     }
     return new FileRulesSource(Path.of(s.startsWith("file:") ? s.substring(5) : s), config.rulesSeed(), clock,

@@ -45,8 +45,10 @@ class RedactionTest {
   @ValueSource(strings = {"hunt/er2", "hunt@er2", "hunt:er2", "hunt?er2", "hunt#er2", "hunt%er2"})
   void anUnusableStoreUriIsRefusedWithoutItsPassword(String password) {
     String uri = "nosuchstore://default:" + password + "@127.0.0.1:1";
-    ServerConfig config = ConfigLoader.load(null, Map.of(), Map.of("store.uri", uri, "listen", "127.0.0.1:0"));
-    assertThatThrownBy(() -> FcapServer.start(config)).hasMessageNotContaining(password)
-        .hasMessageContaining("***");
+    for (String setting : List.of("store.uri", "rules.source", "audit.sink")) {
+      ServerConfig config = ConfigLoader.load(null, Map.of(), Map.of(setting, uri, "listen", "127.0.0.1:0"));
+      assertThatThrownBy(() -> FcapServer.start(config)).as(setting).hasMessageNotContaining(password)
+          .hasMessageContaining("***");
+    }
   }
 }
