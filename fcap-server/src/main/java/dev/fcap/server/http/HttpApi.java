@@ -258,10 +258,7 @@ public final class HttpApi {
     // a refused hand edit of the rules file is shown with the policy in force (docs/security.md)
     var tree = PolicyParser.toTree(p);
     rules.rejectedEdit(tenant, who.mayUse(ApiKey.ALL_TENANTS)).ifPresent(r -> tree.set("rejectedEdit", r));
-    byte[] body = Json.bytes(g -> Json.MAPPER.writeTree(g, tree));
-    return CompletableFuture.completedFuture(HttpResponse.of(ResponseHeaders.builder(HttpStatus.OK)
-        .contentType(MediaType.JSON_UTF_8).add(HttpHeaderNames.ETAG, etag(p)).build(),
-        com.linecorp.armeria.common.HttpData.wrap(body)));
+    return CompletableFuture.completedFuture(policy(HttpStatus.OK, p, tree));
   }
 
   private CompletableFuture<HttpResponse> getRule(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
@@ -357,7 +354,11 @@ public final class HttpApi {
   }
 
   private static HttpResponse policy(HttpStatus status, Policy p) {
-    byte[] body = Json.bytes(g -> Json.MAPPER.writeTree(g, PolicyParser.toTree(p)));
+    return policy(status, p, PolicyParser.toTree(p));
+  }
+
+  private static HttpResponse policy(HttpStatus status, Policy p, JsonNode tree) {
+    byte[] body = Json.bytes(g -> Json.MAPPER.writeTree(g, tree));
     return HttpResponse.of(ResponseHeaders.builder(status).contentType(MediaType.JSON_UTF_8)
         .add(HttpHeaderNames.ETAG, etag(p)).build(), com.linecorp.armeria.common.HttpData.wrap(body));
   }
