@@ -83,7 +83,8 @@ final class ReplayCommand implements Callable<Integer> {
     try {
       store = openStore(clock);
     } catch (IllegalArgumentException | StoreException e) {
-      return fail("cannot use --store " + storeUri + ": " + e.getMessage());
+      return fail("cannot use --store " + dev.fcap.store.Redaction.uri(storeUri) + ": "
+          + dev.fcap.store.Redaction.scrub(e.getMessage(), storeUri));
     }
     try (Engine engine = Engine.builder(store).clock(clock).callerTime(true).releaseCapacity(0)
         .policies(policies).build()) {

@@ -47,6 +47,12 @@ public final class PolicyParser {
   public static final long MAX_LIMIT = 1_000_000_000L;
   public static final int MAX_PRECISION = 10_000;
   public static final int MAX_RULES = 1_000;
+  /**
+   * {@code key: [tenant]}: one counter for the whole tenant (e.g. a tenant's total SMS per day). The
+   * tenant is part of every key, so this is the key without further dimensions; an empty list is
+   * refused, since it more likely means a forgotten key than a tenant-wide cap.
+   */
+  public static final String TENANT_WIDE = "tenant";
   private static final Pattern ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:-]{0,127}");
   private static final Set<String> RULE_FIELDS = Set.of(
       "id", "description", "limit", "window", "key", "match", "exempt", "algorithm", "precision", "mode", "zone");
@@ -249,12 +255,25 @@ public final class PolicyParser {
       errors.add(new PolicyError(tenant, id, "key", "key must be a list of dimensions"));
       return List.of();
     }
+    if (n.isEmpty()) {
+      errors.add(new PolicyError(tenant, id, "key", "key must name at least one dimension; for one counter per "
+          + "tenant write key: [" + TENANT_WIDE + "]"));
+      return List.of();
+    }
+    if (n.size() == 1 && TENANT_WIDE.equals(n.get(0).asText())) {
+      return List.of(); // the tenant is part of every key: with nothing else, one counter per tenant
+    }
     Set<Dimension> dims = new LinkedHashSet<>();
     for (JsonNode d : n) {
       Dimension dim = d.isTextual() ? Dimension.parse(d.asText()).orElse(null) : null;
-      if (dim == null) {
+      if (d.isTextual() && TENANT_WIDE.equals(d.asText())) {
+        errors.add(new PolicyError(tenant, id, "key", "the tenant is part of every key; write [" + TENANT_WIDE
+            + "] alone for one counter per tenant, or leave it out"));
+      } else if (dim != null && dim.attribute() != null && blank(dim.attribute())) {
+        errors.add(new PolicyError(tenant, id, "key", "attribute name in " + d + " must not be blank"));
+      } else if (dim == null) {
         errors.add(new PolicyError(tenant, id, "key", "unknown dimension " + d
-            + "; use recipient, content, channel, sender, category or attr:NAME"));
+            + "; use recipient, content, channel, sender, category, attr:NAME, or [tenant] alone"));
       } else if (!dims.add(dim)) {
         errors.add(new PolicyError(tenant, id, "key", "dimension " + dim + " appears twice"));
       }
@@ -283,12 +302,14 @@ public final class PolicyParser {
       }
       Set<String> set = new LinkedHashSet<>();
       JsonNode v = e.getValue();
-      if (v.isTextual()) {
+      if (v.isTextual() && !blank(v.asText())) {
         set.add(v.asText());
       } else if (v.isArray() && v.size() > 0) {
         for (JsonNode x : v) {
           if (!x.isValueNode() || x.isNull()) {
             errors.add(new PolicyError(tenant, id, f, "values must be strings"));
+          } else if (blank(x.asText())) {
+            errors.add(new PolicyError(tenant, id, f, "values must not be empty or blank"));
           } else {
             set.add(x.asText());
           }
@@ -368,6 +389,11 @@ public final class PolicyParser {
     return n.asText();
   }
 
+  /** Empty or only white space, the non-breaking kinds included. */
+  private static boolean blank(String s) {
+    return s.codePoints().allMatch(c -> Character.isWhitespace(c) || Character.isSpaceChar(c));
+  }
+
   private static void unknownFields(JsonNode node, Set<String> known, String tenant, String id, String prefix,
       List<PolicyError> errors) {
     for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
@@ -410,6 +436,9 @@ public final class PolicyParser {
     n.put("limit", r.limit());
     n.put("window", Durations.format(r.window()));
     var key = n.putArray("key");
+    if (r.key().isEmpty()) {
+      key.add(TENANT_WIDE);
+    }
     r.key().forEach(d -> key.add(d.toString()));
     putCondition(n, "match", r.match());
     putCondition(n, "exempt", r.exempt());

@@ -63,10 +63,22 @@ public final class ConfigLoader {
     SETTINGS.put("failure.probeInterval", "1s");
     SETTINGS.put("limits.maxBodyBytes", "8MB");
     SETTINGS.put("limits.maxBatch", "10000");
+    SETTINGS.put("limits.maxAttributes", "64");
+    SETTINGS.put("limits.maxAttributeNameLength", "128");
+    SETTINGS.put("limits.maxValueLength", "1024");
+    SETTINGS.put("limits.maxJsonDepth", "16");
+    SETTINGS.put("limits.maxRulesPerPolicy", "1000");
+    SETTINGS.put("http.allowedHosts", "[]");
+    SETTINGS.put("http.allowedOrigins", "[]");
+    SETTINGS.put("http.requestTimeout", "10s");
+    SETTINGS.put("metrics.maxTenants", "100");
+    SETTINGS.put("metrics.maxRulesPerTenant", "200");
+    SETTINGS.put("rules.settle", "500ms");
     SETTINGS.put("shutdown.grace", "10s");
   }
 
-  private static final Set<String> STRUCTURED = Set.of("apiKeys", "failure.categories");
+  private static final Set<String> STRUCTURED = Set.of("apiKeys", "failure.categories", "http.allowedHosts",
+      "http.allowedOrigins");
 
   private ConfigLoader() {}
 
@@ -190,7 +202,43 @@ public final class ConfigLoader {
           intRange("audit.recentDenials", text("audit.recentDenials"), 0, 1000),
           intRange("audit.recentRecipients", text("audit.recentRecipients"), 1, 100_000_000), failure,
           bytes("limits.maxBodyBytes"), intRange("limits.maxBatch", text("limits.maxBatch"), 1, 1_000_000),
-          duration("shutdown.grace"));
+          duration("shutdown.grace"), safeguards());
+    }
+
+    private Safeguards safeguards() {
+      InputLimits limits = new InputLimits(
+          intRange("limits.maxAttributes", text("limits.maxAttributes"), 0, 100_000),
+          intRange("limits.maxAttributeNameLength", text("limits.maxAttributeNameLength"), 1,
+              dev.fcap.model.Message.MAX_ID_LENGTH),
+          intRange("limits.maxValueLength", text("limits.maxValueLength"), 1, dev.fcap.model.Message.MAX_ID_LENGTH),
+          intRange("limits.maxJsonDepth", text("limits.maxJsonDepth"), 4, 1000),
+          intRange("limits.maxRulesPerPolicy", text("limits.maxRulesPerPolicy"), 1,
+              dev.fcap.policy.PolicyParser.MAX_RULES));
+      return new Safeguards(list("http.allowedHosts"), list("http.allowedOrigins"), duration("http.requestTimeout"),
+          limits, intRange("metrics.maxTenants", text("metrics.maxTenants"), 1, 1_000_000),
+          intRange("metrics.maxRulesPerTenant", text("metrics.maxRulesPerTenant"), 1, 1_000_000),
+          duration("rules.settle"));
+    }
+
+    private List<String> list(String key) {
+      JsonNode n = values.get(key);
+      List<String> out = new ArrayList<>();
+      if (n.isNull() || (n.isTextual() && n.asText().isBlank())) {
+        return out;
+      }
+      if (n.isTextual()) {
+        out.add(n.asText().trim());
+      } else if (n.isArray()) {
+        for (JsonNode x : n) {
+          if (!x.isTextual() || x.asText().isBlank()) {
+            throw error(key, "expected a list of names, got " + x);
+          }
+          out.add(x.asText().trim());
+        }
+      } else {
+        throw error(key, "expected a list of names");
+      }
+      return out;
     }
 
     /**

@@ -18,6 +18,8 @@ import dev.fcap.server.grpc.GrpcApi;
 import dev.fcap.server.http.ConsoleRoutes;
 import dev.fcap.server.http.HttpApi;
 import dev.fcap.server.http.JsonErrorHandler;
+import dev.fcap.server.http.RequestGuard;
+import dev.fcap.server.grpc.GrpcShapeCheck;
 import dev.fcap.server.metrics.MeteredStore;
 import dev.fcap.server.metrics.ServerMetrics;
 import dev.fcap.store.Clock;
@@ -65,14 +67,15 @@ public final class FcapServer implements AutoCloseable {
     RulesSource source;
     AuditSink sink;
     try {
-      source = rulesSource(config);
+      source = rulesSource(config, clock);
       sink = auditSink(config);
     } catch (RuntimeException | IOException e) {
       raw.close(); // a durable store holds its state directory's lock
       throw e;
     }
     this.store = raw;
-    this.metrics = new ServerMetrics();
+    this.metrics = new ServerMetrics(config.safeguards().metricsMaxTenants(),
+        config.safeguards().metricsMaxRulesPerTenant());
     this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "fcap-scheduler");
       t.setDaemon(true);
@@ -86,12 +89,18 @@ public final class FcapServer implements AutoCloseable {
     metrics.functionCounter("fcap_audit_dropped", "audit events dropped (queue full or sink failing)", audit,
         AuditLog::dropped);
     metrics.functionCounter("fcap_audit_written", "audit events written", audit, AuditLog::written);
-    this.rules = new RulesAdmin(source, engine, clock, audit, metrics, config.rulesHistory());
+    this.rules = new RulesAdmin(source, engine, clock, audit, metrics, config.rulesHistory(),
+        config.safeguards().limits().maxRulesPerPolicy());
     try {
       rules.start();
-      Authenticator auth = new Authenticator(config.apiKeys());
+      ThrottledLog authLog = new ThrottledLog(LoggerFactory.getLogger(Authenticator.class), clock,
+          ThrottledLog.DEFAULT_INTERVAL_MS);
+      Authenticator auth = new Authenticator(config.apiKeys(), reason -> {
+        metrics.authFailure(reason);
+        authLog.warn("request refused: " + reason + " API key (every refusal is counted in fcap_auth_failures_total)");
+      });
       DecisionService decisions = new DecisionService(engine, audit, metrics, clock);
-      this.server = buildServer(config, decisions, auth);
+      this.server = buildServer(config, decisions, auth, clock);
       server.start().join();
     } catch (RuntimeException | IOException e) {
       // invalid rules, a port in use: release what was started before failing
@@ -113,17 +122,23 @@ public final class FcapServer implements AutoCloseable {
     return new Builder(config);
   }
 
-  private Server buildServer(ServerConfig config, DecisionService decisions, Authenticator auth) {
+  private Server buildServer(ServerConfig config, DecisionService decisions, Authenticator auth, Clock clock) {
     ServerBuilder sb = Server.builder();
-    sb.http(new InetSocketAddress(bindHost(config), config.listenPort()));
+    String host = bindHost(config);
+    sb.http(new InetSocketAddress(host, config.listenPort()));
     sb.maxRequestLength(config.maxBodyBytes());
-    sb.requestTimeout(Duration.ofSeconds(30));
+    sb.requestTimeout(config.safeguards().requestTimeout());
     sb.gracefulShutdownTimeout(Duration.ofMillis(100), config.shutdownGrace());
-    sb.errorHandler(new JsonErrorHandler());
+    // Host, Origin, content type, key before body, body shape: before any route (docs/security.md)
+    RequestGuard guard = new RequestGuard(auth, config.safeguards(), host, metrics, new ThrottledLog(
+        LoggerFactory.getLogger(RequestGuard.class), clock, ThrottledLog.DEFAULT_INTERVAL_MS));
+    sb.decorator(guard);
+    sb.errorHandler(new JsonErrorHandler(guard));
     new HttpApi(decisions, rules, auth, metrics, config.maxBatch()).bind(sb);
     // protobuf only: the gRPC-JSON marshaller costs seconds of start-up (bytecode generation); JSON has its own API
     sb.service(GrpcService.builder().supportedSerializationFormats(GrpcSerializationFormats.PROTO)
-        .addService(new GrpcApi(decisions, rules, auth, config.maxBatch())).build());
+        .addService(new GrpcApi(decisions, rules, auth, config.maxBatch()))
+        .intercept(new GrpcShapeCheck(config.safeguards().limits())).build());
     // the operator console: static files at / and /console/, a client of the API above (docs/console.md)
     ConsoleRoutes.bind(sb);
     return sb.build();
@@ -194,10 +209,11 @@ public final class FcapServer implements AutoCloseable {
         return s.get();
       }
     }
-    throw new ConfigLoader.ConfigException("audit.sink: nothing handles '" + sink + "'; use none or file:PATH");
+    throw new ConfigLoader.ConfigException("audit.sink: nothing handles '" + Redaction.uri(sink)
+        + "'; use none or file:PATH");
   }
 
-  private static RulesSource rulesSource(ServerConfig config) throws IOException {
+  private static RulesSource rulesSource(ServerConfig config, Clock clock) throws IOException {
     String s = config.rulesSource();
     if (s.matches("[a-z][a-z0-9+.-]*://.*")) {
       for (StoreProvider p : ServiceLoader.load(StoreProvider.class)) {
@@ -206,10 +222,11 @@ public final class FcapServer implements AutoCloseable {
           return r.get();
         }
       }
-      throw new ConfigLoader.ConfigException("rules.source: nothing handles '" + s + "' in this build "
+      throw new ConfigLoader.ConfigException("rules.source: nothing handles '" + Redaction.uri(s) + "' in this build "
           + "(a Redis rules source comes with fcap-redis); use a YAML file path");
     }
-    return new FileRulesSource(Path.of(s.startsWith("file:") ? s.substring(5) : s), config.rulesSeed());
+    return new FileRulesSource(Path.of(s.startsWith("file:") ? s.substring(5) : s), config.rulesSeed(), clock,
+        config.safeguards().rulesSettle());
   }
 
   /** The port actually bound (useful with {@code listen: 127.0.0.1:0}). */

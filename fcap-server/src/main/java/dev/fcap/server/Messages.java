@@ -8,7 +8,7 @@ import java.util.regex.Pattern;
 /**
  * The checks every incoming message passes, whichever API it came through, before the engine sees
  * it. On top of {@link Message}'s own checks (required recipient, lengths, cost range): tenants use
- * the rule-id alphabet, identifiers contain no control characters, content is at most
+ * the rule-id alphabet, identifiers contain no control characters and are not blank, content is at most
  * {@link #MAX_CONTENT} characters.
  */
 public final class Messages {
@@ -30,16 +30,16 @@ public final class Messages {
       throw invalid("tenant", "tenant must be 1-128 of letters, digits, '.', '_', ':', '-' starting with a letter "
           + "or digit");
     }
-    noControl("recipient", recipient);
-    noControl("channel", channel);
-    noControl("sender", sender);
-    noControl("category", category);
-    noControl("contentKey", contentKey);
-    noControl("messageId", messageId);
+    id("recipient", recipient);
+    id("channel", channel);
+    id("sender", sender);
+    id("category", category);
+    id("contentKey", contentKey);
+    id("messageId", messageId);
     if (attributes != null) {
       attributes.forEach((k, v) -> {
-        noControl("attributes", k);
-        noControl("attributes." + k, v);
+        id("attributes", k);
+        id("attributes." + k, v);
       });
     }
     if (content != null && content.length() > MAX_CONTENT) {
@@ -72,8 +72,24 @@ public final class Messages {
     if (recipient.length() > Message.MAX_ID_LENGTH) {
       throw invalid("recipient", "recipient is longer than " + Message.MAX_ID_LENGTH + " characters");
     }
-    noControl("recipient", recipient);
+    id("recipient", recipient);
     return recipient;
+  }
+
+  /**
+   * An identifier: no control characters, and not blank. {@code " "} as a recipient is almost surely a
+   * caller's bug, and would silently share one counter among every such message.
+   */
+  private static void id(String field, String value) {
+    noControl(field, value);
+    if (value != null && !value.isEmpty() && blank(value)) {
+      throw invalid(field, field + " must not be blank (only white space)");
+    }
+  }
+
+  /** Only white space, the non-breaking kinds included. */
+  static boolean blank(String value) {
+    return value.codePoints().allMatch(c -> Character.isWhitespace(c) || Character.isSpaceChar(c));
   }
 
   private static void noControl(String field, String value) {

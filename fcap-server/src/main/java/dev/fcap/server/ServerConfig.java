@@ -17,6 +17,7 @@ import java.util.List;
  * @param storeDurability where and how durably the embedded store keeps its state ({@code store.dir},
  *     {@code store.fsync}); null when {@code store.fsync} is {@code off} (memory only). Ignored by the
  *     Redis stores.
+ * @param safeguards Host and Origin checks, request timeout, body shape, metric label bounds, rules settle time
  */
 public record ServerConfig(
     String listenHost,
@@ -38,7 +39,8 @@ public record ServerConfig(
     FailurePolicy failure,
     long maxBodyBytes,
     int maxBatch,
-    Duration shutdownGrace) {
+    Duration shutdownGrace,
+    Safeguards safeguards) {
 
   public ServerConfig {
     apiKeys = List.copyOf(apiKeys);
@@ -52,7 +54,7 @@ public record ServerConfig(
   public ServerConfig withListen(String host, int port) {
     return new ServerConfig(host, port, storeUri, storeMaxBytes, storeDurability, rulesSource, rulesSeed, rulesHistory, apiKeys,
         auditSink, auditSampleAdmissions, auditQueue, auditMaxFileBytes, auditMaxFiles, recentDenials,
-        recentRecipients, failure, maxBodyBytes, maxBatch, shutdownGrace);
+        recentRecipients, failure, maxBodyBytes, maxBatch, shutdownGrace, safeguards);
   }
 
   public boolean loopbackOnly() {

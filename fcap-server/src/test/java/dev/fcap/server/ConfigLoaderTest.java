@@ -86,6 +86,18 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void safeguardsFromTheEnvironmentAndTheirBounds() {
+    ServerConfig c = ConfigLoader.load(null, Map.of("FCAP_HTTP_ALLOWED_HOSTS", "[fcap.internal, fcap.example]",
+        "FCAP_LIMITS_MAX_ATTRIBUTES", "10", "FCAP_RULES_SETTLE", "2s"), Map.of());
+    assertThat(c.safeguards().allowedHosts()).containsExactly("fcap.internal", "fcap.example");
+    assertThat(c.safeguards().limits().maxAttributes()).isEqualTo(10);
+    assertThat(c.safeguards().rulesSettle()).hasSeconds(2);
+    assertThat(ServerConfig.defaults().safeguards().limits()).isEqualTo(InputLimits.defaults());
+    assertThatThrownBy(() -> ConfigLoader.load(null, Map.of(), Map.of("limits.maxValueLength", "5000")))
+        .hasMessageContaining("limits.maxValueLength").hasMessageContaining("1024");
+  }
+
+  @Test
   void environmentNames() {
     assertThat(ConfigLoader.envName("store.maxBytes")).isEqualTo("FCAP_STORE_MAX_BYTES");
     assertThat(ConfigLoader.envName("apiKeys")).isEqualTo("FCAP_API_KEYS");

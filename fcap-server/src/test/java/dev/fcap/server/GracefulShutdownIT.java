@@ -30,7 +30,7 @@ class GracefulShutdownIT {
     }
     store.mode = FlakyStore.Mode.HANG;
     CompletableFuture<HttpResponse<String>> inFlight = s.http.sendAsync(HttpRequest.newBuilder(
-        URI.create(s.base() + "/v1/decisions")).POST(HttpRequest.BodyPublishers.ofString("{\"recipient\": \"late\"}"))
+        URI.create(s.base() + "/v1/decisions")).header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString("{\"recipient\": \"late\"}"))
         .build(), HttpResponse.BodyHandlers.ofString());
     assertThat(store.hanging.await(10, TimeUnit.SECONDS)).isTrue();
     s.close();

@@ -116,11 +116,40 @@ class RulesAdminIT {
       assertThat(s.get("/v1/rules").body().get("rules").get(0).get("limit").asLong()).isEqualTo(9);
       assertThat(s.get("/v1/rules/history").body().get("changes").get(0).get("who").asText()).isEqualTo("file");
 
-      // an invalid hand edit is ignored: the rules in force stay
+      // an invalid hand edit is refused, visibly (so this fails if the watcher never looked): the rules in force stay
       Files.writeString(file, RULES.replace("limit: 3", "limit: nine"));
-      Thread.sleep(500);
-      assertThat(s.get("/v1/rules").body().get("rules").get(0).get("limit").asLong()).isEqualTo(9);
+      JsonNode rules = s.get("/v1/rules").body();
+      for (long deadline = System.nanoTime() + 10_000_000_000L; !rules.has("rejectedEdit")
+          && System.nanoTime() < deadline; rules = s.get("/v1/rules").body()) {
+        Thread.sleep(50);
+      }
+      assertThat(rules.path("rejectedEdit").path("errors").get(0).path("field").asText()).isEqualTo("limit");
+      assertThat(rules.get("version").asLong()).isEqualTo(2);
+      assertThat(rules.get("rules").get(0).get("limit").asLong()).isEqualTo(9);
+      assertThat(s.get("/metrics").raw().body()).contains("fcap_rules_rejected_edit 1.0")
+          .contains("fcap_rules_rejected_edits_total 1.0");
+      // the body of GET may be sent back as it is
+      assertThat(s.put("/v1/rules", rules.toString(), Map.of()).status()).isEqualTo(200);
+      assertThat(s.get("/v1/rules").body().has("rejectedEdit")).isFalse();
     }
+  }
+
+  /** Issue 12, attack 6: an invalid hand edit used to stay on disk and fail the next start. */
+  @Test
+  void aRestartWithAnInvalidFileStartsOnTheLastGoodVersion() throws Exception {
+    Path file;
+    try (TestServer s = TestServer.start(RULES, Map.of())) {
+      file = s.dir.resolve("rules.yaml");
+    }
+    Files.writeString(file, RULES.replace("limit: 3", "limit: nine"));
+    try (TestServer s = TestServer.start(null, Map.of("rules.source", file.toString()))) {
+      JsonNode rules = s.get("/v1/rules").body();
+      assertThat(rules.get("rules").get(0).get("limit").asLong()).isEqualTo(3);
+      assertThat(rules.path("rejectedEdit").path("errors").get(0).path("message").asText()).contains("limit");
+      assertThat(s.get("/metrics").raw().body()).contains("fcap_rules_rejected_edit 1.0");
+      assertThat(s.decide("{\"recipient\": \"after-restart\"}").status()).isEqualTo(200);
+    }
+    assertThat(Files.readString(file)).contains("limit: nine");
   }
 
   @Test

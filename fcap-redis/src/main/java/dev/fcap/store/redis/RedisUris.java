@@ -1,5 +1,6 @@
 package dev.fcap.store.redis;
 
+import dev.fcap.store.Redaction;
 import io.lettuce.core.RedisURI;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
@@ -99,10 +100,11 @@ final class RedisUris {
 
   /** The URI with any password replaced, for messages and logs. */
   static String redact(String uri) {
-    return uri.replaceAll("://([^:@/]*):[^@/]*@", "://$1:***@");
+    return Redaction.uri(uri);
   }
 
+  /** Lettuce's own message may quote the URI, password included: both are scrubbed. */
   private static IllegalArgumentException bad(String uri, String why) {
-    return new IllegalArgumentException("invalid Redis store URI '" + redact(uri) + "': " + why);
+    return new IllegalArgumentException("invalid Redis store URI '" + redact(uri) + "': " + Redaction.scrub(why, uri));
   }
 }

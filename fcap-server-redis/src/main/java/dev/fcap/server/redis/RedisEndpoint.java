@@ -122,6 +122,11 @@ final class RedisEndpoint {
     return Redaction.uri(uri);
   }
 
+  /** {@code text} (e.g. a client's exception message) without this URI's password. */
+  String scrub(String text) {
+    return Redaction.scrub(text, uri);
+  }
+
   boolean cluster() {
     return uri.startsWith("redis-cluster://") || uri.startsWith("rediss-cluster://");
   }
@@ -157,7 +162,9 @@ final class RedisEndpoint {
         throw e;
       }
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException(setting + ": invalid Redis URI '" + redacted() + "': " + e.getMessage(), e);
+      // no cause: Lettuce's exception may quote the URI, password included, in its message or stack trace
+      throw new IllegalArgumentException(setting + ": invalid Redis URI '" + redacted() + "': "
+          + Redaction.scrub(e.getMessage(), uri));
     }
   }
 

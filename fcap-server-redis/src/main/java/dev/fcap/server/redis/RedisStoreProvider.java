@@ -51,13 +51,13 @@ public final class RedisStoreProvider implements StoreProvider {
     try {
       b.keyPrefix(e.param("prefix", "fc:"));
     } catch (IllegalArgumentException bad) {
-      throw new IllegalArgumentException("store.uri: prefix: " + bad.getMessage(), bad);
+      throw new IllegalArgumentException("store.uri: prefix: " + e.scrub(bad.getMessage()));
     }
     try {
       return Optional.of(b.build());
     } catch (StoreException failed) {
       throw new StoreException(failed.reason(), "store.uri: cannot open the Redis store at " + e.redacted() + ": "
-          + failed.getMessage(), failed);
+          + e.scrub(failed.getMessage()), failed);
     }
   }
 
@@ -92,7 +92,7 @@ public final class RedisStoreProvider implements StoreProvider {
     try {
       return e.connect(SIDE_TIMEOUT, CONNECT_TIMEOUT);
     } catch (RedisException failed) {
-      throw new IOException(setting + ": cannot connect to Redis at " + e.redacted() + ": " + failed.getMessage(),
+      throw new IOException(setting + ": cannot connect to Redis at " + e.redacted() + ": " + e.scrub(failed.getMessage()),
           failed);
     }
   }

@@ -47,4 +47,23 @@ class RedisEndpointTest {
     RedisEndpoint e = RedisEndpoint.parse("audit.sink", "redis://h?maxlen=0", Set.of("maxlen"));
     assertThatThrownBy(() -> e.longParam("maxlen", 1, 1)).hasMessage("audit.sink: maxlen must be at least 1, got 0");
   }
+
+  /**
+   * Issue 12: {@code redis://default:hunt/er2@127.0.0.1:1} used to be echoed whole in the invalid-URI
+   * error. Each character operators put in passwords is tried through the store provider, which is what
+   * {@code fcap serve} reports.
+   */
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(strings = {"hunt/er2", "hunt@er2", "hunt:er2", "hunt?er2",
+      "hunt#er2", "hunt%er2"})
+  void aStoreUriNeverEchoesItsPassword(String password) {
+    dev.fcap.server.ServerConfig config = dev.fcap.server.ConfigLoader.load(null, java.util.Map.of(),
+        java.util.Map.of("store.uri", "redis://default:" + password + "@127.0.0.1:1", "store.timeout", "100ms"));
+    Throwable t = org.assertj.core.api.Assertions.catchThrowable(() ->
+        new RedisStoreProvider().open(config.storeUri(), dev.fcap.store.Clock.system(), config));
+    assertThat(t).isNotNull();
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      assertThat(String.valueOf(c.getMessage())).as(c.getClass().getName()).doesNotContain(password);
+    }
+  }
 }

@@ -3,6 +3,7 @@ package dev.fcap.server.admin;
 import dev.fcap.model.Policy;
 import dev.fcap.policy.PolicyException;
 import dev.fcap.policy.PolicyParser;
+import dev.fcap.store.Clock;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -17,8 +18,11 @@ import java.nio.file.StandardWatchEventKinds;
 import java.nio.file.WatchEvent;
 import java.nio.file.WatchKey;
 import java.nio.file.WatchService;
+import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,23 +32,58 @@ import org.slf4j.LoggerFactory;
  *
  * <p>{@link #save} writes a temporary file in the same directory, forces it to disk and renames it
  * over the rules file ({@code ATOMIC_MOVE}): a crash leaves the old file or the new one, never half
- * of one, and a reader never sees a partial file. {@link #watch} watches the directory; a change
- * whose text differs from what this instance last wrote or read is a hand edit, parsed and handed
- * on (an invalid edit is logged with its errors and ignored, so a typo cannot take the rules away).
+ * of one, and a reader never sees a partial file.
+ *
+ * <p><b>Hand edits.</b> {@link #watch} watches the directory. An editor (or {@code cat >}) may write
+ * the file in several steps, and a half-written file can parse (2 of 4 rules is valid YAML), so a
+ * change is applied only once the text has stayed the same for the settle time ({@code rules.settle},
+ * timed on the injected {@link Clock}) and parses whole. An invalid edit is refused: the rules in force
+ * stay, the refusal is kept ({@link #rejectedEdit()}: shown in {@code GET /v1/rules} and counted in
+ * {@code /metrics}) until the file is valid again.
+ *
+ * <p><b>Last good version.</b> Every version in force is also written beside the file
+ * ({@code rules.yaml.last-good}). A start with an invalid file starts on that version, with a loud
+ * warning and the refusal shown as above, instead of failing: an invalid hand edit never keeps the
+ * server down. Without a last good version an invalid file still fails the start.
+ *
+ * <p>Tested by {@code FileRulesSourceTest} (the settle logic on a manual clock) and
+ * {@code RulesAdminIT} (real edits, restarts).
  */
 public final class FileRulesSource implements RulesSource {
   private static final Logger LOG = LoggerFactory.getLogger(FileRulesSource.class);
+  /** Used when no settle time is given: long enough for an editor's several writes, short for an operator. */
+  public static final Duration DEFAULT_SETTLE = Duration.ofMillis(500);
   private final Path file;
+  private final Path lastGood;
+  private final Clock clock;
+  private final long settleMs;
   private volatile String lastText;
+  /** A changed text seen by the watcher, and since when it has stayed the same; null when none. */
+  private Pending pending;
+  private volatile RejectedEdit rejected;
+  private final AtomicLong rejections = new AtomicLong();
   private WatchService watcher;
   private Thread watchThread;
+
+  private record Pending(String text, long since) {}
 
   /**
    * @param seed copied to {@code file} when it does not exist: a path, or {@code builtin} for the seed
    *     policy in the jar
    */
   public FileRulesSource(Path file, String seed) throws IOException {
+    this(file, seed, Clock.system(), DEFAULT_SETTLE);
+  }
+
+  /**
+   * @param clock times the settle period
+   * @param settle how long a hand edit must stay unchanged before it is applied
+   */
+  public FileRulesSource(Path file, String seed, Clock clock, Duration settle) throws IOException {
     this.file = file.toAbsolutePath();
+    this.lastGood = this.file.resolveSibling(this.file.getFileName() + ".last-good");
+    this.clock = clock;
+    this.settleMs = settle.toMillis();
     if (!Files.exists(this.file)) {
       seed(seed);
     }
@@ -81,17 +120,66 @@ public final class FileRulesSource implements RulesSource {
   @Override
   public synchronized List<Policy> load() throws IOException {
     String text = Files.readString(file);
-    List<Policy> policies = PolicyParser.parse(text);
+    List<Policy> policies;
+    try {
+      policies = PolicyParser.parse(text);
+    } catch (PolicyException e) {
+      if (!Files.exists(lastGood)) {
+        throw e;
+      }
+      List<Policy> good = PolicyParser.parse(Files.readString(lastGood));
+      refused(text, e);
+      LOG.error("""
+
+          ************************************************************************
+          {} is INVALID; starting on its last good version {} instead.
+          The file stays as it is; fix it and it is applied. Errors:
+            {}
+          ************************************************************************""", file, lastGood,
+          e.getMessage());
+      return good;
+    }
     lastText = text;
+    rejected = null;
+    keepLastGood(text);
     return policies;
   }
 
   @Override
+  public Optional<RejectedEdit> rejectedEdit() {
+    return Optional.ofNullable(rejected);
+  }
+
+  @Override
+  public long rejectedEdits() {
+    return rejections.get();
+  }
+
+  private void refused(String text, PolicyException e) {
+    lastText = text;
+    rejected = new RejectedEdit(clock.millis(), e.errors());
+    rejections.incrementAndGet();
+  }
+
+  private void keepLastGood(String text) throws IOException {
+    writeAtomically(lastGood, text);
+  }
+
+  @Override
   public synchronized void save(List<Policy> policies) throws IOException {
-    writeAtomically(PolicyParser.toYaml(policies));
+    String text = PolicyParser.toYaml(policies);
+    writeAtomically(text);
+    rejected = null;
+    pending = null;
+    keepLastGood(text);
   }
 
   private void writeAtomically(String text) throws IOException {
+    writeAtomically(file, text);
+    lastText = text;
+  }
+
+  private static void writeAtomically(Path file, String text) throws IOException {
     Path tmp = Files.createTempFile(file.getParent(), "." + file.getFileName(), ".tmp");
     try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
       ByteBuffer buf = ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8));
@@ -99,7 +187,6 @@ public final class FileRulesSource implements RulesSource {
         ch.write(buf);
       }
       ch.force(true);
-      lastText = text;
       Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     } finally {
       Files.deleteIfExists(tmp);
@@ -122,17 +209,18 @@ public final class FileRulesSource implements RulesSource {
 
   private void watchLoop(Consumer<List<Policy>> onChange) {
     try {
+      long wait = -1;
       while (true) {
-        WatchKey key = watcher.take();
-        boolean ours = false;
-        for (WatchEvent<?> e : key.pollEvents()) {
-          ours |= file.getFileName().equals(e.context());
+        WatchKey key = wait < 0 ? watcher.take() : watcher.poll(wait, TimeUnit.MILLISECONDS);
+        boolean ours = key == null; // a timeout: the settle time of a pending edit may be over
+        if (key != null) {
+          for (WatchEvent<?> e : key.pollEvents()) {
+            ours |= file.getFileName().equals(e.context()) || e.kind() == StandardWatchEventKinds.OVERFLOW;
+          }
+          key.reset();
         }
-        key.reset();
-        if (ours) {
-          // editors write in several steps; let them finish
-          TimeUnit.MILLISECONDS.sleep(50);
-          reloadIfChanged(onChange);
+        if (ours || wait >= 0) {
+          wait = check(onChange);
         }
       }
     } catch (InterruptedException | ClosedWatchServiceException e) {
@@ -140,30 +228,55 @@ public final class FileRulesSource implements RulesSource {
     }
   }
 
-  /** Reads the file and hands on its policies if the text changed; visible for tests. */
-  void reloadIfChanged(Consumer<List<Policy>> onChange) {
+  /**
+   * One look at the file: a text unlike the one in force starts (or restarts) the settle period; a
+   * text unchanged for the whole period is parsed, then applied or refused. Returns how long to wait
+   * before looking again (-1: until the next change). Visible for tests, which call it on a manual clock.
+   */
+  long check(Consumer<List<Policy>> onChange) {
     List<Policy> policies;
     synchronized (this) {
       String text;
       try {
         text = Files.readString(file);
       } catch (IOException e) {
+        // e.g. between an editor's delete and create: look again after the settle time
         LOG.warn("cannot read {} after a change: {}", file, e.toString());
-        return;
+        pending = null;
+        return settleMs;
       }
+      long now = clock.millis();
       if (text.equals(lastText)) {
-        return;
+        pending = null;
+        return -1;
       }
-      lastText = text;
+      if (pending == null || !pending.text().equals(text)) {
+        pending = new Pending(text, now);
+        return Math.max(1, settleMs);
+      }
+      long quiet = now - pending.since();
+      if (quiet < settleMs) {
+        return settleMs - quiet;
+      }
+      pending = null;
       try {
         policies = PolicyParser.parse(text);
       } catch (PolicyException e) {
-        LOG.error("hand edit of {} refused, the rules in force stay: {}", file, e.getMessage());
-        return;
+        refused(text, e);
+        LOG.error("hand edit of {} refused, the rules in force stay (see GET /v1/rules): {}", file, e.getMessage());
+        return -1;
+      }
+      lastText = text;
+      rejected = null;
+      try {
+        keepLastGood(text);
+      } catch (IOException e) {
+        LOG.warn("cannot keep the last good version in {}: {}", lastGood, e.toString());
       }
     }
     LOG.info("{} changed on disk; reloading", file);
     onChange.accept(policies);
+    return -1;
   }
 
   @Override

@@ -18,6 +18,9 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,24 +37,37 @@ import org.slf4j.LoggerFactory;
  */
 public final class RulesAdmin implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(RulesAdmin.class);
-  private static final Set<String> POLICY_FIELDS = Set.of("tenant", "version", "rules");
+  /** {@code rejectedEdit} is read-only: a body read by GET may be sent back as it is. */
+  private static final Set<String> POLICY_FIELDS = Set.of("tenant", "version", "rules", "rejectedEdit");
   private final RulesSource source;
   private final FailoverEngine engine;
   private final Clock clock;
   private final AuditLog audit;
   private final ServerMetrics metrics;
   private final int historySize;
+  private final int maxRules;
   private final ArrayDeque<RuleChange> history = new ArrayDeque<>();
   private Map<String, Policy> policies = Map.of();
 
   public RulesAdmin(RulesSource source, FailoverEngine engine, Clock clock, AuditLog audit, ServerMetrics metrics,
       int historySize) {
+    this(source, engine, clock, audit, metrics, historySize, PolicyParser.MAX_RULES);
+  }
+
+  /** @param maxRules rules per policy ({@code limits.maxRulesPerPolicy}) */
+  public RulesAdmin(RulesSource source, FailoverEngine engine, Clock clock, AuditLog audit, ServerMetrics metrics,
+      int historySize, int maxRules) {
+    this.maxRules = maxRules;
     this.source = source;
     this.engine = engine;
     this.clock = clock;
     this.audit = audit;
     this.metrics = metrics;
     this.historySize = historySize;
+    metrics.gauge("fcap_rules_rejected_edit", "1 while the rules source holds a refused edit (the rules in force "
+        + "are older; GET /v1/rules shows the errors), else 0", source, s -> s.rejectedEdit().isPresent() ? 1 : 0);
+    metrics.functionCounter("fcap_rules_rejected_edits", "edits of the rules source refused as invalid", source,
+        RulesSource::rejectedEdits);
   }
 
   /** Loads the policies, hands them to the engine and starts watching the source. */
@@ -77,6 +93,35 @@ public final class RulesAdmin implements AutoCloseable {
 
   public synchronized List<Policy> policies() {
     return List.copyOf(policies.values());
+  }
+
+  /**
+   * The refused edit of the rules source, if it still holds one, as JSON for {@code GET /v1/rules}:
+   * its time and errors. A caller limited to some tenants sees only the errors of {@code tenant} and
+   * how many others there are, never another tenant's rule names.
+   */
+  public Optional<ObjectNode> rejectedEdit(String tenant, boolean allTenants) {
+    return source.rejectedEdit().map(r -> {
+      ObjectNode n = JsonNodeFactory.instance.objectNode();
+      n.put("time", r.time());
+      var list = n.putArray("errors");
+      int hidden = 0;
+      for (PolicyError e : r.errors()) {
+        if (!allTenants && !tenant.equals(e.tenant())) {
+          hidden++;
+          continue;
+        }
+        ObjectNode o = list.addObject();
+        o.put("tenant", e.tenant());
+        o.put("rule", e.ruleId());
+        o.put("field", e.field());
+        o.put("message", e.message());
+      }
+      n.put("otherErrors", hidden);
+      n.put("message", "the rules source holds an edit refused as invalid; the rules in force are the last valid "
+          + "ones (version " + policy(tenant).version() + ") until it is fixed");
+      return n;
+    });
   }
 
   /** Newest first. */
@@ -112,11 +157,17 @@ public final class RulesAdmin implements AutoCloseable {
     if (!errors.isEmpty()) {
       throw refused(new PolicyException(errors));
     }
+    List<Rule> rules;
     try {
-      return new Policy(tenant, 0, PolicyParser.parseRules(tenant, body.get("rules")));
+      rules = PolicyParser.parseRules(tenant, body.get("rules"));
     } catch (PolicyException e) {
       throw refused(e);
     }
+    if (rules.size() > maxRules) {
+      throw ApiException.badRequest("too_many_rules", "a policy holds at most " + maxRules
+          + " rules (limits.maxRulesPerPolicy)", "rules");
+    }
+    return new Policy(tenant, 0, rules);
   }
 
   /** Replaces the tenant's whole policy. */
@@ -195,9 +246,9 @@ public final class RulesAdmin implements AutoCloseable {
       throw new ApiException(412, "version_conflict", "the policy of tenant '" + tenant + "' is at version "
           + current.version() + ", not " + ifMatch + "; read it again and reapply your change", "If-Match");
     }
-    if (rules.size() > PolicyParser.MAX_RULES) {
-      throw ApiException.badRequest("invalid_policy", "at most " + PolicyParser.MAX_RULES + " rules per policy",
-          "rules");
+    if (rules.size() > maxRules) {
+      throw ApiException.badRequest("too_many_rules", "a policy holds at most " + maxRules
+          + " rules (limits.maxRulesPerPolicy)", "rules");
     }
     Policy next = new Policy(tenant, current.version() + 1, rules);
     Map<String, Policy> all = new LinkedHashMap<>(policies);

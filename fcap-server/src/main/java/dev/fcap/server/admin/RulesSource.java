@@ -30,6 +30,16 @@ public interface RulesSource extends AutoCloseable {
    */
   void watch(Consumer<List<Policy>> onChange);
 
+  /** The last refused change, while the source still holds it; empty when the source's content is in force. */
+  default java.util.Optional<RejectedEdit> rejectedEdit() {
+    return java.util.Optional.empty();
+  }
+
+  /** How many changes were refused since start. */
+  default long rejectedEdits() {
+    return 0;
+  }
+
   @Override
   void close();
 }

@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * Finds the API key of a presented secret.
@@ -13,12 +14,22 @@ import java.util.List;
  * {@link MessageDigest#isEqual} (constant time in the length), without stopping at the first match:
  * how long a check takes says nothing about which bytes of which key were right. Only hashes are
  * held, so a leaked config or heap dump does not leak usable secrets.
+ *
+ * <p>Every refusal is reported to the {@code onFailure} listener with its reason ({@code missing},
+ * {@code malformed}, {@code unknown}): the server counts it ({@code fcap_auth_failures_total}) and logs
+ * it at a bounded rate. Never the presented secret.
  */
 public final class Authenticator {
   private final List<ApiKey> keys;
+  private final Consumer<String> onFailure;
 
   public Authenticator(List<ApiKey> keys) {
+    this(keys, reason -> { });
+  }
+
+  public Authenticator(List<ApiKey> keys, Consumer<String> onFailure) {
     this.keys = List.copyOf(keys);
+    this.onFailure = onFailure;
   }
 
   /** True when no keys are configured: every (loopback) caller is {@link Principal#LOOPBACK}. */
@@ -38,12 +49,12 @@ public final class Authenticator {
     String secret = apiKeyHeader;
     if (secret == null && authorization != null) {
       if (!authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
-        throw unauthorized("the Authorization header must be 'Bearer <api key>'");
+        throw unauthorized("malformed", "the Authorization header must be 'Bearer <api key>'");
       }
       secret = authorization.substring(7).trim();
     }
     if (secret == null || secret.isEmpty()) {
-      throw unauthorized("an API key is required: send 'Authorization: Bearer <api key>' or 'X-Api-Key: <api key>'");
+      throw unauthorized("missing", "an API key is required: send 'Authorization: Bearer <api key>' or 'X-Api-Key: <api key>'");
     }
     byte[] hash = sha256(secret);
     ApiKey found = null;
@@ -53,12 +64,13 @@ public final class Authenticator {
       }
     }
     if (found == null) {
-      throw unauthorized("unknown API key");
+      throw unauthorized("unknown", "unknown API key");
     }
     return new Principal(found);
   }
 
-  private static ApiException unauthorized(String message) {
+  private ApiException unauthorized(String reason, String message) {
+    onFailure.accept(reason);
     return new ApiException(401, "unauthenticated", message, null);
   }
 

@@ -6,6 +6,7 @@ import com.linecorp.armeria.common.stream.ClosedStreamException;
 import com.linecorp.armeria.common.ContentTooLargeException;
 import com.linecorp.armeria.common.ResponseCompleteException;
 import com.linecorp.armeria.server.HttpStatusException;
+import com.linecorp.armeria.server.RequestTimeoutException;
 import com.linecorp.armeria.common.ExchangeType;
 import com.linecorp.armeria.common.HttpHeaderNames;
 import com.linecorp.armeria.common.HttpResponse;
@@ -26,6 +27,7 @@ import dev.fcap.server.DecisionService;
 import dev.fcap.server.Messages;
 import dev.fcap.server.admin.RuleChange;
 import dev.fcap.server.admin.RulesAdmin;
+import dev.fcap.server.auth.ApiKey;
 import dev.fcap.server.auth.Authenticator;
 import dev.fcap.server.auth.Principal;
 import dev.fcap.server.auth.Role;
@@ -110,10 +112,14 @@ public final class HttpApi {
         }).exceptionally(HttpApi::failure));
       }
 
-      /** Every call is one whole request and one whole response: Armeria can skip its streaming machinery. */
+      /**
+       * Every call is one whole request and one whole response: Armeria can skip its streaming machinery.
+       * With API keys the request streams instead, since Armeria reads a unary request whole before any
+       * decorator runs: {@link RequestGuard} checks the key first, then reads the body.
+       */
       @Override
       public ExchangeType exchangeType(RoutingContext routingContext) {
-        return ExchangeType.UNARY;
+        return auth.open() ? ExchangeType.UNARY : ExchangeType.REQUEST_STREAMING;
       }
     };
   }
@@ -125,6 +131,9 @@ public final class HttpApi {
     }
     if (t instanceof ApiException e) {
       return Json.error(e);
+    }
+    if (t instanceof RequestTimeoutException) {
+      return Json.error(RequestGuard.timeoutError(0)); // counted and logged by RequestGuard
     }
     if (t instanceof ContentTooLargeException) {
       return Json.error(JsonErrorHandler.forStatus(413, null, null));
@@ -261,7 +270,11 @@ public final class HttpApi {
   private CompletableFuture<HttpResponse> getRules(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
     String tenant = Messages.tenant(ctx.queryParam("tenant"));
     who.require(Role.READ, tenant);
-    return CompletableFuture.completedFuture(policy(HttpStatus.OK, rules.policy(tenant)));
+    Policy p = rules.policy(tenant);
+    // a refused hand edit of the rules file is shown with the policy in force (docs/security.md)
+    var tree = PolicyParser.toTree(p);
+    rules.rejectedEdit(tenant, who.mayUse(ApiKey.ALL_TENANTS)).ifPresent(r -> tree.set("rejectedEdit", r));
+    return CompletableFuture.completedFuture(policy(HttpStatus.OK, p, tree));
   }
 
   private CompletableFuture<HttpResponse> getRule(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
@@ -357,7 +370,11 @@ public final class HttpApi {
   }
 
   private static HttpResponse policy(HttpStatus status, Policy p) {
-    byte[] body = Json.bytes(g -> Json.MAPPER.writeTree(g, PolicyParser.toTree(p)));
+    return policy(status, p, PolicyParser.toTree(p));
+  }
+
+  private static HttpResponse policy(HttpStatus status, Policy p, JsonNode tree) {
+    byte[] body = Json.bytes(g -> Json.MAPPER.writeTree(g, tree));
     return HttpResponse.of(ResponseHeaders.builder(status).contentType(MediaType.JSON_UTF_8)
         .add(HttpHeaderNames.ETAG, etag(p)).build(), com.linecorp.armeria.common.HttpData.wrap(body));
   }
@@ -385,7 +402,9 @@ public final class HttpApi {
 
   private CompletableFuture<HttpResponse> metrics(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
     who.require(Role.READ);
+    // a key of some tenants sees their series only (docs/security.md)
+    String text = who.mayUse(ApiKey.ALL_TENANTS) ? metrics.scrape() : metrics.scrape(who::mayUse);
     return CompletableFuture.completedFuture(HttpResponse.of(HttpStatus.OK,
-        MediaType.parse("text/plain; version=0.0.4; charset=utf-8"), metrics.scrape()));
+        MediaType.parse("text/plain; version=0.0.4; charset=utf-8"), text));
   }
 }

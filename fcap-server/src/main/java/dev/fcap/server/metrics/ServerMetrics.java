@@ -14,11 +14,23 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
 import java.util.function.ToDoubleFunction;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The server's Prometheus metrics. Meters are looked up once per (tenant, rule, outcome) and cached,
  * so recording a decision costs a map hit and an add per rule, not a registry lookup.
+ *
+ * <p><b>Bounded labels.</b> Tenants and rule ids come from callers, so their label values are bounded:
+ * the first {@code maxTenants} tenants (and, per tenant, the first {@code maxRulesPerTenant} rules) get
+ * their own series, later ones count under {@code _other} ({@code metrics.maxTenants},
+ * {@code metrics.maxRulesPerTenant}). 50,000 tenants make 100 tenants' series plus one, not 100,000.
+ *
+ * <p><b>Scoped scrapes.</b> {@link #scrape(Predicate)} keeps only the series labelled with a tenant
+ * the caller may use: a key of tenant A sees nothing of tenant B, not even that it exists, nor the
+ * server-wide series (store latency, audit volume) that sum over every tenant.
  *
  * <ul>
  *   <li>{@code fcap_decisions_total{tenant,outcome}}: allowed or denied decisions (dry runs excluded)
@@ -26,16 +38,35 @@ import java.util.function.ToDoubleFunction;
  *   <li>{@code fcap_degraded_decisions_total{tenant,action}}: decided by the failure policy
  *   <li>{@code fcap_decision_seconds{op}}: latency of decide, check and batch (histogram)
  *   <li>{@code fcap_store_seconds{op}}, {@code fcap_store_errors_total{reason}}: see {@link MeteredStore}
+ *   <li>{@code fcap_http_refused_total{reason}}: requests refused before any handler (Host, Origin, content
+ *       type, body shape, request timeout: {@code RequestGuard})
+ *   <li>{@code fcap_auth_failures_total{reason}}: requests with a missing, malformed or unknown API key
  *   <li>{@code fcap_audit_dropped_total}, {@code fcap_policy_version{tenant}}, {@code fcap_store_partitions},
  *       {@code fcap_store_bytes}, {@code fcap_store_up}
  * </ul>
  */
 public final class ServerMetrics {
+  public static final int DEFAULT_MAX_TENANTS = 100;
+  public static final int DEFAULT_MAX_RULES_PER_TENANT = 200;
+  static final String OVERFLOW = "_other";
+  private static final Pattern TENANT_LABEL = Pattern.compile("[{,]tenant=\"([^\"]*)\"");
+  private final int maxTenants;
+  private final int maxRulesPerTenant;
+  private volatile TenantMeters overflow;
   private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final Map<String, Counter> counters = new ConcurrentHashMap<>();
   private final Map<String, TenantMeters> tenants = new ConcurrentHashMap<>();
   private final Map<String, AtomicLong> policyVersions = new ConcurrentHashMap<>();
   private final Map<String, Timer> timers = new ConcurrentHashMap<>();
+
+  public ServerMetrics() {
+    this(DEFAULT_MAX_TENANTS, DEFAULT_MAX_RULES_PER_TENANT);
+  }
+
+  public ServerMetrics(int maxTenants, int maxRulesPerTenant) {
+    this.maxTenants = maxTenants;
+    this.maxRulesPerTenant = maxRulesPerTenant;
+  }
 
   public MeterRegistry registry() {
     return registry;
@@ -46,20 +77,70 @@ public final class ServerMetrics {
     return registry.scrape();
   }
 
+  /**
+   * The exposition restricted to series labelled with a tenant that {@code visible} accepts; series
+   * without a tenant label, and the {@code _other} overflow (which mixes tenants), are left out.
+   */
+  public String scrape(Predicate<String> visible) {
+    StringBuilder out = new StringBuilder();
+    StringBuilder header = new StringBuilder();
+    for (String line : registry.scrape().split("\n")) {
+      if (line.startsWith("#")) {
+        if (line.startsWith("# HELP")) {
+          header.setLength(0);
+        }
+        header.append(line).append('\n');
+        continue;
+      }
+      Matcher m = TENANT_LABEL.matcher(line);
+      if (m.find() && !m.group(1).equals(OVERFLOW) && visible.test(m.group(1))) {
+        out.append(header).append(line).append('\n');
+        header.setLength(0);
+      }
+    }
+    return out.toString();
+  }
+
   /** Counts a decision (not dry runs: those change nothing and are not traffic). */
   public void decision(String tenant, Decision d) {
-    TenantMeters t = tenants.get(tenant);
-    if (t == null) {
-      t = tenants.computeIfAbsent(tenant, TenantMeters::new);
-    }
+    TenantMeters t = meters(tenant);
     (d.allowed() ? t.allowed : t.denied).increment();
     for (RuleOutcome r : d.rules()) {
       Counter[] c = t.rules.get(r.id());
       if (c == null) {
-        c = t.rules.computeIfAbsent(r.id(), t::ruleCounters);
+        c = t.admit(r.id());
       }
       c[r.allowed() ? 0 : r.enforced() ? 1 : 2].increment();
     }
+  }
+
+  private TenantMeters meters(String tenant) {
+    TenantMeters t = tenants.get(tenant);
+    if (t != null) {
+      return t;
+    }
+    return tenants.size() >= maxTenants ? overflow() : admit(tenant);
+  }
+
+  /** A new tenant gets its own series while there is room; checked and added under one lock. */
+  private synchronized TenantMeters admit(String tenant) {
+    TenantMeters t = tenants.get(tenant);
+    if (t != null) {
+      return t;
+    }
+    if (tenants.size() >= maxTenants) {
+      return overflow();
+    }
+    t = new TenantMeters(tenant);
+    tenants.put(tenant, t);
+    return t;
+  }
+
+  private synchronized TenantMeters overflow() {
+    if (overflow == null) {
+      overflow = new TenantMeters(OVERFLOW);
+    }
+    return overflow;
   }
 
   /**
@@ -78,6 +159,25 @@ public final class ServerMetrics {
       this.denied = counter("fcap_decisions_total", "tenant", tenant, "outcome", "denied");
     }
 
+    private Counter[] overflowRule;
+
+    /** The counters of a rule: its own while the tenant has room, otherwise {@code _other}'s. */
+    synchronized Counter[] admit(String rule) {
+      Counter[] c = rules.get(rule);
+      if (c != null) {
+        return c;
+      }
+      if (rules.size() >= maxRulesPerTenant) {
+        if (overflowRule == null) {
+          overflowRule = ruleCounters(OVERFLOW);
+        }
+        return overflowRule;
+      }
+      c = ruleCounters(rule);
+      rules.put(rule, c);
+      return c;
+    }
+
     Counter[] ruleCounters(String rule) {
       return new Counter[] {
           counter("fcap_rule_decisions_total", "tenant", tenant, "rule", rule, "outcome", "allowed"),
@@ -87,7 +187,7 @@ public final class ServerMetrics {
   }
 
   public void degraded(String tenant, String action) {
-    counter("fcap_degraded_decisions_total", "tenant", tenant, "action", action).increment();
+    counter("fcap_degraded_decisions_total", "tenant", meters(tenant).tenant, "action", action).increment();
   }
 
   public Timer decisionTimer(String op) {
@@ -105,6 +205,16 @@ public final class ServerMetrics {
 
   public void recordDecisionNanos(String op, long nanos) {
     decisionTimer(op).record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /** A request refused before any handler ran; {@code reason} is the error code. */
+  public void httpRefused(String reason) {
+    counter("fcap_http_refused_total", "reason", reason).increment();
+  }
+
+  /** A request whose API key was missing ({@code missing}), malformed or unknown. */
+  public void authFailure(String reason) {
+    counter("fcap_auth_failures_total", "reason", reason).increment();
   }
 
   public void storeError(String reason) {
