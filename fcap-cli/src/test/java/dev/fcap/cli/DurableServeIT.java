@@ -85,7 +85,8 @@ class DurableServeIT {
     try (ServerProcess s = ServerProcess.start(work)) {
       assertThat(s.output()).contains("DAMAGED STATE").contains("corrupt entry").contains("truncated entry")
           .contains("recovered 30 partitions");
-      assertThat(s.post("/v1/decisions", ONE).path("allowed").asBoolean()).isFalse();
+      // alice's minute may have passed by now on a slow machine; her day has not
+      assertThat(s.used("alice", "recipient-per-day")).as("alice's counts survive damaged files").isEqualTo(15);
       assertThat(s.post("/v1/decisions", bob).path("replayed").asBoolean()).isTrue();
       assertThat(s.post("/v1/decisions", "{\"recipient\": \"new\"}").path("allowed").asBoolean()).isTrue();
     }
