@@ -80,6 +80,9 @@ public final class FcapServer implements AutoCloseable {
         AuditLog::dropped);
     metrics.functionCounter("fcap_audit_written", "audit events written", audit, AuditLog::written);
     this.rules = new RulesAdmin(source, engine, clock, audit, metrics, config.rulesHistory());
+    metrics.ruleLimits(rules::policies);
+    metrics.functionCounter("fcap_rules_reload_failures", "changes of the rules source refused or not applied (the "
+        + "rules in force stay)", source, RulesSource::reloadFailures);
     try {
       rules.start();
       Authenticator auth = new Authenticator(config.apiKeys());

@@ -19,6 +19,7 @@ import java.nio.file.WatchKey;
 import java.nio.file.WatchService;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,6 +37,7 @@ public final class FileRulesSource implements RulesSource {
   private static final Logger LOG = LoggerFactory.getLogger(FileRulesSource.class);
   private final Path file;
   private volatile String lastText;
+  private final AtomicLong reloadFailures = new AtomicLong();
   private WatchService watcher;
   private Thread watchThread;
 
@@ -149,6 +151,7 @@ public final class FileRulesSource implements RulesSource {
         text = Files.readString(file);
       } catch (IOException e) {
         LOG.warn("cannot read {} after a change: {}", file, e.toString());
+        reloadFailures.incrementAndGet();
         return;
       }
       if (text.equals(lastText)) {
@@ -159,11 +162,17 @@ public final class FileRulesSource implements RulesSource {
         policies = PolicyParser.parse(text);
       } catch (PolicyException e) {
         LOG.error("hand edit of {} refused, the rules in force stay: {}", file, e.getMessage());
+        reloadFailures.incrementAndGet();
         return;
       }
     }
     LOG.info("{} changed on disk; reloading", file);
     onChange.accept(policies);
+  }
+
+  @Override
+  public long reloadFailures() {
+    return reloadFailures.get();
   }
 
   @Override

@@ -30,6 +30,11 @@ public interface RulesSource extends AutoCloseable {
    */
   void watch(Consumer<List<Policy>> onChange);
 
+  /** Changes seen by {@link #watch} but not delivered (invalid, unreadable) or not applied; for metrics. */
+  default long reloadFailures() {
+    return 0;
+  }
+
   @Override
   void close();
 }

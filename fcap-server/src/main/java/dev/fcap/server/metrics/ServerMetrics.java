@@ -1,19 +1,27 @@
 package dev.fcap.server.metrics;
 
 import dev.fcap.model.Decision;
+import dev.fcap.model.Policy;
+import dev.fcap.model.Rule;
 import dev.fcap.model.RuleOutcome;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.MultiGauge;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -23,12 +31,18 @@ import java.util.function.ToDoubleFunction;
  * <ul>
  *   <li>{@code fcap_decisions_total{tenant,outcome}}: allowed or denied decisions (dry runs excluded)
  *   <li>{@code fcap_rule_decisions_total{tenant,rule,outcome}}: per rule: allowed, blocked, shadow_blocked
+ *   <li>{@code fcap_rule_near_limit_total{tenant,rule}}: decisions the rule saw with less than 10 % of its
+ *       limit remaining (before the message): the early warning that a cap is about to bite
+ *   <li>{@code fcap_rule_limit{tenant,rule,mode}}: the configured limit of every rule in force
  *   <li>{@code fcap_degraded_decisions_total{tenant,action}}: decided by the failure policy
  *   <li>{@code fcap_decision_seconds{op}}: latency of decide, check and batch (histogram)
  *   <li>{@code fcap_store_seconds{op}}, {@code fcap_store_errors_total{reason}}: see {@link MeteredStore}
  *   <li>{@code fcap_audit_dropped_total}, {@code fcap_policy_version{tenant}}, {@code fcap_store_partitions},
  *       {@code fcap_store_bytes}, {@code fcap_store_up}
  * </ul>
+ *
+ * <p>Every meter carries HELP text ({@link #HELP} for the counters), so {@code promtool check metrics}
+ * is clean on a real scrape (OpsFilesIT).
  */
 public final class ServerMetrics {
   private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -36,6 +50,17 @@ public final class ServerMetrics {
   private final Map<String, TenantMeters> tenants = new ConcurrentHashMap<>();
   private final Map<String, AtomicLong> policyVersions = new ConcurrentHashMap<>();
   private final Map<String, Timer> timers = new ConcurrentHashMap<>();
+  private final MultiGauge ruleLimits = MultiGauge.builder("fcap_rule_limit")
+      .description("configured limit of each rule in force, in cost units").register(registry);
+  private volatile Supplier<? extends Collection<Policy>> policies = List::of;
+
+  /** HELP text of the counters made by {@link #counter}, by meter name. */
+  private static final Map<String, String> HELP = Map.of(
+      "fcap_decisions_total", "decisions by outcome (dry runs excluded)",
+      "fcap_rule_decisions_total", "decisions per rule that applied, by the rule's outcome",
+      "fcap_rule_near_limit_total", "decisions whose rule had less than 10% of its limit remaining before the message",
+      "fcap_degraded_decisions_total", "decisions made by the failure policy instead of the store",
+      "fcap_store_errors_total", "failed store calls by reason");
 
   public MeterRegistry registry() {
     return registry;
@@ -43,7 +68,24 @@ public final class ServerMetrics {
 
   /** The Prometheus text exposition. */
   public String scrape() {
+    refreshRuleLimits();
     return registry.scrape();
+  }
+
+  /** Where {@code fcap_rule_limit} reads the policies in force; read at every scrape, so it never goes stale. */
+  public void ruleLimits(Supplier<? extends Collection<Policy>> policiesInForce) {
+    this.policies = policiesInForce;
+  }
+
+  private void refreshRuleLimits() {
+    List<MultiGauge.Row<?>> rows = new ArrayList<>();
+    for (Policy p : policies.get()) {
+      for (Rule r : p.rules()) {
+        rows.add(MultiGauge.Row.of(Tags.of("tenant", p.tenant(), "rule", r.id(), "mode",
+            r.mode().id()), r.limit()));
+      }
+    }
+    ruleLimits.register(rows, true);
   }
 
   /** Counts a decision (not dry runs: those change nothing and are not traffic). */
@@ -59,6 +101,9 @@ public final class ServerMetrics {
         c = t.rules.computeIfAbsent(r.id(), t::ruleCounters);
       }
       c[r.allowed() ? 0 : r.enforced() ? 1 : 2].increment();
+      if (r.remaining() * 10 < r.limit()) {
+        c[3].increment();
+      }
     }
   }
 
@@ -82,7 +127,8 @@ public final class ServerMetrics {
       return new Counter[] {
           counter("fcap_rule_decisions_total", "tenant", tenant, "rule", rule, "outcome", "allowed"),
           counter("fcap_rule_decisions_total", "tenant", tenant, "rule", rule, "outcome", "blocked"),
-          counter("fcap_rule_decisions_total", "tenant", tenant, "rule", rule, "outcome", "shadow_blocked")};
+          counter("fcap_rule_decisions_total", "tenant", tenant, "rule", rule, "outcome", "shadow_blocked"),
+          counter("fcap_rule_near_limit_total", "tenant", tenant, "rule", rule)};
     }
   }
 
@@ -137,7 +183,7 @@ public final class ServerMetrics {
     }
     Counter c = counters.get(key.toString());
     return c != null ? c : counters.computeIfAbsent(key.toString(), k -> Counter.builder(name).tags(tags)
-        .register(registry));
+        .description(HELP.get(name)).register(registry));
   }
 
   public void close() {
