@@ -1,6 +1,8 @@
 package dev.fcap.server;
 
+import com.linecorp.armeria.common.MediaType;
 import com.linecorp.armeria.server.Server;
+import com.linecorp.armeria.server.file.HttpFile;
 import com.linecorp.armeria.server.ServerBuilder;
 import com.linecorp.armeria.common.grpc.GrpcSerializationFormats;
 import com.linecorp.armeria.server.grpc.GrpcService;
@@ -122,6 +124,9 @@ public final class FcapServer implements AutoCloseable {
         .addService(new GrpcApi(decisions, rules, auth, config.maxBatch())).build());
     // the operator console: static files at / and /console/, a client of the API above (docs/console.md)
     ConsoleRoutes.bind(sb);
+    // the OpenAPI 3.1 description of the HTTP API, public like the console (OpenApiIT keeps it true)
+    sb.service("/openapi.json", HttpFile.builder(FcapServer.class.getClassLoader(), "fcap/openapi.json")
+        .contentType(MediaType.JSON_UTF_8).cacheControl("no-cache").build().asService());
     return sb.build();
   }
 
