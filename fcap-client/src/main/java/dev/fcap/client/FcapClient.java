@@ -159,6 +159,21 @@ public final class FcapClient implements AutoCloseable {
         .thenApply(a -> a.body().path("reset").asBoolean());
   }
 
+  /**
+   * Whether the server answers and its store is reachable ({@code GET /ready}), in one attempt:
+   * false when it is down, unreachable or its store is away. For health checks.
+   */
+  public boolean ready() {
+    try {
+      return transport.call("GET", "/ready", null, true, 1).join().body().path("ready").asBoolean();
+    } catch (CompletionException e) {
+      if (Transport.unwrap(e) instanceof FcapException) {
+        return false;
+      }
+      throw e;
+    }
+  }
+
   /** Nothing to release: the JDK's HTTP client frees its connections when it is no longer referenced. */
   @Override
   public void close() {}

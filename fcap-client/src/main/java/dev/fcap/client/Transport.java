@@ -36,6 +36,10 @@ final class Transport {
   record Answer(int status, JsonNode body) {}
 
   CompletableFuture<Answer> call(String method, String pathAndQuery, byte[] body, boolean idempotent) {
+    return call(method, pathAndQuery, body, idempotent, options.maxAttempts());
+  }
+
+  CompletableFuture<Answer> call(String method, String pathAndQuery, byte[] body, boolean idempotent, int attempts) {
     HttpRequest.Builder b = HttpRequest.newBuilder(options.uri().resolve(pathAndQuery))
         .timeout(options.requestTimeout()).header("Accept", "application/json")
         .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
@@ -46,11 +50,12 @@ final class Transport {
       b.header("Authorization", "Bearer " + options.apiKey());
     }
     CompletableFuture<Answer> result = new CompletableFuture<>();
-    attempt(b.build(), idempotent, 1, result);
+    attempt(b.build(), idempotent, 1, attempts, result);
     return result;
   }
 
-  private void attempt(HttpRequest request, boolean idempotent, int attempt, CompletableFuture<Answer> result) {
+  private void attempt(HttpRequest request, boolean idempotent, int attempt, int attempts,
+      CompletableFuture<Answer> result) {
     http.sendAsync(request, HttpResponse.BodyHandlers.ofByteArray()).whenComplete((response, error) -> {
       try {
         Throwable failure = error != null ? unwrap(error) : null;
@@ -70,9 +75,9 @@ final class Transport {
         boolean neverSent = failure instanceof ConnectException || failure instanceof HttpConnectTimeoutException
             || failure.getCause() instanceof ConnectException;
         boolean passes = failure instanceof IOException || failure instanceof FcapException;
-        if (passes && (idempotent || neverSent) && attempt < options.maxAttempts()) {
+        if (passes && (idempotent || neverSent) && attempt < attempts) {
           CompletableFuture.delayedExecutor(backoffMillis(attempt), TimeUnit.MILLISECONDS)
-              .execute(() -> attempt(request, idempotent, attempt + 1, result));
+              .execute(() -> attempt(request, idempotent, attempt + 1, attempts, result));
           return;
         }
         result.completeExceptionally(passes ? unavailable(failure, attempt) : failure);

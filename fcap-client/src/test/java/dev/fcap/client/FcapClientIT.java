@@ -51,6 +51,7 @@ class FcapClientIT {
   @Test
   void decideCheckReleaseInspectReset() {
     Message code = Message.builder("+8613800000000").content("Your code is 1234").channel("sms").build();
+    assertThat(fcap.ready()).isTrue();
     Decision first = fcap.decide(code);
     assertThat(first.allowed()).isTrue();
     assertThat(first.fallback()).isFalse();
@@ -163,6 +164,7 @@ class FcapClientIT {
     assertThatThrownBy(() -> strict.decide(m)).isInstanceOfSatisfying(FcapUnavailableException.class,
         e -> assertThat(e.attempts()).isEqualTo(2));
     assertThatThrownBy(() -> strict.release("000000000000000000000000")).isInstanceOf(FcapUnavailableException.class);
+    assertThat(strict.ready()).isFalse();
   }
 
   @Test
