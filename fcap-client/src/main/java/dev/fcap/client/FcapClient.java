@@ -37,6 +37,8 @@ import java.util.function.Function;
 public final class FcapClient implements AutoCloseable {
   private final ClientOptions options;
   private final Transport transport;
+  /** False once the server refused a generated messageId (see {@link #refusesMessageIds}). */
+  private volatile boolean serverTakesMessageIds = true;
 
   private FcapClient(ClientOptions options) {
     this.options = Objects.requireNonNull(options, "options");
@@ -85,7 +87,33 @@ public final class FcapClient implements AutoCloseable {
     // a dry run records nothing: always safe to repeat
     return transport.call("POST", "/v1/decisions", Codec.bytes(body), dryRun || id != null)
         .thenApply(a -> Codec.decision(a.body(), id))
+        .exceptionallyCompose(e -> generated(message, id) && refusesMessageIds(Transport.unwrap(e))
+            ? decision(message, dryRun) : CompletableFuture.failedFuture(e))
         .exceptionally(fallback(message, id));
+  }
+
+  /**
+   * A server older than message ids (fcap before issue 10) refuses the field; nothing was recorded
+   * (a 400 records nothing). The client then stops generating ids for this server, so its retries
+   * fall back to the safe rule for messages without one, and says so once. An id the caller gave is
+   * never dropped: the caller asked for idempotency, and gets the server's error instead.
+   */
+  private boolean refusesMessageIds(Throwable error) {
+    if (error instanceof FcapException e && e.status() == 400 && "unknown_field".equals(e.code())
+        && "messageId".equals(e.field())) {
+      if (serverTakesMessageIds) {
+        serverTakesMessageIds = false;
+        System.getLogger(FcapClient.class.getName()).log(System.Logger.Level.WARNING, "fcap server {0} does not "
+            + "accept messageId (an fcap server before message ids): decisions are sent without one, and retried "
+            + "only when the request never left", options.uri());
+      }
+      return true;
+    }
+    return false;
+  }
+
+  private boolean generated(Message message, String id) {
+    return id != null && message.messageId() == null;
   }
 
   /** Decides many messages in one call, in order; a message the server refuses gets its own error. */
@@ -105,15 +133,19 @@ public final class FcapClient implements AutoCloseable {
     }
     ObjectNode body = Codec.MAPPER.createObjectNode();
     body.set("requests", requests);
-    return transport.call("POST", "/v1/decisions/batch", Codec.bytes(body), everyId).thenApply(a -> {
+    return transport.call("POST", "/v1/decisions/batch", Codec.bytes(body), everyId).thenCompose(a -> {
       List<BatchItem> out = new ArrayList<>(messages.size());
       JsonNode results = a.body().path("results");
+      boolean idsRefused = false;
       for (int i = 0; i < results.size(); i++) {
         JsonNode r = results.get(i);
-        out.add(r.has("error") ? new BatchItem(null, Codec.error(400, r.get("error")))
-            : new BatchItem(Codec.decision(r, ids.get(i)), null));
+        BatchItem item = r.has("error") ? new BatchItem(null, Codec.error(400, r.get("error")))
+            : new BatchItem(Codec.decision(r, ids.get(i)), null);
+        idsRefused |= !item.isDecision() && generated(messages.get(i), ids.get(i)) && refusesMessageIds(item.error());
+        out.add(item);
       }
-      return out;
+      // the items refused for their id recorded nothing; ask again without generated ids
+      return idsRefused ? decideAllAsync(messages) : CompletableFuture.completedFuture(out);
     }).exceptionally(error -> {
       List<BatchItem> out = new ArrayList<>(messages.size());
       for (int i = 0; i < messages.size(); i++) {
@@ -184,7 +216,7 @@ public final class FcapClient implements AutoCloseable {
     if (m.messageId() != null) {
       return m.messageId();
     }
-    return options.generateMessageIds() ? options.messageIds().get() : null;
+    return options.generateMessageIds() && serverTakesMessageIds ? options.messageIds().get() : null;
   }
 
   /** Unavailable: the fallback decides; anything else (a 4xx, a bug) passes through. */

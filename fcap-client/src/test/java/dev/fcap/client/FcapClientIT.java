@@ -45,7 +45,7 @@ class FcapClientIT {
 
   static ClientOptions.Builder options(String url) {
     // generous: the machine is shared, and a timeout here would be a retry, not a failure, anyway
-    return ClientOptions.builder(url).generateMessageIds(serverKnowsMessageIds).requestTimeout(Duration.ofSeconds(5));
+    return ClientOptions.builder(url).requestTimeout(Duration.ofSeconds(5));
   }
 
   @Test
@@ -109,7 +109,9 @@ class FcapClientIT {
   @Test
   void aBadRequestIsAnErrorAtOnceNeverRetriedNorAFallback() throws Exception {
     try (LossyProxy proxy = new LossyProxy(server.url(), 0);
-        FcapClient c = FcapClient.create(options(proxy.url()).fallback(Fallback.allow()).build())) {
+        // without an id, so that the one request is the bad one whichever server version answers
+        FcapClient c = FcapClient.create(options(proxy.url()).fallback(Fallback.allow()).generateMessageIds(false)
+            .build())) {
       assertThatThrownBy(() -> c.decide(Message.builder("r").cost(2_000_000_000L).build()))
           .isInstanceOfSatisfying(FcapException.class, e -> {
             assertThat(e.status()).isEqualTo(400);
@@ -190,6 +192,22 @@ class FcapClientIT {
       assertThat(lossy.requests()).isEqualTo(1);
       assertThat(fcap.inspect(null, "lost-answer").counters().get(0).used()).isEqualTo(1);
     }
+  }
+
+  @Test
+  void aServerWithoutMessageIdsIsDetectedOnceAndDecisionsGoOnWithoutThem() {
+    assumeTrue(!serverKnowsMessageIds, "the server knows messageId (issue 10): nothing to adapt to");
+    FcapClient c = FcapClient.create(options(server.url()).build());
+    Decision d = c.decide(Message.of("old-server"));
+    assertThat(d.allowed()).isTrue();
+    assertThat(d.messageId()).as("sent without one").isNull();
+    assertThat(c.decideAll(List.of(Message.of("old-server"), Message.of("old-server-2"))))
+        .allSatisfy(i -> assertThat(i.orThrow().allowed()).isTrue());
+    FcapClient fresh = FcapClient.create(options(server.url()).build());
+    assertThat(fresh.decideAll(List.of(Message.of("old-server-3"))).get(0).orThrow().messageId()).isNull();
+    assertThat(fcap.inspect(null, "old-server").counters().get(0).used()).as("each counted once").isEqualTo(2);
+    assertThatThrownBy(() -> c.decide(Message.builder("old-server").messageId("mine").build()))
+        .isInstanceOfSatisfying(FcapException.class, e -> assertThat(e.field()).isEqualTo("messageId"));
   }
 
   @Test
