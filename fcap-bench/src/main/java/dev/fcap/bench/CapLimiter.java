@@ -8,6 +8,9 @@ interface CapLimiter {
   /** True iff admitted; an admitted message is counted against every limit. */
   boolean tryAcquire(Message m);
 
+  /** Releases what the implementation holds (files, threads). */
+  default void close() {}
+
   /** Key of the per-(recipient, content) limiters of the peers: cheap hash, no string building. */
   record RecipientContent(String recipient, String content) {}
 }

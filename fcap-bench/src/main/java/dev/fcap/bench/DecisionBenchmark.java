@@ -1,6 +1,13 @@
 package dev.fcap.bench;
 
 import dev.fcap.model.Message;
+import dev.fcap.store.memory.Durability;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.stream.Stream;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.openjdk.jmh.annotations.AuxCounters;
@@ -15,6 +22,7 @@ import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.ThreadParams;
@@ -32,6 +40,11 @@ import org.openjdk.jmh.infra.ThreadParams;
  * implementation replays the stream many times a minute and ends up refusing nearly everything.
  * The peers cannot be given a clock (Guava, Resilience4j and Sentinel read the system's).
  *
+ * <p>{@code fcap-sim-durable} is {@code fcap-sim} on the durable store as {@code fcap serve} runs it
+ * by default (journal in a temporary directory, fsync every second); {@code fcap-sim-fsync-each} forces
+ * the journal before each decision is answered ({@code store.fsync: always}): with one thread, one
+ * fsync per decision, its worst case.
+ *
  * <p>Run: {@code java -jar fcap-bench/target/fcap-bench.jar DecisionBenchmark} (see docs/benchmarks.md).
  */
 @BenchmarkMode(Mode.Throughput)
@@ -45,7 +58,8 @@ public class DecisionBenchmark {
   /** The implementation under test, with its state; one per fork. */
   @State(Scope.Benchmark)
   public static class Subject {
-    @Param({"fcap-sim", "fcap", "bucket4j", "resilience4j", "guava", "sentinel"})
+    @Param({"fcap-sim", "fcap-sim-durable", "fcap-sim-fsync-each", "fcap", "bucket4j", "resilience4j", "guava",
+        "sentinel"})
     public String impl;
 
     @Param({"2097152"})
@@ -55,6 +69,8 @@ public class DecisionBenchmark {
     CapLimiter limiter;
     /** The simulated clock of {@code fcap-sim}, epoch ms; null otherwise. */
     AtomicLong simulatedMs;
+    /** The state directory of a durable fcap; null otherwise. */
+    Path stateDir;
 
     @Setup(Level.Trial)
     public void setUp() {
@@ -64,6 +80,12 @@ public class DecisionBenchmark {
           simulatedMs = new AtomicLong(System.currentTimeMillis());
           yield new FcapLimiter(simulatedMs::get);
         }
+        case "fcap-sim-durable", "fcap-sim-fsync-each" -> {
+          simulatedMs = new AtomicLong(System.currentTimeMillis());
+          stateDir = tempDir();
+          yield new FcapLimiter(simulatedMs::get, impl.endsWith("each") ? Durability.everyWrite(stateDir)
+              : Durability.of(stateDir));
+        }
         case "fcap" -> new FcapLimiter();
         case "bucket4j" -> new Bucket4jLimiter();
         case "resilience4j" -> new Resilience4jLimiter();
@@ -71,6 +93,26 @@ public class DecisionBenchmark {
         case "sentinel" -> new SentinelLimiter();
         default -> throw new IllegalArgumentException("unknown impl " + impl);
       };
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() throws IOException {
+      limiter.close();
+      if (stateDir != null) {
+        try (Stream<Path> files = Files.walk(stateDir)) {
+          for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
+            Files.delete(p);
+          }
+        }
+      }
+    }
+
+    private static Path tempDir() {
+      try {
+        return Files.createTempDirectory("fcap-bench-state");
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
     }
   }
 

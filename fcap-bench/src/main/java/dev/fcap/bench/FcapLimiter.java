@@ -3,6 +3,7 @@ package dev.fcap.bench;
 import dev.fcap.engine.Engine;
 import dev.fcap.model.Message;
 import dev.fcap.store.Clock;
+import dev.fcap.store.memory.Durability;
 import dev.fcap.store.memory.MemoryStore;
 
 /** fcap: the Engine on a MemoryStore with the seed policy (exact sliding logs). */
@@ -17,8 +18,22 @@ final class FcapLimiter implements CapLimiter {
 
   /** On any clock (the benchmarks' simulated one). */
   FcapLimiter(Clock clock) {
-    store = MemoryStore.builder().clock(clock).build();
+    this(clock, null);
+  }
+
+  /** On any clock, durable as {@code durability} says (null: memory only). */
+  FcapLimiter(Clock clock, Durability durability) {
+    MemoryStore.Builder b = MemoryStore.builder().clock(clock);
+    if (durability != null) {
+      b.durable(durability);
+    }
+    store = b.build();
     engine = Engine.builder(store).clock(clock).policies(SeedPolicy.load()).build();
+  }
+
+  @Override
+  public void close() {
+    store.close();
   }
 
   @Override

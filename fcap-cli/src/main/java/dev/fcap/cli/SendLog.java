@@ -16,12 +16,14 @@ import java.util.Map;
  * Reads a send log, one row at a time: CSV with a header naming the columns {@code timestamp}
  * (epoch milliseconds or ISO-8601) and {@code recipient}, and optionally {@code tenant},
  * {@code channel}, {@code sender}, {@code category}, {@code content}, {@code contentKey},
- * {@code cost} and {@code attr:NAME}. Fields may be quoted RFC 4180 style (commas, quotes and line
+ * {@code cost}, {@code messageId} (a row whose messageId was decided before is answered with that
+ * decision and counted once, as the server does) and {@code attr:NAME}. Fields may be quoted RFC 4180 style (commas, quotes and line
  * breaks inside quotes). Streams: memory does not grow with the log.
  */
 final class SendLog implements AutoCloseable {
   private static final List<String> KNOWN =
-      List.of("timestamp", "recipient", "tenant", "channel", "sender", "category", "content", "contentKey", "cost");
+      List.of("timestamp", "recipient", "tenant", "channel", "sender", "category", "content", "contentKey", "cost",
+          "messageId");
 
   /** A row that cannot be replayed; the message names the line and the reason. */
   static final class BadRowException extends RuntimeException {
@@ -94,7 +96,8 @@ final class SendLog implements AutoCloseable {
           .category(optional(5))
           .content(optional(6))
           .contentKey(optional(7))
-          .cost(parseCost(optional(8)));
+          .cost(parseCost(optional(8)))
+          .messageId(optional(9));
       if (!attributes.isEmpty()) {
         Map<String, String> attrs = new HashMap<>();
         attributes.forEach((name, i) -> {

@@ -57,6 +57,22 @@ class ReplayCommandTest {
   }
 
   @Test
+  void aRowWhoseMessageIdWasDecidedBeforeIsCountedOnce() throws IOException {
+    StringBuilder csv = new StringBuilder("timestamp,recipient,messageId\n");
+    for (int i = 0; i < 16; i++) {
+      csv.append(1000 + i).append(",ann,").append(i == 3 ? "m-2" : "m-" + i).append('\n'); // row 4 retries m-2
+    }
+    csv.append("2000,ann,m-99\n");
+    Path decisions = dir.resolve("decisions.txt");
+    CliRun run = fcap("replay", "--rules", SEED.toString(), "--log", write("ids.csv", csv.toString()).toString(),
+        "--decisions", decisions.toString());
+    assertThat(run.exit()).as(run.err()).isZero();
+    List<String> lines = Files.readAllLines(decisions);
+    assertThat(lines.subList(0, 16)).as("15 distinct messages: all admitted").allMatch(l -> l.startsWith("true"));
+    assertThat(lines.get(16)).isEqualTo("false,recipient-per-minute");
+  }
+
+  @Test
   void summarizesPerRuleAsJson() throws IOException {
     CliRun run = fcap("replay", "--rules", SEED.toString(), "--log", seedScenario().toString(), "--json");
     assertThat(run.exit()).as(run.err()).isZero();

@@ -13,6 +13,15 @@ import java.util.List;
  *
  * <p>All-or-nothing: on DECIDE, every counter is evaluated first, and the message is recorded in
  * every counter (shadow checks too) only if every enforced check admitted.
+ *
+ * <p><b>Message ids.</b> A request with an {@link dev.fcap.store.Idempotency} is first looked up in
+ * the partition's remembered decisions: if the store holds one for its key, {@link #apply(PartitionRequest,
+ * long, byte[][], byte[])} returns it again ({@link PartitionResult#replayOf()}) and changes no state.
+ * A RELEASE carrying one undoes the counts only while the id is remembered, and forgets it (its
+ * result's {@code allowed} says whether it released anything). An admitted DECIDE is remembered as
+ * {@link #remember} bytes, beside the counters, in the same
+ * write: {@code time:i64 allowed:u8 (used:i64 retryDelta:i64)* decisionId idLength:u8}, which is the
+ * Redis script's reply plus the id, so both stores keep the same bytes.
  */
 public final class PartitionStep {
 
@@ -23,6 +32,25 @@ public final class PartitionStep {
    * its next state on return ({@code null} = empty).
    */
   public static PartitionResult apply(PartitionRequest request, long now, byte[][] states) {
+    return apply(request, now, states, null);
+  }
+
+  /**
+   * {@link #apply(PartitionRequest, long, byte[][])} for a partition that remembers {@code remembered}
+   * (null: nothing) under the request's message id: a DECIDE or CHECK then gets the remembered result
+   * again and {@code states} are left as they are.
+   */
+  public static PartitionResult apply(PartitionRequest request, long now, byte[][] states, byte[] remembered) {
+    if (remembered != null && request.operation() != dev.fcap.store.Operation.RELEASE) {
+      return replay(remembered, request.checks());
+    }
+    if (remembered == null && request.idempotency() != null && request.operation() == dev.fcap.store.Operation.RELEASE) {
+      // a release by message id undoes only what the id still holds: released before, expired or
+      // never admitted, it changes nothing (so two releases never give back twice)
+      return new PartitionResult(now, false, new long[request.checks()], new long[request.checks()]);
+    }
+    // released by message id, the counts are undone at the time the store remembered, whoever asks
+    long eventTime = remembered != null ? java.nio.ByteBuffer.wrap(remembered).getLong() : request.eventTime();
     List<CounterRequest> counters = request.counters();
     int checks = request.checks();
     long[] used = new long[checks];
@@ -33,7 +61,7 @@ public final class PartitionStep {
       CounterRequest c = counters.get(i);
       CounterAlgorithm algorithm = CounterAlgorithm.of(c.spec().algorithm());
       if (request.operation() == dev.fcap.store.Operation.RELEASE) {
-        states[i] = algorithm.release(states[i], c.spec(), c.alignMs(), now, request.eventTime(), request.cost());
+        states[i] = algorithm.release(states[i], c.spec(), c.alignMs(), now, eventTime, request.cost());
       } else {
         allowed &= algorithm.evaluate(states[i], c.spec(), c.alignMs(), now, request.cost(), used, retryAt, at);
       }
@@ -46,6 +74,42 @@ public final class PartitionStep {
       }
     }
     return new PartitionResult(now, allowed, used, retryAt);
+  }
+
+  /** What a store remembers of an admitted decision under its message id (see the class note). */
+  public static byte[] remember(PartitionResult result, byte[] decisionId) {
+    int checks = result.used().length;
+    java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(10 + 16 * checks + decisionId.length);
+    b.putLong(result.time()).put((byte) (result.allowed() ? 1 : 0));
+    for (int i = 0; i < checks; i++) {
+      long retryAt = result.retryAt()[i];
+      b.putLong(result.used()[i]).putLong(retryAt == CounterAlgorithm.NEVER ? -1 : retryAt - result.time());
+    }
+    return b.put(decisionId).put((byte) decisionId.length).array();
+  }
+
+  /** The result a remembered decision is answered with again; {@code checks} is the request's. */
+  public static PartitionResult replay(byte[] remembered, int checks) {
+    java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(remembered);
+    long time = b.getLong();
+    boolean allowed = b.get() == 1;
+    long[] used = new long[checks];
+    long[] retryAt = new long[checks];
+    int idLength = remembered[remembered.length - 1] & 0xff;
+    int idAt = remembered.length - 1 - idLength;
+    int stored = (idAt - 9) / 16;
+    for (int i = 0; i < checks; i++) {
+      // a policy edit may have changed the checks since: what was not decided then reads as admitted
+      if (i < stored) {
+        used[i] = b.getLong();
+        long delta = b.getLong();
+        retryAt[i] = delta < 0 ? CounterAlgorithm.NEVER : time + delta;
+      } else {
+        retryAt[i] = time;
+      }
+    }
+    return new PartitionResult(time, allowed, used, retryAt,
+        new String(remembered, idAt, idLength, java.nio.charset.StandardCharsets.ISO_8859_1));
   }
 
   /** The first instant at which the state of counter {@code c} stops mattering. */

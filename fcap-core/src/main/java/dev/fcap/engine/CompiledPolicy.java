@@ -38,6 +38,9 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class CompiledPolicy {
   final Policy policy;
+  /** How long a message id is remembered: the longest window of the policy, at most {@link #MAX_HORIZON_MS}. */
+  final long messageHorizonMs;
+  static final long MAX_HORIZON_MS = 7L * 24 * 3600 * 1000;
   /** The tenant's UTF-8 bytes, encoded once for every partition key of this policy. */
   final byte[] tenantUtf8;
   final Rule[] rules;
@@ -114,6 +117,8 @@ final class CompiledPolicy {
 
   CompiledPolicy(Policy policy) {
     this.policy = policy;
+    this.messageHorizonMs = Math.max(1, Math.min(MAX_HORIZON_MS,
+        policy.rules().stream().mapToLong(dev.fcap.model.Rule::windowMs).max().orElse(1)));
     this.tenantUtf8 = policy.tenant().getBytes(java.nio.charset.StandardCharsets.UTF_8);
     this.rules = policy.rules().toArray(Rule[]::new);
     this.ruleGroup = new int[rules.length];

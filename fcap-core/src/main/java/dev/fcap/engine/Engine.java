@@ -9,6 +9,7 @@ import dev.fcap.model.Rule;
 import dev.fcap.model.RuleOutcome;
 import dev.fcap.store.Clock;
 import dev.fcap.store.CounterRequest;
+import dev.fcap.store.Idempotency;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
@@ -171,6 +172,33 @@ public final class Engine implements AutoCloseable {
     return store.applyAll(undo).thenApply(ignored -> true);
   }
 
+  /**
+   * Undoes the admitted decision of a message id (the send failed), like {@link #release} by its
+   * decision id. {@code message} names the same tenant, recipient and {@code messageId} as the
+   * decision (and, for rules keyed without the recipient, the same dimensions). When the policy keeps
+   * the message's counters in one partition (every rule keyed by the recipient: the common case),
+   * this is one atomic store step that any node can take, for as long as the id is remembered (the
+   * policy's longest window), also after a restart of a durable store; otherwise it goes through the
+   * decision id, which only the deciding process knows. True iff something was released now: false
+   * when the id was never admitted, was already released, or is no longer remembered.
+   *
+   * @throws IllegalArgumentException if the message has no message id
+   */
+  public CompletableFuture<Boolean> releaseMessage(Message message) {
+    if (message.messageId() == null) {
+      throw new IllegalArgumentException("releasing by message id needs a messageId");
+    }
+    Prepared p = prepare(message, Operation.CHECK, PartitionRequest.STORE_TIME);
+    if (p.requests.length == 0) {
+      return CompletableFuture.completedFuture(false);
+    }
+    if (p.requests.length == 1) {
+      return store.apply(p.requests[0].asRelease(0)).thenApply(PartitionResult::allowed);
+    }
+    return store.apply(p.requests[0]).thenCompose(r -> r.replayOf() == null
+        ? CompletableFuture.completedFuture(false) : release(r.replayOf()));
+  }
+
   /** A recipient's live counters, per rule and per content fingerprint. */
   public CompletableFuture<Inspection> inspect(String tenant, String recipient) {
     CompiledPolicy cp = policies.get(tenant);
@@ -233,13 +261,17 @@ public final class Engine implements AutoCloseable {
     final CompiledPolicy.Plan plan;
     final Operation op;
     final PartitionRequest[] requests;
+    /** The id chosen before the store call when the message has a message id (the store remembers it); else null. */
+    final String decisionId;
 
-    Prepared(Message message, CompiledPolicy policy, CompiledPolicy.Plan plan, Operation op, PartitionRequest[] requests) {
+    Prepared(Message message, CompiledPolicy policy, CompiledPolicy.Plan plan, Operation op, PartitionRequest[] requests,
+        String decisionId) {
       this.message = message;
       this.policy = policy;
       this.plan = plan;
       this.op = op;
       this.requests = requests;
+      this.decisionId = decisionId;
     }
   }
 
@@ -251,7 +283,7 @@ public final class Engine implements AutoCloseable {
   private Prepared prepare(Message m, Operation op, long time) {
     CompiledPolicy cp = policies.get(m.tenant());
     if (cp == null) {
-      return new Prepared(m, null, null, op, new PartitionRequest[0]);
+      return new Prepared(m, null, null, op, new PartitionRequest[0], null);
     }
     CompiledPolicy.Plan plan = cp.plan(m);
     byte[] fingerprint = m.content() != null ? Fingerprint.ofContent(m.content())
@@ -261,7 +293,15 @@ public final class Engine implements AutoCloseable {
     for (int p = 0; p < requests.length; p++) {
       requests[p] = request(m, cp.tenantUtf8, plan.partitions[p], op, time, fingerprint, alignAt);
     }
-    return new Prepared(m, cp, plan, op, requests);
+    String decisionId = null;
+    if (m.messageId() != null && requests.length > 0 && op != Operation.RELEASE) {
+      // remembered in the first partition (the recipient's when a rule is keyed by it), atomically
+      // with its counts; a refusal further on releases it, and the id with it
+      decisionId = ledger.newId();
+      requests[0] = requests[0].withIdempotency(new Idempotency(Fingerprint.ofMessageId(m.messageId()),
+          cp.messageHorizonMs, decisionId.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1)));
+    }
+    return new Prepared(m, cp, plan, op, requests, decisionId);
   }
 
   private static PartitionRequest request(Message m, byte[] tenantUtf8, CompiledPolicy.Partition partition,
@@ -310,6 +350,9 @@ public final class Engine implements AutoCloseable {
     }
     return store.apply(p.requests[i]).thenCompose(r -> {
       results[i] = r;
+      if (r.replayOf() != null) {
+        return CompletableFuture.completedFuture(results); // decided before: the other partitions were counted then
+      }
       if (r.allowed() || p.op != Operation.DECIDE) {
         return chain(p, i + 1, results);
       }
@@ -327,20 +370,24 @@ public final class Engine implements AutoCloseable {
 
   private Decision finish(Prepared p, PartitionResult[] results) {
     CompiledPolicy.Plan plan = p.plan;
-    RuleOutcome[] outcomes = new RuleOutcome[plan.rules.length];
+    String replayOf = results[0].replayOf();
+    List<RuleOutcome> outcomes = new ArrayList<>(plan.rules.length);
     List<String> blocked = List.of();
     List<String> shadowBlocked = List.of();
     long retryAfter = 0;
-    for (int i = 0; i < outcomes.length; i++) {
+    for (int i = 0; i < plan.rules.length; i++) {
       Rule rule = p.policy.rule(plan.rules[i]);
       PartitionResult r = results[plan.rulePartition[i]];
+      if (r == null) {
+        continue; // a replay reports the rules of the partition that remembered it
+      }
       int at = plan.ruleOffset[i];
       long used = r.used()[at];
       long retryAt = r.retryAt()[at];
       boolean allowed = retryAt == r.time();
       long ruleRetry = allowed ? 0 : retryAt == CounterAlgorithm.NEVER ? -1 : retryAt - r.time();
-      outcomes[i] = new RuleOutcome(rule.id(), rule.limit(), rule.windowMs(), used, Math.max(0, rule.limit() - used),
-          allowed, rule.enforced(), ruleRetry);
+      outcomes.add(new RuleOutcome(rule.id(), rule.limit(), rule.windowMs(), used, Math.max(0, rule.limit() - used),
+          allowed, rule.enforced(), ruleRetry));
       if (!allowed) {
         if (rule.enforced()) {
           blocked = append(blocked, rule.id());
@@ -351,16 +398,16 @@ public final class Engine implements AutoCloseable {
       }
     }
     boolean allowed = blocked.isEmpty();
-    String id = ledger.newId();
-    if (allowed && p.op == Operation.DECIDE) {
+    String id = replayOf != null ? replayOf : p.decisionId != null ? p.decisionId : ledger.newId();
+    if (allowed && p.op == Operation.DECIDE && replayOf == null) {
       long[] times = new long[results.length];
       for (int i = 0; i < times.length; i++) {
         times[i] = results[i].time();
       }
       ledger.remember(new ReleaseLedger.Entry(id, List.of(p.requests), times));
     }
-    return new Decision(allowed, id, retryAfter, blocked, shadowBlocked, List.of(outcomes), false, results[0].time(),
-        p.policy.policy.version());
+    return new Decision(allowed, id, retryAfter, blocked, shadowBlocked, outcomes, false, results[0].time(),
+        p.policy.policy.version(), replayOf != null);
   }
 
   /** An immutable list plus one id; lists of blocking rules are short and usually empty. */

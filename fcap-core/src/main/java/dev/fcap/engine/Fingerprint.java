@@ -14,6 +14,7 @@ public final class Fingerprint {
       java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
   static final int CONTENT_SEED = 0;
   static final int CONTENT_KEY_SEED = 0x6663_6170; // "fcap"
+  static final int MESSAGE_ID_SEED = 0x6d73_6764; // "msgd"
 
   private Fingerprint() {}
 
@@ -25,6 +26,11 @@ public final class Fingerprint {
   /** The 16 fingerprint bytes of a caller-chosen content key. */
   public static byte[] ofContentKey(String contentKey) {
     return of(contentKey.getBytes(StandardCharsets.UTF_8), CONTENT_KEY_SEED);
+  }
+
+  /** The 16 fingerprint bytes of a caller's message id (another seed: never equal to a content's). */
+  public static byte[] ofMessageId(String messageId) {
+    return of(messageId.getBytes(StandardCharsets.UTF_8), MESSAGE_ID_SEED);
   }
 
   /** Lower-case hex of fingerprint bytes, as the API shows them. */

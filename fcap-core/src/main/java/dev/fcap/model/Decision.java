@@ -15,6 +15,8 @@ import java.util.List;
  * @param rules one outcome per applicable rule, in policy order
  * @param degraded true when decided by the failure policy instead of the store
  * @param time the store clock at the decision, epoch milliseconds
+ * @param replayed true when the message id was decided before: this is that admitted decision again
+ *     (its id, time and counts), and nothing was recorded now
  */
 public record Decision(
     boolean allowed,
@@ -25,11 +27,17 @@ public record Decision(
     List<RuleOutcome> rules,
     boolean degraded,
     long time,
-    long policyVersion) {
+    long policyVersion,
+    boolean replayed) {
 
   public Decision {
     blockedBy = List.copyOf(blockedBy);
     shadowBlockedBy = List.copyOf(shadowBlockedBy);
     rules = List.copyOf(rules);
+  }
+
+  public Decision(boolean allowed, String decisionId, long retryAfterMs, List<String> blockedBy,
+      List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, long time, long policyVersion) {
+    this(allowed, decisionId, retryAfterMs, blockedBy, shadowBlockedBy, rules, degraded, time, policyVersion, false);
   }
 }

@@ -7,7 +7,9 @@ import java.util.Objects;
  * What a sender asks about: may {@link #recipient()} receive this message now? Only
  * {@link #recipient()} is required. {@link #content()} is never stored: the engine reduces it to a
  * 128-bit fingerprint. {@link #contentKey()} is an alternative, caller-chosen content identity (a
- * template id plus its variables); a message carries at most one of the two.
+ * template id plus its variables); a message carries at most one of the two. {@link #messageId()}
+ * is the caller's id of this message: the same (tenant, messageId) within the policy's longest window
+ * (at most 7 days) is answered with the first admitted decision and counted once.
  */
 public record Message(
     String tenant,
@@ -18,7 +20,8 @@ public record Message(
     String content,
     String contentKey,
     Map<String, String> attributes,
-    long cost) {
+    long cost,
+    String messageId) {
 
   public static final String DEFAULT_TENANT = "default";
   public static final int MAX_ID_LENGTH = 1024;
@@ -47,6 +50,12 @@ public record Message(
     if (cost < 1 || cost > MAX_COST) {
       throw new InvalidMessageException("cost", "cost must be between 1 and " + MAX_COST + ", got " + cost);
     }
+    optionalId("messageId", messageId);
+  }
+
+  public Message(String tenant, String recipient, String channel, String sender, String category, String content,
+      String contentKey, Map<String, String> attributes, long cost) {
+    this(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost, null);
   }
 
   private static void optionalId(String field, String value) {
@@ -70,7 +79,8 @@ public record Message(
 
   /** The same message with another cost. */
   public Message withCost(long newCost) {
-    return new Message(tenant, recipient, channel, sender, category, content, contentKey, attributes, newCost);
+    return new Message(tenant, recipient, channel, sender, category, content, contentKey, attributes, newCost,
+        messageId);
   }
 
   /** Builds a {@link Message}; every field but the recipient is optional. */
@@ -84,8 +94,15 @@ public record Message(
     private String contentKey;
     private Map<String, String> attributes = Map.of();
     private long cost = 1;
+    private String messageId;
 
     private Builder() {}
+
+    /** The caller's id of this message, for idempotent decisions; optional. */
+    public Builder messageId(String messageId) {
+      this.messageId = messageId;
+      return this;
+    }
 
     public Builder tenant(String tenant) {
       this.tenant = tenant;
@@ -140,7 +157,8 @@ public record Message(
     }
 
     public Message build() {
-      return new Message(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost);
+      return new Message(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost,
+          messageId);
     }
   }
 }

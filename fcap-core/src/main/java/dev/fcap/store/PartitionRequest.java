@@ -9,9 +9,12 @@ import java.util.List;
  * @param time the time to decide at (epoch ms), or {@link #STORE_TIME} to use the store's clock
  * @param cost the message's cost
  * @param eventTime for {@link Operation#RELEASE}: the time the message was recorded at
+ * @param idempotency the message id to remember with an admitted decision (or forget on release); null
+ *     for none
  */
 public record PartitionRequest(
-    byte[] partition, Operation operation, long time, long cost, List<CounterRequest> counters, long eventTime) {
+    byte[] partition, Operation operation, long time, long cost, List<CounterRequest> counters, long eventTime,
+    Idempotency idempotency) {
 
   /** Asks the store to read its own clock. */
   public static final long STORE_TIME = Long.MIN_VALUE;
@@ -20,18 +23,31 @@ public record PartitionRequest(
     counters = List.copyOf(counters);
   }
 
-  public static PartitionRequest of(byte[] partition, Operation op, long time, long cost, List<CounterRequest> counters) {
-    return new PartitionRequest(partition, op, time, cost, counters, 0L);
+  public PartitionRequest(
+      byte[] partition, Operation operation, long time, long cost, List<CounterRequest> counters, long eventTime) {
+    this(partition, operation, time, cost, counters, eventTime, null);
   }
 
-  /** This request as a release of what it recorded at {@code recordedAt} (a refused or released decision). */
+  public static PartitionRequest of(byte[] partition, Operation op, long time, long cost, List<CounterRequest> counters) {
+    return new PartitionRequest(partition, op, time, cost, counters, 0L, null);
+  }
+
+  /**
+   * This request as a release of what it recorded at {@code recordedAt} (a refused or released
+   * decision); a message id it carries is forgotten with it.
+   */
   public PartitionRequest asRelease(long recordedAt) {
-    return new PartitionRequest(partition, Operation.RELEASE, time, cost, counters, recordedAt);
+    return new PartitionRequest(partition, Operation.RELEASE, time, cost, counters, recordedAt, idempotency);
   }
 
   /** This request as a dry run. */
   public PartitionRequest asCheck() {
-    return new PartitionRequest(partition, Operation.CHECK, time, cost, counters, eventTime);
+    return new PartitionRequest(partition, Operation.CHECK, time, cost, counters, eventTime, idempotency);
+  }
+
+  /** This request, remembering (or, for a release, forgetting) a message id. */
+  public PartitionRequest withIdempotency(Idempotency id) {
+    return new PartitionRequest(partition, operation, time, cost, counters, eventTime, id);
   }
 
   /** The number of checks over all counters: the length of the result arrays. */

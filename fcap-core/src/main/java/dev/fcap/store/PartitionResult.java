@@ -9,5 +9,12 @@ package dev.fcap.store;
  * @param used cost counted in each check's window before this message
  * @param retryAt per check: {@code time} if it admits, the earliest time it would admit the same
  *     message if nothing else were recorded, or {@link Long#MAX_VALUE} if never
+ * @param replayOf null, or the id of the earlier admitted decision of the same message id: this is
+ *     that decision's result again ({@code time} is when it was decided) and nothing was recorded
  */
-public record PartitionResult(long time, boolean allowed, long[] used, long[] retryAt) {}
+public record PartitionResult(long time, boolean allowed, long[] used, long[] retryAt, String replayOf) {
+
+  public PartitionResult(long time, boolean allowed, long[] used, long[] retryAt) {
+    this(time, allowed, used, retryAt, null);
+  }
+}

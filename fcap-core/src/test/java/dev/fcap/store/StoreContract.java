@@ -492,4 +492,150 @@ public abstract class StoreContract {
     assertThat(engine.decide(byText).join().allowed()).isFalse();
     assertThat(engine.decide(byKey).join().allowed()).isTrue();
   }
+
+  // ---- message ids -----------------------------------------------------------------------------
+
+  private static Message withId(String recipient, String messageId) {
+    return Message.builder(recipient).messageId(messageId).build();
+  }
+
+  @Test
+  void aMessageIdDecidedTwiceIsCountedOnceAndAnsweredWithTheFirstDecision() {
+    Engine engine = engine(SEED);
+    Decision first = engine.decide(withId("ivy", "m-1")).join();
+    clock.advance(5_000);
+    Decision retry = engine.decide(withId("ivy", "m-1")).join();
+    assertThat(first.allowed()).isTrue();
+    assertThat(first.replayed()).isFalse();
+    assertThat(retry.replayed()).isTrue();
+    assertThat(retry.allowed()).isTrue();
+    assertThat(retry.decisionId()).isEqualTo(first.decisionId());
+    assertThat(retry.time()).isEqualTo(first.time());
+    assertThat(retry.rules()).isEqualTo(first.rules());
+    Decision other = engine.decide(withId("ivy", "m-2")).join();
+    assertThat(other.replayed()).isFalse();
+    assertThat(outcome(other, "recipient-per-minute").used()).as("m-1 counted once").isEqualTo(1);
+    // the same id for another tenant or recipient is another message
+    assertThat(engine.decide(withId("jon", "m-1")).join().replayed()).isFalse();
+  }
+
+  @Test
+  void aDeniedMessageIdIsDecidedAgainOnRetry() {
+    Engine engine = engine(new Policy("default", 1, List.of(Rule.of("one", 1, Duration.ofMinutes(1), Dimension.RECIPIENT))));
+    assertThat(engine.decide(withId("kim", "a")).join().allowed()).isTrue();
+    Decision denied = engine.decide(withId("kim", "b")).join();
+    assertThat(denied.allowed()).isFalse();
+    assertThat(engine.decide(withId("kim", "b")).join().replayed()).as("a denial recorded nothing").isFalse();
+    clock.advance(60_000);
+    Decision later = engine.decide(withId("kim", "b")).join();
+    assertThat(later.allowed()).isTrue();
+    assertThat(later.replayed()).isFalse();
+    assertThat(engine.decide(withId("kim", "b")).join().replayed()).isTrue();
+  }
+
+  @Test
+  void aMessageIdIsRememberedForThePolicysLongestWindow() {
+    Engine engine = engine(new Policy("default", 1, List.of(PER_MINUTE)));
+    Decision first = engine.decide(withId("lea", "m")).join();
+    clock.advance(59_999);
+    assertThat(engine.decide(withId("lea", "m")).join().decisionId()).isEqualTo(first.decisionId());
+    clock.advance(1);
+    Decision fresh = engine.decide(withId("lea", "m")).join();
+    assertThat(fresh.replayed()).isFalse();
+    assertThat(fresh.decisionId()).isNotEqualTo(first.decisionId());
+  }
+
+  @Test
+  void releasingAMessageForgetsItsIdSoARetryIsCountedAgain() {
+    Engine engine = engine(SEED);
+    Decision first = engine.decide(withId("max", "m")).join();
+    assertThat(engine.release(first.decisionId()).join()).isTrue();
+    Decision retry = engine.decide(withId("max", "m")).join();
+    assertThat(retry.replayed()).isFalse();
+    assertThat(outcome(retry, "recipient-per-minute").used()).isZero();
+    assertThat(engine.decide(withId("max", "m")).join().decisionId()).isEqualTo(retry.decisionId());
+  }
+
+  @Test
+  void aRefusalInASharedPartitionForgetsTheMessageIdWithTheCounts() {
+    Rule perSender = Rule.of("per-sender", 1, Duration.ofMinutes(1), Dimension.SENDER);
+    Engine engine = engine(new Policy("default", 1, List.of(PER_MINUTE, perSender)));
+    assertThat(engine.decide(Message.builder("ned").sender("shop").build()).join().allowed()).isTrue();
+    Message m = Message.builder("ola").sender("shop").messageId("x").build();
+    assertThat(engine.decide(m).join().allowed()).isFalse();
+    Decision again = engine.decide(m).join();
+    assertThat(again.replayed()).isFalse();
+    assertThat(again.allowed()).isFalse();
+    clock.advance(60_000);
+    Decision admitted = engine.decide(m).join();
+    assertThat(admitted.allowed()).isTrue();
+    Decision replay = engine.decide(m).join();
+    assertThat(replay.replayed()).isTrue();
+    assertThat(replay.decisionId()).isEqualTo(admitted.decisionId());
+    assertThat(engine.decide(Message.builder("pat").sender("shop").build()).join().allowed())
+        .as("the replay recorded nothing in the sender's partition").isFalse();
+  }
+
+  @Test
+  void aRetryStormOfOneMessageIdIsCountedOnce() throws Exception {
+    Engine engine = engine(SEED);
+    int threads = 8;
+    List<Thread> storm = new ArrayList<>();
+    java.util.Set<String> ids = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+    for (int t = 0; t < threads; t++) {
+      Thread th = new Thread(() -> {
+        try {
+          go.await();
+          for (int i = 0; i < 20; i++) {
+            Decision d = engine.decide(withId("quinn", "m-" + (i % 5))).join();
+            assertThat(d.allowed()).isTrue();
+            ids.add(i % 5 + "=" + d.decisionId());
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
+      th.start();
+      storm.add(th);
+    }
+    go.countDown();
+    for (Thread th : storm) {
+      th.join(30_000);
+    }
+    assertThat(ids).as("one decision id per message id").hasSize(5);
+    Decision next = engine.decide(fresh("quinn")).join();
+    assertThat(outcome(next, "recipient-per-minute").used()).isEqualTo(5);
+  }
+
+  @Test
+  void batchesRememberMessageIdsToo() {
+    Engine engine = engine(SEED);
+    List<Decision> ds = engine.decideAll(List.of(withId("rex", "a"), withId("rex", "a"), withId("rex", "b")), false)
+        .join();
+    assertThat(ds.get(0).decisionId()).isEqualTo(ds.get(1).decisionId());
+    assertThat(ds).extracting(Decision::replayed).containsExactly(false, true, false);
+    assertThat(outcome(engine.decide(fresh("rex")).join(), "recipient-per-minute").used()).isEqualTo(2);
+  }
+
+  @Test
+  void anyNodeCanReleaseByMessageIdOnceAndTheCountsComeBack() {
+    Engine decider = engine(SEED);
+    Engine other = engine(SEED); // another node on the same store: it never saw the decision
+    for (int i = 0; i < 15; i++) {
+      assertThat(decider.decide(withId("sam", "m-" + i)).join().allowed()).isTrue();
+    }
+    assertThat(decider.decide(withId("sam", "m-15")).join().allowed()).isFalse();
+    clock.advance(10_000);
+    assertThat(other.releaseMessage(withId("sam", "m-3")).join()).isTrue();
+    assertThat(other.releaseMessage(withId("sam", "m-3")).join()).as("released once").isFalse();
+    assertThat(decider.release(decider.decide(withId("sam", "m-3")).join().decisionId()).join()).isTrue();
+    Decision retry = decider.decide(withId("sam", "m-3")).join();
+    assertThat(retry.replayed()).as("a released id is decided afresh").isFalse();
+    assertThat(retry.allowed()).isTrue();
+    assertThat(decider.decide(withId("sam", "m-16")).join().allowed()).as("15 again").isFalse();
+    assertThat(other.releaseMessage(withId("sam", "never-sent")).join()).isFalse();
+    clock.advance(24 * 3600 * 1000L);
+    assertThat(other.releaseMessage(withId("sam", "m-4")).join()).as("no longer remembered").isFalse();
+  }
 }

@@ -45,6 +45,8 @@ public final class ConfigLoader {
     SETTINGS.put("store.uri", "memory");
     SETTINGS.put("store.timeout", "100ms");
     SETTINGS.put("store.maxBytes", "0");
+    SETTINGS.put("store.fsync", "1s");
+    SETTINGS.put("store.dir", "''");
     SETTINGS.put("rules.source", "data/rules.yaml");
     SETTINGS.put("rules.seed", "builtin");
     SETTINGS.put("rules.history", "1000");
@@ -181,7 +183,7 @@ public final class ConfigLoader {
       int port = intRange("listen", listen.substring(colon + 1), 0, 65535);
       FailurePolicy failure = new FailurePolicy(duration("store.timeout"), action("failure.default",
           text("failure.default")), categories(), duration("failure.probeInterval"));
-      return new ServerConfig(host, port, text("store.uri"), bytes("store.maxBytes"), text("rules.source"),
+      return new ServerConfig(host, port, text("store.uri"), bytes("store.maxBytes"), durability(), text("rules.source"),
           text("rules.seed"), intRange("rules.history", text("rules.history"), 1, 1_000_000), apiKeys(),
           auditSink(), ratio("audit.sampleAdmissions"), intRange("audit.queue", text("audit.queue"), 1, 10_000_000),
           bytes("audit.maxFileBytes"), intRange("audit.maxFiles", text("audit.maxFiles"), 1, 1000),
@@ -189,6 +191,33 @@ public final class ConfigLoader {
           intRange("audit.recentRecipients", text("audit.recentRecipients"), 1, 100_000_000), failure,
           bytes("limits.maxBodyBytes"), intRange("limits.maxBatch", text("limits.maxBatch"), 1, 1_000_000),
           duration("shutdown.grace"));
+    }
+
+    /**
+     * The embedded store's durability: {@code store.fsync} is {@code always}, an interval or
+     * {@code off}; the state lives in {@code store.dir}, by default {@code state/} beside the rules
+     * file (so {@code data/state} with the default {@code data/rules.yaml}).
+     */
+    private dev.fcap.store.memory.Durability durability() {
+      String fsync = text("store.fsync");
+      if (fsync.equals("off")) {
+        return null;
+      }
+      Duration every = fsync.equals("always") ? Duration.ZERO : Durations.parse(fsync)
+          .filter(d -> !d.isNegative() && !d.isZero())
+          .orElseThrow(() -> error("store.fsync", "expected always, an interval like 1s or 200ms, or off, got '"
+              + fsync + "'"));
+      String dir = text("store.dir");
+      if (dir.isEmpty()) {
+        String rules = text("rules.source");
+        if (rules.matches("[a-z][a-z0-9+.-]*://.*")) {
+          dir = "data/state";
+        } else {
+          Path file = Path.of(rules.startsWith("file:") ? rules.substring(5) : rules);
+          dir = (file.getParent() == null ? Path.of("state") : file.getParent().resolve("state")).toString();
+        }
+      }
+      return new dev.fcap.store.memory.Durability(Path.of(dir), every);
     }
 
     private ConfigException error(String key, String message) {

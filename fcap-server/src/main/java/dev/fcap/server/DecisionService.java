@@ -77,6 +77,11 @@ public final class DecisionService {
     return engine.release(decisionId);
   }
 
+  /** Releases the admitted decision of a message id; the caller has been checked for the message's tenant. */
+  public CompletableFuture<Boolean> releaseMessage(Message m, Principal who) {
+    return engine.releaseMessage(m);
+  }
+
   public CompletableFuture<FailoverEngine.Result<Inspection>> inspect(String tenant, String recipient) {
     return engine.inspect(tenant, recipient);
   }

@@ -64,8 +64,15 @@ public final class FcapServer implements AutoCloseable {
     this.config = config;
     // open what the config names first: a mistake there fails before any thread is started
     Store raw = storeOverride != null ? storeOverride : openStore(config, clock);
-    RulesSource source = rulesSource(config);
-    AuditSink sink = auditSink(config);
+    RulesSource source;
+    AuditSink sink;
+    try {
+      source = rulesSource(config);
+      sink = auditSink(config);
+    } catch (RuntimeException | IOException e) {
+      raw.close(); // a durable store holds its state directory's lock
+      throw e;
+    }
     this.store = raw;
     this.metrics = new ServerMetrics();
     this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -153,6 +160,9 @@ public final class FcapServer implements AutoCloseable {
       MemoryStore.Builder b = MemoryStore.builder().clock(clock);
       if (config.storeMaxBytes() > 0) {
         b.maxBytes(config.storeMaxBytes());
+      }
+      if (config.storeDurability() != null) {
+        b.durable(config.storeDurability());
       }
       return b.build();
     }
@@ -245,10 +255,15 @@ public final class FcapServer implements AutoCloseable {
     String policies = rules.policies().stream().map(p -> p.tenant() + " v" + p.version() + " (" + p.rules().size()
         + " rules)").collect(Collectors.joining(", "));
     return "fcap listening on " + uri() + " (HTTP/JSON and gRPC); store: " + Redaction.uri(config.storeUri())
-        + (store instanceof MemoryStore ? " (embedded)" : "") + "; rules: " + rules.describeSource() + " ["
+        + (store instanceof MemoryStore m ? " (embedded, " + durability(m) + ")" : "") + "; rules: " + rules.describeSource() + " ["
         + (policies.isEmpty() ? "no policies" : policies) + "]; audit: " + Redaction.uri(config.auditSink()) + "; "
         + (config.loopbackOnly() ? "no API keys: loopback only, every local caller may do everything"
             : "API keys: " + config.apiKeys().size());
+  }
+
+  private static String durability(MemoryStore m) {
+    return m.durability().map(d -> "durable in " + d.dir().toAbsolutePath().normalize() + ", " + d.describe() + "; "
+        + m.recoveryReport().orElse("")).orElse("MEMORY ONLY (store.fsync: off): every count is lost on restart");
   }
 
   /** Graceful: no new requests, in-flight ones finish, then the audit is flushed and the store closed. */

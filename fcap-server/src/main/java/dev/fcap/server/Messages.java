@@ -20,6 +20,12 @@ public final class Messages {
   /** A validated message; throws a 400 {@link ApiException} naming the field. */
   public static Message of(String tenant, String recipient, String channel, String sender, String category,
       String content, String contentKey, Map<String, String> attributes, long cost) {
+    return of(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost, null);
+  }
+
+  /** A validated message with the caller's message id (null: none). */
+  public static Message of(String tenant, String recipient, String channel, String sender, String category,
+      String content, String contentKey, Map<String, String> attributes, long cost, String messageId) {
     if (tenant != null && !TENANT.matcher(tenant).matches()) {
       throw invalid("tenant", "tenant must be 1-128 of letters, digits, '.', '_', ':', '-' starting with a letter "
           + "or digit");
@@ -29,6 +35,7 @@ public final class Messages {
     noControl("sender", sender);
     noControl("category", category);
     noControl("contentKey", contentKey);
+    noControl("messageId", messageId);
     if (attributes != null) {
       attributes.forEach((k, v) -> {
         noControl("attributes", k);
@@ -39,7 +46,8 @@ public final class Messages {
       throw invalid("content", "content is longer than " + MAX_CONTENT + " characters");
     }
     try {
-      return new Message(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost);
+      return new Message(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost,
+          messageId);
     } catch (InvalidMessageException e) {
       throw invalid(e.field(), e.getMessage());
     }

@@ -14,12 +14,16 @@ import java.util.List;
  * @param rulesSeed copied to a file rules source that does not exist yet; {@code builtin} is the seed policy
  *     shipped in the jar (examples/rules.yaml)
  * @param auditSink {@code none} or {@code file:PATH} (JSON lines)
+ * @param storeDurability where and how durably the embedded store keeps its state ({@code store.dir},
+ *     {@code store.fsync}); null when {@code store.fsync} is {@code off} (memory only). Ignored by the
+ *     Redis stores.
  */
 public record ServerConfig(
     String listenHost,
     int listenPort,
     String storeUri,
     long storeMaxBytes,
+    dev.fcap.store.memory.Durability storeDurability,
     String rulesSource,
     String rulesSeed,
     int rulesHistory,
@@ -46,7 +50,7 @@ public record ServerConfig(
   }
 
   public ServerConfig withListen(String host, int port) {
-    return new ServerConfig(host, port, storeUri, storeMaxBytes, rulesSource, rulesSeed, rulesHistory, apiKeys,
+    return new ServerConfig(host, port, storeUri, storeMaxBytes, storeDurability, rulesSource, rulesSeed, rulesHistory, apiKeys,
         auditSink, auditSampleAdmissions, auditQueue, auditMaxFileBytes, auditMaxFiles, recentDenials,
         recentRecipients, failure, maxBodyBytes, maxBatch, shutdownGrace);
   }

@@ -3,6 +3,7 @@ package dev.fcap.store.memory;
 import dev.fcap.algorithm.PartitionStep;
 import dev.fcap.store.Clock;
 import dev.fcap.store.CounterRequest;
+import dev.fcap.store.Idempotency;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
@@ -33,6 +34,11 @@ import java.util.concurrent.atomic.LongAdder;
  * in {@link #rejected()}); partitions already held keep working. Evicting live counters instead would
  * silently admit more than the rules allow, which is the one thing fcap must not do; the failure
  * policy of the server decides what a refused request means.
+ *
+ * <p><b>Durable or not.</b> Built with {@link Builder#durable}, every write is also appended to a
+ * journal on disk (see {@link Journal}: recovery at build, a forced journal every
+ * {@link Durability#syncEvery()}, snapshots); without it the store lives in memory only (replays,
+ * benchmarks, the failure policy's local store).
  */
 public final class MemoryStore implements Store {
   private static final java.lang.invoke.VarHandle INT =
@@ -43,6 +49,8 @@ public final class MemoryStore implements Store {
   private final long segmentBudget;
   private final int seed;
   private final LongAdder rejected = new LongAdder();
+  /** Null: memory only. */
+  private final Journal journal;
 
   private MemoryStore(Builder b) {
     this.clock = b.clock;
@@ -54,6 +62,7 @@ public final class MemoryStore implements Store {
     this.segmentShift = 32 - Integer.numberOfTrailingZeros(n);
     this.segmentBudget = Math.max(1, b.maxBytes / n);
     this.seed = b.hashSeed;
+    this.journal = b.durability == null ? null : Journal.open(b.durability, segments, clock, this);
   }
 
   public static Builder builder() {
@@ -68,16 +77,30 @@ public final class MemoryStore implements Store {
   @Override
   public CompletableFuture<PartitionResult> apply(PartitionRequest request) {
     try {
-      return CompletableFuture.completedFuture(applyNow(request));
+      if (journal == null || !journal.syncsEveryWrite()) {
+        return CompletableFuture.completedFuture(applyNow(request));
+      }
+      @SuppressWarnings("unchecked")
+      CompletableFuture<Void>[] durable = new CompletableFuture[1];
+      PartitionResult result = applyNow(request, durable);
+      return durable[0] == null ? CompletableFuture.completedFuture(result) : durable[0].thenApply(ignored -> result);
     } catch (StoreException e) {
       return CompletableFuture.failedFuture(e);
     }
   }
 
-  /** {@link #apply} without the future, for callers that stay on one thread (replay, benchmarks). */
+  /**
+   * {@link #apply} without the future, for callers that stay on one thread (replay, benchmarks). On a
+   * store that syncs every write, this does not wait for the sync.
+   */
   public PartitionResult applyNow(PartitionRequest request) {
+    return applyNow(request, null);
+  }
+
+  private PartitionResult applyNow(PartitionRequest request, CompletableFuture<Void>[] durable) {
     int hash = hash(request.partition());
-    Segment segment = segmentOf(hash);
+    int index = segmentIndex(hash);
+    Segment segment = segments[index];
     synchronized (segment) {
       long now = request.time() == PartitionRequest.STORE_TIME ? clock.millis() : request.time();
       int slot = segment.find(hash, request.partition());
@@ -87,12 +110,27 @@ public final class MemoryStore implements Store {
       if (record != null) {
         PartitionRecord.readStates(record, counters, now, states);
       }
-      PartitionResult result = PartitionStep.apply(request, now, states);
-      // A dry run or a refused decision changes no state: leave the record as it is (expired
-      // counters in it are dropped by the next write or the sweep).
-      if (request.operation() == Operation.RELEASE || (request.operation() == Operation.DECIDE && result.allowed())) {
+      Idempotency id = request.idempotency();
+      byte[] remembered = id == null || record == null ? null : PartitionRecord.readMessage(record, id.key(), now);
+      PartitionResult result = PartitionStep.apply(request, now, states, remembered);
+      // A dry run, a refused decision or a replayed one changes no state: leave the record as it is
+      // (expired counters in it are dropped by the next write or the sweep).
+      if ((request.operation() == Operation.RELEASE || request.operation() == Operation.DECIDE) && result.allowed()
+          && result.replayOf() == null) {
         byte[] next = PartitionRecord.write(record, request.partition(), counters, states, now);
+        if (id != null && next != null) {
+          next = request.operation() == Operation.DECIDE
+              ? PartitionRecord.withMessage(next, id.key(), PartitionStep.remember(result, id.decisionId()),
+                  now + id.horizonMs())
+              : PartitionRecord.withoutMessage(next, id.key());
+        }
         store(segment, hash, slot, request.partition(), next, now);
+        if (journal != null) {
+          CompletableFuture<Void> written = journal.append(index, request.partition(), next);
+          if (durable != null) {
+            durable[0] = written;
+          }
+        }
       }
       segment.sweepStep(now);
       return result;
@@ -137,14 +175,85 @@ public final class MemoryStore implements Store {
   @Override
   public CompletableFuture<Boolean> delete(byte[] partition) {
     int hash = hash(partition);
+    int index = segmentIndex(hash);
+    Segment segment = segments[index];
+    CompletableFuture<Void> written = null;
+    boolean held;
+    synchronized (segment) {
+      int slot = segment.find(hash, partition);
+      held = slot >= 0;
+      if (held) {
+        segment.removeAt(slot);
+        segment.shrinkIfSparse();
+        if (journal != null) {
+          written = journal.append(index, partition, null);
+        }
+      }
+    }
+    return written == null ? CompletableFuture.completedFuture(held) : written.thenApply(ignored -> held);
+  }
+
+  /**
+   * Sets a partition's record during recovery ({@link Journal}): last write wins, null removes.
+   * Not journaled, and not held to {@code maxBytes}: what was held before a restart is held after it.
+   */
+  void restore(byte[] partition, byte[] record) {
+    int hash = hash(partition);
     Segment segment = segmentOf(hash);
     synchronized (segment) {
       int slot = segment.find(hash, partition);
-      if (slot >= 0) {
-        segment.removeAt(slot);
-        segment.shrinkIfSparse();
+      if (record == null) {
+        if (slot >= 0) {
+          segment.removeAt(slot);
+        }
+      } else if (slot >= 0) {
+        segment.replaceAt(slot, record);
+      } else {
+        segment.insert(hash, record);
       }
-      return CompletableFuture.completedFuture(slot >= 0);
+    }
+  }
+
+  /** Where and how durably the store keeps its state; empty when it lives in memory only. */
+  public java.util.Optional<Durability> durability() {
+    return journal == null ? java.util.Optional.empty() : java.util.Optional.of(journal.durability());
+  }
+
+  /**
+   * One line on what the store recovered at build, for the start log: how many partitions, from how
+   * many entries, in how long, and what was damaged. Empty when the store lives in memory only.
+   */
+  public java.util.Optional<String> recoveryReport() {
+    if (journal == null) {
+      return java.util.Optional.empty();
+    }
+    Journal.Recovery r = journal.recovery();
+    return java.util.Optional.of("recovered " + r.partitions() + " partitions from " + r.entries() + " entries in "
+        + r.millis() + " ms" + (r.problems().isEmpty() ? "" : "; DAMAGED STATE (the intact part was loaded): "
+            + String.join("; ", r.problems())));
+  }
+
+  /** The problems recovery found (damaged files), one line each; empty when all was intact. */
+  public List<String> recoveryProblems() {
+    return journal == null ? List.of() : journal.recovery().problems();
+  }
+
+  /**
+   * Asks a durable store to take a snapshot soon, whatever the journal's size (tools, benchmarks);
+   * it is written in the background and supersedes the older files when complete. No-op when the
+   * store lives in memory only.
+   */
+  public void requestSnapshot() {
+    if (journal != null) {
+      journal.requestSnapshot();
+    }
+  }
+
+  /** Writes and forces what is pending to disk (a durable store), then releases the state directory. */
+  @Override
+  public void close() {
+    if (journal != null) {
+      journal.close();
     }
   }
 
@@ -192,7 +301,11 @@ public final class MemoryStore implements Store {
    * taking the segment from the low bits too would leave all but 1/n of each table's home slots unused.
    */
   private Segment segmentOf(int hash) {
-    return segments[(int) ((hash & 0xFFFF_FFFFL) >>> segmentShift)];
+    return segments[segmentIndex(hash)];
+  }
+
+  private int segmentIndex(int hash) {
+    return (int) ((hash & 0xFFFF_FFFFL) >>> segmentShift);
   }
 
   /** A seeded hash of the key: four bytes per step, then a murmur3 finalizer. */
@@ -215,9 +328,10 @@ public final class MemoryStore implements Store {
 
   }
 
-  /** Immutable settings of a {@link MemoryStore}. */
+  /** Settings of a {@link MemoryStore}. */
   public static final class Builder {
     private Clock clock = Clock.system();
+    private Durability durability;
     private long maxBytes = Runtime.getRuntime().maxMemory() / 4;
     private int segments = Math.max(16, Runtime.getRuntime().availableProcessors() * 16);
     private int hashSeed = new java.util.SplittableRandom().nextInt();
@@ -247,6 +361,22 @@ public final class MemoryStore implements Store {
       return this;
     }
 
+    /**
+     * Keep the state on disk as {@code durability} says; {@link #build} then recovers what the
+     * directory holds. Default: memory only.
+     */
+    public Builder durable(Durability durability) {
+      this.durability = Objects.requireNonNull(durability, "durability");
+      return this;
+    }
+
+    /**
+     * Builds the store; a durable one first recovers its state directory (damaged files are reported
+     * in {@link MemoryStore#recoveryReport()}, never fatal).
+     *
+     * @throws java.io.UncheckedIOException if the state directory cannot be used (not writable, or
+     *     locked by another process)
+     */
     public MemoryStore build() {
       return new MemoryStore(this);
     }

@@ -23,6 +23,11 @@ import java.util.List;
  * counters', so the sweep reads four bytes instead of walking every counter. {@code state} is the
  * algorithm's own layout. This layout is private to the MemoryStore (Redis keeps its own).
  *
+ * <p>A remembered decision of a message id ({@link dev.fcap.store.Idempotency}) is an entry of the
+ * same shape with kind {@link #MESSAGE} instead of an algorithm, the id's fingerprint as its id and
+ * {@link PartitionStep#remember} bytes as its state: it expires, is carried over by writes and swept
+ * like any counter, and no counter lookup ever matches it.
+ *
  * <p>Counters are found by comparing ids; an id ends with its most distinctive bytes (a content
  * fingerprint), so the comparison first rejects on the last eight bytes.
  */
@@ -33,8 +38,22 @@ final class PartitionRecord {
       java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.BIG_ENDIAN);
   /** Bytes before the key's length: the record's expiry. */
   private static final int HEAD = 4;
+  /**
+   * Version of this layout, written in the header of the store's state files ({@link Journal}); bump
+   * it whenever the layout changes, so that a start never reads records it would misunderstand.
+   */
+  static final int FORMAT = 1;
+  /** The kind byte of a remembered decision (the algorithms are 0 to 3; Redis uses 4 for gap-form logs). */
+  static final byte MESSAGE = 127;
 
   private PartitionRecord() {}
+
+  /** The partition key of a record (a copy). */
+  static byte[] key(byte[] record) {
+    int len = Varint.read(record, HEAD);
+    int at = HEAD + Varint.size(len);
+    return Arrays.copyOfRange(record, at, at + len);
+  }
 
   static boolean keyEquals(byte[] record, byte[] key) {
     int len = Varint.read(record, HEAD);
@@ -172,7 +191,59 @@ final class PartitionRecord {
     out[at + 3] = (byte) v;
   }
 
-  /** The live counters of a record, for inspection. */
+  /** The remembered decision of message id {@code key}, if the record holds a live one; else null. */
+  static byte[] readMessage(byte[] record, byte[] key, long now) {
+    for (int at = skipKey(record); at < record.length; ) {
+      int idLen = Varint.read(record, at);
+      int id = at + Varint.size(idLen);
+      int alg = id + idLen;
+      int stateLen = Varint.read(record, alg + 5);
+      int state = alg + 5 + Varint.size(stateLen);
+      if (record[alg] == MESSAGE && expiresMs(record, alg + 1) > now && idEquals(record, id, idLen, key)) {
+        return Arrays.copyOfRange(record, state, state + stateLen);
+      }
+      at = state + stateLen;
+    }
+    return null;
+  }
+
+  /** {@code record} plus a remembered decision under {@code key} until {@code expiresAt} (epoch ms). */
+  static byte[] withMessage(byte[] record, byte[] key, byte[] remembered, long expiresAt) {
+    int expires = toSeconds(expiresAt);
+    int size = Varint.size(key.length) + key.length + 5 + Varint.size(remembered.length) + remembered.length;
+    byte[] out = Arrays.copyOf(record, record.length + size);
+    writeCounter(out, record.length, key, MESSAGE, expires, remembered);
+    putInt(out, 0, Math.max(expiresSeconds(record), expires));
+    return out;
+  }
+
+  /** {@code record} without the remembered decision of {@code key}; null if nothing else is left. */
+  static byte[] withoutMessage(byte[] record, byte[] key) {
+    int from = skipKey(record);
+    for (int at = from; at < record.length; ) {
+      int next = nextCounter(record, at);
+      int idLen = Varint.read(record, at);
+      int id = at + Varint.size(idLen);
+      if (record[id + idLen] == MESSAGE && idEquals(record, id, idLen, key)) {
+        if (from == at && next == record.length) {
+          return null;
+        }
+        byte[] out = new byte[record.length - (next - at)];
+        System.arraycopy(record, 0, out, 0, at);
+        System.arraycopy(record, next, out, at, record.length - next);
+        return out; // the header's expiry may now be later than needed: kept a little longer, never shorter
+      }
+      at = next;
+    }
+    return record;
+  }
+
+  /** The record's own expiry field, in record seconds. */
+  private static int expiresSeconds(byte[] record) {
+    return (record[0] & 0xff) << 24 | (record[1] & 0xff) << 16 | (record[2] & 0xff) << 8 | (record[3] & 0xff);
+  }
+
+  /** The live counters of a record, for inspection (remembered decisions are not counters). */
   static List<StoredCounter> live(byte[] record, long now) {
     List<StoredCounter> live = new ArrayList<>();
     int at = skipKey(record);
@@ -182,7 +253,7 @@ final class PartitionRecord {
       int alg = id + idLen;
       int stateLen = Varint.read(record, alg + 5);
       int state = alg + 5 + Varint.size(stateLen);
-      if (expiresMs(record, alg + 1) > now) {
+      if (expiresMs(record, alg + 1) > now && record[alg] != MESSAGE) {
         live.add(new StoredCounter(Arrays.copyOfRange(record, id, id + idLen), ALGORITHMS[record[alg]],
             Arrays.copyOfRange(record, state, state + stateLen)));
       }

@@ -1,9 +1,11 @@
 package dev.fcap.store.redis;
 
 import dev.fcap.algorithm.CounterAlgorithm;
+import dev.fcap.algorithm.PartitionStep;
 import dev.fcap.model.Algorithm;
 import dev.fcap.store.CounterRequest;
 import dev.fcap.store.CounterSpec;
+import dev.fcap.store.Idempotency;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
@@ -36,8 +38,15 @@ final class RedisRequests {
     for (CounterRequest c : request.counters()) {
       size += 16 + c.key().length + c.spec().checks() * 17;
     }
+    Idempotency id = request.idempotency();
+    if (id != null) {
+      size += 25 + id.decisionId().length;
+    }
     ByteBuffer b = ByteBuffer.allocate(size);
     header(b, request.operation().ordinal(), time, request.cost(), request.eventTime(), request.counters().size());
+    if (id != null) {
+      b.put(1, (byte) (b.get(1) | 2)); // bit 1 of hasTime: the request ends with a message id
+    }
     for (CounterRequest c : request.counters()) {
       CounterSpec spec = c.spec();
       // the fixed part first, so that the script reads it with one struct.unpack
@@ -46,6 +55,9 @@ final class RedisRequests {
       for (int i = 0; i < spec.checks(); i++) {
         b.putLong(spec.limit(i)).putLong(spec.windowMs(i)).put((byte) (spec.enforced(i) ? 1 : 0));
       }
+    }
+    if (id != null) {
+      b.put(id.key()).putLong(id.horizonMs()).put(id.decisionId()).put((byte) id.decisionId().length);
     }
     return b.array();
   }
@@ -91,6 +103,10 @@ final class RedisRequests {
    * except for RELEASE, per check {@code used:i64 retry:i64} (milliseconds from now, -1 = never).
    */
   static PartitionResult result(PartitionRequest request, List<Object> reply) {
+    if (reply.size() == 2) {
+      // { remembered, 1 }: the message id was decided before (partition.lua, "MESSAGE IDS")
+      return PartitionStep.replay((byte[]) reply.get(0), request.checks());
+    }
     ByteBuffer b = ByteBuffer.wrap((byte[]) reply.get(0));
     long time = b.getLong();
     boolean allowed = b.get() == 1;

@@ -47,11 +47,78 @@ local pack, unpack = struct.pack, struct.unpack
 
 local key, req = KEYS[1], ARGV[1]
 local op, hastime, now, cost, eventtime, n, pos = unpack('>BBi8i8i8I2', req)
+
+-- MESSAGE IDS (PartitionStep's "Message ids"): bit 1 of hasTime says that the request ends with
+-- mid(16) horizon:i64 decisionId idLen:u8. An admitted DECIDE is remembered beside the counters, as
+-- an entry of kind MESSAGE whose state is this script's reply plus decisionId idLen; a DECIDE or
+-- CHECK of a remembered id gets that state back as { state, 1 } and writes nothing; a RELEASE
+-- undoes the counts only while the id is remembered (else replies allowed 0 and writes nothing) and
+-- forgets it. Both paths below carry such entries over like any other live counter.
+local MESSAGE = 127
+local mid, midttl, midtail = false, 0, false
+if hastime >= 2 then
+  hastime = hastime - 2
+  local at = #req - byte(req, #req) - 24
+  mid, midttl, midtail = sub(req, at, at + 15), unpack('>i8', req, at + 16), sub(req, at + 24)
+end
 if hastime == 0 then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 end
 local value = redis.call('GET', key)
+
+local remember = false
+if mid then
+  local found = false
+  if value and op <= 2 then
+    local p, len = 1, #value
+    while p <= len do
+      local idlen, c, scale = 0, 128, 1
+      while c >= 128 do
+        c = byte(value, p)
+        p = p + 1
+        idlen = idlen + (c % 128) * scale
+        scale = scale * 128
+      end
+      local id = sub(value, p, p + idlen - 1)
+      local kind, seconds = unpack('>Bi4', value, p + idlen)
+      p = p + idlen + 5
+      local statelen
+      statelen, c, scale = 0, 128, 1
+      while c >= 128 do
+        c = byte(value, p)
+        p = p + 1
+        statelen = statelen + (c % 128) * scale
+        scale = scale * 128
+      end
+      if kind == MESSAGE and id == mid and EPOCH_MS + seconds * 1000 > now then
+        if op == 2 then
+          found = true
+          eventtime = unpack('>i8', value, p) -- undo at the time remembered, whoever asks
+          break
+        end
+        return { sub(value, p, p + statelen - 1), 1 }
+      end
+      p = p + statelen
+    end
+  end
+  if op == 2 and not found then
+    return pack('>i8B', now, 0)
+  end
+  -- called with the reply of an admitted DECIDE, after its SET: a second write, appended to it
+  remember = function(reply)
+    local state = reply .. midtail
+    local len = #state
+    local x = now + midttl - EPOCH_MS
+    local r = x % 1000
+    local seconds = (x - r) / 1000 + (r > 0 and 1 or 0)
+    redis.call('APPEND', key, char(16) .. mid .. char(MESSAGE) .. pack('>i4', seconds)
+      .. (len < 128 and char(len) or char(len % 128 + 128, floor(len / 128))) .. state)
+    if redis.call('PTTL', key) < midttl + TTL_SLACK_MS then
+      redis.call('PEXPIRE', key, midttl + TTL_SLACK_MS)
+    end
+  end
+end
 
 -- ================================================================================================
 -- FAST PATH
@@ -297,7 +364,11 @@ if fast then
     out[2 * c] = r == NEVER and -1 or r - now
   end
   local format = checks == 4 and '>i8Bi8i8i8i8i8i8i8i8' or '>i8B' .. string.rep('i8', 2 * checks)
-  return pack(format, now, allowed and 1 or 0, tunpack(out, 1, 2 * checks))
+  local reply = pack(format, now, allowed and 1 or 0, tunpack(out, 1, 2 * checks))
+  if remember and op == 0 and allowed then
+    remember(reply)
+  end
+  return reply
 end
 
 -- ================================================================================================
@@ -910,7 +981,7 @@ if op == 3 then
   -- READ: the live counters, for inspection
   local result = { now }
   for _, s in ipairs(stored) do
-    if s.expiresms > now then
+    if s.expiresms > now and s.alg ~= MESSAGE then
       result[#result + 1] = s.id
       result[#result + 1] = s.alg
       result[#result + 1] = s.state
@@ -975,7 +1046,7 @@ if (op == 0 and admitted) or op == 2 then
           requested = true
         end
       end
-      if not requested then
+      if not requested and not (mid and op == 2 and s.alg == MESSAGE and s.id == mid) then
         parts[#parts + 1] = s.raw
         maxexpires = math.max(maxexpires or s.expiresms, s.expiresms)
       end
@@ -999,4 +1070,8 @@ for i = 1, at do
   result[2 * i - 1] = used[i]
   result[2 * i] = retry[i] == NEVER and -1 or retry[i] - now
 end
-return pack('>i8B' .. string.rep('i8', 2 * at), now, admitted and 1 or 0, tunpack(result, 1, 2 * at))
+local reply = pack('>i8B' .. string.rep('i8', 2 * at), now, admitted and 1 or 0, tunpack(result, 1, 2 * at))
+if remember and op == 0 and admitted then
+  remember(reply)
+end
+return reply

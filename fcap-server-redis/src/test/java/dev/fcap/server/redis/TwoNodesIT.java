@@ -56,6 +56,51 @@ class TwoNodesIT {
   }
 
   @Test
+  void aMessageIdRetriedOnBothNodesCountsOnceAndEitherNodeReleasesIt() throws Exception {
+    try (Node a = Node.onRedis(REDIS.uri(), "mid:rules", "mid:audit", Map.of());
+        Node b = Node.onRedis(REDIS.uri(), "mid:rules", "mid:audit", Map.of())) {
+      // a retry storm: 4 threads, 2 per node, each sends the same 5 message ids 4 times
+      ExecutorService pool = Executors.newFixedThreadPool(4);
+      List<Future<List<String>>> ids = new ArrayList<>();
+      try {
+        for (int t = 0; t < 4; t++) {
+          Node node = t % 2 == 0 ? a : b;
+          ids.add(pool.submit(() -> {
+            List<String> seen = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+              Node.Reply r = node.decide("{\"recipient\": \"twice\", \"content\": \"c" + i % 5
+                  + "\", \"messageId\": \"m-" + i % 5 + "\"}");
+              assertThat(r.allowed()).isTrue();
+              assertThat(r.degraded()).isFalse();
+              seen.add(i % 5 + "=" + r.body().get("decisionId").asText());
+            }
+            return seen;
+          }));
+        }
+        java.util.Set<String> distinct = new java.util.HashSet<>();
+        for (Future<List<String>> f : ids) {
+          distinct.addAll(f.get(60, TimeUnit.SECONDS));
+        }
+        assertThat(distinct).as("one decision id per message id, on both nodes").hasSize(5);
+      } finally {
+        pool.shutdownNow();
+      }
+      assertThat(usedPerMinute(a, "twice")).isEqualTo(5);
+      // the send of m-2 failed: node B, which may never have seen it, releases it by message id
+      Node.Reply released = b.send("POST", "/v1/messages/release",
+          "{\"recipient\": \"twice\", \"content\": \"c2\", \"messageId\": \"m-2\"}", Map.of());
+      assertThat(released.body().get("released").asBoolean()).isTrue();
+      Node.Reply again = a.send("POST", "/v1/messages/release",
+          "{\"recipient\": \"twice\", \"content\": \"c2\", \"messageId\": \"m-2\"}", Map.of());
+      assertThat(again.body().get("released").asBoolean()).as("released once, whichever node asks").isFalse();
+      assertThat(usedPerMinute(a, "twice")).isEqualTo(4);
+      assertThat(usedPerMinute(b, "twice")).isEqualTo(4);
+      assertThat(a.decide("{\"recipient\": \"twice\", \"content\": \"c2\", \"messageId\": \"m-2\"}").body()
+          .has("replayed")).as("a released id is decided afresh").isFalse();
+    }
+  }
+
+  @Test
   void anEditOnOneNodeIsLiveOnTheOther() throws Exception {
     try (Node a = Node.onRedis(REDIS.uri(), "edit:rules", "edit:audit", Map.of());
         Node b = Node.onRedis(REDIS.uri(), "edit:rules", "edit:audit", Map.of())) {

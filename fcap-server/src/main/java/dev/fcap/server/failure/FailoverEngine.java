@@ -124,6 +124,15 @@ public final class FailoverEngine implements AutoCloseable {
             }));
   }
 
+  /** Releases by message id on the store; during an outage the store cannot be reached, so it fails. */
+  public CompletableFuture<Boolean> releaseMessage(Message message) {
+    return down ? CompletableFuture.failedFuture(unavailable()) : guarded(() -> primary.releaseMessage(message))
+        .exceptionally(error -> {
+          classify(error);
+          throw new CompletionException(unavailable());
+        });
+  }
+
   /** A recipient's counters; during an outage those of the outage store, marked degraded. */
   public CompletableFuture<Result<Inspection>> inspect(String tenant, String recipient) {
     if (down) {

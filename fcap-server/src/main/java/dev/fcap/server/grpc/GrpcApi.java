@@ -107,6 +107,15 @@ public final class GrpcApi extends FcapServiceGrpc.FcapServiceImplBase {
     run(out, () -> {
       Principal who = principal();
       who.require(Role.DECIDE);
+      if (request.hasMessage()) {
+        Message m = message(request.getMessage());
+        if (m.messageId() == null) {
+          throw ApiException.badRequest("missing_field", "message.message_id is required to release by message id",
+              "message_id");
+        }
+        who.require(Role.DECIDE, m.tenant());
+        return decisions.releaseMessage(m, who).thenApply(r -> ReleaseReply.newBuilder().setReleased(r).build());
+      }
       return decisions.release(request.getDecisionId(), who)
           .thenApply(r -> ReleaseReply.newBuilder().setReleased(r).build());
     });
@@ -163,13 +172,13 @@ public final class GrpcApi extends FcapServiceGrpc.FcapServiceImplBase {
     return Messages.of(m.hasTenant() ? m.getTenant() : null, m.getRecipient(), m.hasChannel() ? m.getChannel() : null,
         m.hasSender() ? m.getSender() : null, m.hasCategory() ? m.getCategory() : null,
         m.hasContent() ? m.getContent() : null, m.hasContentKey() ? m.getContentKey() : null, m.getAttributesMap(),
-        cost);
+        cost, m.hasMessageId() ? m.getMessageId() : null);
   }
 
   private static Decision decision(dev.fcap.model.Decision d) {
     Decision.Builder b = Decision.newBuilder().setAllowed(d.allowed()).setDecisionId(d.decisionId())
         .setRetryAfterMs(d.retryAfterMs()).setDegraded(d.degraded()).setPolicyVersion(d.policyVersion())
-        .setTime(d.time());
+        .setTime(d.time()).setReplayed(d.replayed());
     // addAll on an empty list still allocates the repeated field; most decisions block nothing
     if (!d.blockedBy().isEmpty()) {
       b.addAllBlockedBy(d.blockedBy());

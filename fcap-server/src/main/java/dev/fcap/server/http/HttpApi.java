@@ -67,6 +67,7 @@ public final class HttpApi {
     sb.route().post("/v1/decisions").build(handler(this::decide));
     sb.route().post("/v1/decisions/batch").build(handler(this::batch));
     sb.route().post("/v1/decisions/{decisionId}/release").build(handler(this::release));
+    sb.route().post("/v1/messages/release").build(handler(this::releaseMessage));
     sb.route().get("/v1/recipients/{recipient}").build(handler(this::inspect));
     sb.route().delete("/v1/recipients/{recipient}").build(handler(this::reset));
     sb.route().get("/v1/rules").build(handler(this::getRules));
@@ -213,6 +214,21 @@ public final class HttpApi {
       throw ApiException.badRequest("invalid_field", "decisionId is not a decision id", "decisionId");
     }
     return decisions.release(id, who).thenApply(released -> Json.ok(g -> {
+      g.writeStartObject();
+      g.writeBooleanField("released", released);
+      g.writeEndObject();
+    }));
+  }
+
+  /** Releases by message id: the body names the message as it was decided (tenant, recipient, messageId). */
+  private CompletableFuture<HttpResponse> releaseMessage(ServiceRequestContext ctx, AggregatedHttpRequest req,
+      Principal who) {
+    Message m = MessageReader.read(Json.parse(req.content().array()), Set.of());
+    if (m.messageId() == null) {
+      throw ApiException.badRequest("missing_field", "messageId is required to release by message id", "messageId");
+    }
+    who.require(Role.DECIDE, m.tenant());
+    return decisions.releaseMessage(m, who).thenApply(released -> Json.ok(g -> {
       g.writeStartObject();
       g.writeBooleanField("released", released);
       g.writeEndObject();

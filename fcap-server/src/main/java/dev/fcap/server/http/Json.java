@@ -170,6 +170,9 @@ final class Json {
     g.writeEndArray();
     g.writeFieldName(DEGRADED);
     g.writeBoolean(d.degraded());
+    if (d.replayed()) {
+      g.writeBooleanField("replayed", true); // only then: the first decision of this messageId, again
+    }
     g.writeFieldName(POLICY_VERSION);
     g.writeNumber(d.policyVersion());
     g.writeFieldName(TIME);

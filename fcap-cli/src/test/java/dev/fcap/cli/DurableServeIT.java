@@ -1,0 +1,168 @@
+package dev.fcap.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code fcap serve} with its default configuration, from an empty working directory, as a real
+ * process killed with -9: the embedded store is durable by default, so counts survive the kill
+ * (everything acknowledged more than the fsync interval before it), and a damaged state file never
+ * stops the next start.
+ */
+class DurableServeIT {
+  private static final long FSYNC_MS = 1000; // the default store.fsync
+  private static final String ONE = "{\"recipient\": \"alice\"}";
+
+  @TempDir
+  Path tmp;
+
+  @Test
+  void countsAndMessageIdsSurviveKillMinus9AndDamagedFilesNeverStopAStart() throws Exception {
+    Path work = Files.createDirectory(tmp.resolve("work"));
+    String bob = "{\"recipient\": \"bob\", \"messageId\": \"m-1\"}";
+    String firstDecision;
+    try (ServerProcess s = ServerProcess.start(work)) {
+      assertThat(s.output()).contains("durable in " + work.resolve("data/state").toRealPath());
+      for (int i = 0; i < 15; i++) {
+        assertThat(s.post("/v1/decisions", ONE).path("allowed").asBoolean()).as("decision %d", i + 1).isTrue();
+      }
+      assertThat(s.post("/v1/decisions", ONE).path("allowed").asBoolean()).as("the 16th").isFalse();
+      firstDecision = s.post("/v1/decisions", bob).path("decisionId").asText();
+      JsonNode retry = s.post("/v1/decisions", bob);
+      assertThat(retry.path("replayed").asBoolean()).isTrue();
+      assertThat(retry.path("decisionId").asText()).isEqualTo(firstDecision);
+      assertThat(s.used("bob", "recipient-per-minute")).isEqualTo(1);
+      // the guarantee: what was acknowledged more than the fsync interval before the kill survives it
+      awaitNanos(System.nanoTime() + Duration.ofMillis(FSYNC_MS + 200).toNanos());
+      for (int r = 0; r < 10; r++) {
+        s.post("/v1/decisions", "{\"recipient\": \"z" + r + "\"}");
+      }
+      awaitNanos(System.nanoTime() + Duration.ofMillis(FSYNC_MS + 200).toNanos());
+      s.kill();
+    }
+    try (ServerProcess s = ServerProcess.start(work)) {
+      assertThat(s.output()).contains("recovered 12 partitions");
+      JsonNode d = s.post("/v1/decisions", ONE);
+      assertThat(d.path("allowed").asBoolean()).as("still refused after kill -9").isFalse();
+      assertThat(d.path("blockedBy").toString()).contains("recipient-per-minute");
+      assertThat(s.used("alice", "recipient-per-minute")).isEqualTo(15);
+      JsonNode retry = s.post("/v1/decisions", bob);
+      assertThat(retry.path("replayed").asBoolean()).as("the message id survived the kill").isTrue();
+      assertThat(retry.path("decisionId").asText()).isEqualTo(firstDecision);
+      assertThat(s.used("bob", "recipient-per-minute")).isEqualTo(1);
+      for (int r = 0; r < 20; r++) {
+        s.post("/v1/decisions", "{\"recipient\": \"r" + r + "\"}");
+      }
+      s.stop(); // graceful: everything on disk
+    }
+    // damage both journals: the first one's last entry (one of the z's) corrupted, the second one's
+    // last entry (one of the r's) cut short
+    List<Path> journals = journals(work);
+    assertThat(journals).hasSizeGreaterThanOrEqualTo(2);
+    try (RandomAccessFile f = new RandomAccessFile(journals.get(0).toFile(), "rw")) {
+      f.seek(f.length() - 2);
+      int b = f.read();
+      f.seek(f.length() - 2);
+      f.write(b ^ 0xff);
+    }
+    try (RandomAccessFile f = new RandomAccessFile(journals.get(1).toFile(), "rw")) {
+      f.setLength(f.length() - 3);
+    }
+    try (ServerProcess s = ServerProcess.start(work)) {
+      assertThat(s.output()).contains("DAMAGED STATE").contains("corrupt entry").contains("truncated entry")
+          .contains("recovered 30 partitions");
+      assertThat(s.post("/v1/decisions", ONE).path("allowed").asBoolean()).isFalse();
+      assertThat(s.post("/v1/decisions", bob).path("replayed").asBoolean()).isTrue();
+      assertThat(s.post("/v1/decisions", "{\"recipient\": \"new\"}").path("allowed").asBoolean()).isTrue();
+    }
+  }
+
+  @Test
+  void everyAdmissionAcknowledgedBeforeTheFsyncIntervalSurvivesAKillUnderLoad() throws Exception {
+    Path work = Files.createDirectory(tmp.resolve("work"));
+    int recipients = 300;
+    ConcurrentHashMap<Integer, ConcurrentLinkedQueue<Long>> acked = new ConcurrentHashMap<>();
+    AtomicInteger[] attempts = new AtomicInteger[recipients];
+    for (int r = 0; r < recipients; r++) {
+      attempts[r] = new AtomicInteger();
+      acked.put(r, new ConcurrentLinkedQueue<>());
+    }
+    long killedAt;
+    try (ServerProcess s = ServerProcess.start(work)) {
+      AtomicBoolean stop = new AtomicBoolean();
+      AtomicInteger next = new AtomicInteger();
+      List<Thread> load = new ArrayList<>();
+      long loadDeadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+      for (int t = 0; t < 4; t++) {
+        Thread th = new Thread(() -> {
+          while (!stop.get() && System.nanoTime() < loadDeadline) {
+            int r = Math.floorMod(next.getAndIncrement(), recipients);
+            attempts[r].incrementAndGet();
+            try {
+              JsonNode d = s.post("/v1/decisions", "{\"recipient\": \"r" + r + "\"}");
+              if (d.path("allowed").asBoolean()) {
+                acked.get(r).add(System.nanoTime());
+              }
+            } catch (Exception e) {
+              return; // the server was killed
+            }
+          }
+        });
+        th.start();
+        load.add(th);
+      }
+      // kill mid-load: once a good share of the recipients are at their per-minute limit
+      long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
+      while (acked.values().stream().mapToInt(q -> q.size()).sum() < recipients * 8 && System.nanoTime() < deadline) {
+        Thread.sleep(10); // polling the load's progress, bounded
+      }
+      killedAt = System.nanoTime();
+      s.kill();
+      stop.set(true);
+      for (Thread th : load) {
+        th.join(10_000);
+      }
+    }
+    long durableBefore = killedAt - Duration.ofMillis(FSYNC_MS).toNanos();
+    try (ServerProcess s = ServerProcess.start(work)) {
+      long mustSurvive = 0;
+      for (int r = 0; r < recipients; r++) {
+        long before = acked.get(r).stream().filter(t -> t < durableBefore).count();
+        long counted = s.used("r" + r, "recipient-per-day");
+        mustSurvive += before;
+        assertThat(counted).as("r%d: acknowledged >1 s before the kill", r).isGreaterThanOrEqualTo(before);
+        assertThat(counted).as("r%d: never more than was asked", r).isLessThanOrEqualTo(attempts[r].get());
+      }
+      assertThat(mustSurvive).as("the kill came mid-load, after admissions").isGreaterThan(recipients);
+    }
+  }
+
+  /** The journals with entries, oldest first. */
+  private static List<Path> journals(Path work) throws Exception {
+    try (Stream<Path> files = Files.list(work.resolve("data/state"))) {
+      return files.filter(p -> p.getFileName().toString().startsWith("journal")).sorted()
+          .filter(p -> p.toFile().length() > 16).toList();
+    }
+  }
+
+  /** Waits until {@code System.nanoTime()} passes {@code at}: the guarantee under test is about elapsed time. */
+  private static void awaitNanos(long at) throws InterruptedException {
+    while (System.nanoTime() < at) {
+      Thread.sleep(Math.max(1, (at - System.nanoTime()) / 1_000_000));
+    }
+  }
+}
