@@ -92,7 +92,8 @@ final class Codec {
     String id = n.hasNonNull("messageId") ? n.get("messageId").asText() : messageId;
     return new Decision(n.path("allowed").asBoolean(), n.path("decisionId").asText(null),
         n.path("retryAfterMs").asLong(), strings(n.path("blockedBy")), strings(n.path("shadowBlockedBy")), rules,
-        n.path("degraded").asBoolean(), n.path("policyVersion").asLong(), n.path("time").asLong(), id, false, null);
+        n.path("degraded").asBoolean(), n.path("replayed").asBoolean(), n.path("policyVersion").asLong(),
+        n.path("time").asLong(), id, false, null);
   }
 
   static Inspection inspection(JsonNode n) {

@@ -14,6 +14,8 @@ import java.util.List;
  * @param shadowBlockedBy the shadow rules that would have refused it
  * @param rules one outcome per applicable rule; empty for a fallback decision
  * @param degraded decided by a failure policy (the server's, or this client's fallback)
+ * @param replayed the server had decided this messageId before: this is that first decision again, and
+ *     nothing was recorded this time (a retry)
  * @param policyVersion the version of the tenant's policy that decided; -1 for a fallback decision
  * @param time the store clock at the decision (epoch ms); the client's clock for a fallback decision
  * @param messageId the id sent for this message (the caller's, or the one the client generated)
@@ -21,7 +23,8 @@ import java.util.List;
  * @param fallbackReason why the server could not be asked; null unless {@code fallback}
  */
 public record Decision(boolean allowed, String decisionId, long retryAfterMs, List<String> blockedBy,
-    List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, long policyVersion, long time,
+    List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, boolean replayed, long policyVersion,
+    long time,
     String messageId, boolean fallback, String fallbackReason) {
 
   public Decision {
@@ -32,7 +35,7 @@ public record Decision(boolean allowed, String decisionId, long retryAfterMs, Li
 
   /** A decision made by the client for {@code message} because the server could not be asked. */
   public static Decision fallback(boolean allowed, Message message, long retryAfterMs, String reason) {
-    return new Decision(allowed, null, allowed ? 0 : retryAfterMs, List.of(), List.of(), List.of(), true, -1,
+    return new Decision(allowed, null, allowed ? 0 : retryAfterMs, List.of(), List.of(), List.of(), true, false, -1,
         System.currentTimeMillis(), message.messageId(), true, reason);
   }
 }

@@ -170,6 +170,23 @@ public final class FcapClient implements AutoCloseable {
         .thenApply(a -> a.body().path("released").asBoolean());
   }
 
+  /**
+   * Gives back what the decision of a message counted, named by its {@code messageId} (with its
+   * tenant and recipient, as decided): for a caller that kept its own id rather than the decision id.
+   * Idempotent; false when unknown, denied or expired.
+   */
+  public boolean release(Message message) {
+    return join(releaseAsync(message));
+  }
+
+  public CompletableFuture<Boolean> releaseAsync(Message message) {
+    if (message.messageId() == null) {
+      throw new IllegalArgumentException("release by message needs the message's messageId");
+    }
+    return transport.call("POST", "/v1/messages/release", Codec.bytes(Codec.message(message, message.messageId())),
+        true).thenApply(a -> a.body().path("released").asBoolean());
+  }
+
   // --- recipients --------------------------------------------------------------------------------
 
   /** A recipient's counters and recent denials; {@code tenant} null for the default tenant. */

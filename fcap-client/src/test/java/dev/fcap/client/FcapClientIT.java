@@ -85,6 +85,20 @@ class FcapClientIT {
   }
 
   @Test
+  void aMessageIdDecidesOnceAndReleasesByItself() {
+    assumeTrue(serverKnowsMessageIds, "the server does not know messageId yet (issue 10)");
+    Message m = Message.builder("by-id").messageId("order-42").build();
+    Decision first = fcap.decide(m);
+    Decision again = fcap.decide(m);
+    assertThat(again.decisionId()).isEqualTo(first.decisionId());
+    assertThat(again.replayed()).isTrue();
+    assertThat(again.messageId()).isEqualTo("order-42");
+    assertThat(fcap.inspect(null, "by-id").counters().get(0).used()).isEqualTo(1);
+    assertThat(fcap.release(m)).isTrue();
+    assertThat(fcap.inspect(null, "by-id").counters()).allSatisfy(c -> assertThat(c.used()).isZero());
+  }
+
+  @Test
   void asyncAndBatch() throws Exception {
     CompletableFuture<Decision> a = fcap.decideAsync(Message.of("async-1"));
     CompletableFuture<Decision> b = fcap.checkAsync(Message.of("async-2"));
@@ -194,20 +208,25 @@ class FcapClientIT {
     }
   }
 
+  /** A server before message ids (emulated by the proxy, which refuses the field as such a server does). */
   @Test
-  void aServerWithoutMessageIdsIsDetectedOnceAndDecisionsGoOnWithoutThem() {
-    assumeTrue(!serverKnowsMessageIds, "the server knows messageId (issue 10): nothing to adapt to");
-    FcapClient c = FcapClient.create(options(server.url()).build());
-    Decision d = c.decide(Message.of("old-server"));
-    assertThat(d.allowed()).isTrue();
-    assertThat(d.messageId()).as("sent without one").isNull();
-    assertThat(c.decideAll(List.of(Message.of("old-server"), Message.of("old-server-2"))))
-        .allSatisfy(i -> assertThat(i.orThrow().allowed()).isTrue());
-    FcapClient fresh = FcapClient.create(options(server.url()).build());
-    assertThat(fresh.decideAll(List.of(Message.of("old-server-3"))).get(0).orThrow().messageId()).isNull();
-    assertThat(fcap.inspect(null, "old-server").counters().get(0).used()).as("each counted once").isEqualTo(2);
-    assertThatThrownBy(() -> c.decide(Message.builder("old-server").messageId("mine").build()))
-        .isInstanceOfSatisfying(FcapException.class, e -> assertThat(e.field()).isEqualTo("messageId"));
+  void aServerWithoutMessageIdsIsDetectedOnceAndDecisionsGoOnWithoutThem() throws Exception {
+    try (LossyProxy old = new LossyProxy(server.url(), 0)) {
+      old.refuseMessageIds = true;
+      FcapClient c = FcapClient.create(options(old.url()).build());
+      Decision d = c.decide(Message.of("old-server"));
+      assertThat(d.allowed()).isTrue();
+      assertThat(d.messageId()).as("sent without one").isNull();
+      assertThat(old.requests()).as("refused once, then asked without an id").isEqualTo(2);
+      assertThat(c.decideAll(List.of(Message.of("old-server"), Message.of("old-server-2"))))
+          .allSatisfy(i -> assertThat(i.orThrow().messageId()).isNull());
+      assertThat(old.requests()).as("no id generated any more").isEqualTo(3);
+      FcapClient fresh = FcapClient.create(options(old.url()).build());
+      assertThat(fresh.decideAll(List.of(Message.of("old-server-3"))).get(0).orThrow().messageId()).isNull();
+      assertThat(fcap.inspect(null, "old-server").counters().get(0).used()).as("each counted once").isEqualTo(2);
+      assertThatThrownBy(() -> c.decide(Message.builder("old-server").messageId("mine").build()))
+          .isInstanceOfSatisfying(FcapException.class, e -> assertThat(e.field()).isEqualTo("messageId"));
+    }
   }
 
   @Test
@@ -218,6 +237,7 @@ class FcapClientIT {
       Decision d = c.decide(Message.of("retried"));
       assertThat(d.allowed()).isTrue();
       assertThat(d.fallback()).isFalse();
+      assertThat(d.replayed()).as("the retry got the first decision back").isTrue();
       assertThat(lossy.requests()).as("the first answer was lost, the retry answered").isEqualTo(2);
       assertThat(fcap.inspect(null, "retried").counters().get(0).used()).isEqualTo(1);
     }

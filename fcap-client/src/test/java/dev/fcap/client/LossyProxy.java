@@ -28,6 +28,8 @@ final class LossyProxy implements AutoCloseable {
   private final AtomicInteger requests = new AtomicInteger();
   private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
   private final Thread acceptor;
+  /** Answers a request that carries a messageId as a server before message ids does (400 unknown_field). */
+  volatile boolean refuseMessageIds;
 
   LossyProxy(String target, int drops) throws IOException {
     this.socket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
@@ -81,6 +83,19 @@ final class LossyProxy implements AutoCloseable {
         in.read(); // never answers: waits until the client gives up and closes
         return;
       }
+      if (refuseMessageIds && new String(body, StandardCharsets.UTF_8).contains("\"messageId\"")) {
+        String error = "{\"error\": {\"code\": \"unknown_field\", \"message\": \"unknown field 'messageId'\", "
+            + "\"field\": \"messageId\"}}";
+        if (start[1].endsWith("/batch")) {
+          // such a server refuses each item of a batch in its place
+          int items = Codec.MAPPER.readTree(body).path("requests").size();
+          answer(c, 200, ("{\"results\": [" + String.join(", ", java.util.Collections.nCopies(items, error)) + "]}")
+              .getBytes(StandardCharsets.UTF_8));
+        } else {
+          answer(c, 400, error.getBytes(StandardCharsets.UTF_8));
+        }
+        return;
+      }
       HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(target + start[1]))
           .method(start[0], body.length == 0 ? HttpRequest.BodyPublishers.noBody()
               : HttpRequest.BodyPublishers.ofByteArray(body));
@@ -95,16 +110,20 @@ final class LossyProxy implements AutoCloseable {
       if (n <= drops) {
         return; // the server answered; the client never hears it
       }
-      OutputStream out = c.getOutputStream();
-      out.write(("HTTP/1.1 " + r.statusCode() + " X\r\nContent-Type: application/json\r\nContent-Length: "
-          + r.body().length + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-      out.write(r.body());
-      out.flush();
+      answer(c, r.statusCode(), r.body());
     } catch (IOException e) {
       // the client went away
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+  }
+
+  private static void answer(Socket c, int status, byte[] body) throws IOException {
+    OutputStream out = c.getOutputStream();
+    out.write(("HTTP/1.1 " + status + " X\r\nContent-Type: application/json\r\nContent-Length: " + body.length
+        + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+    out.write(body);
+    out.flush();
   }
 
   private static String readHead(InputStream in) throws IOException {

@@ -96,6 +96,16 @@ class OpenApiIT {
     assertThat(call(s, "POST", "/v1/decisions/batch", "{\"requests\": [{\"recipient\": \"" + "y".repeat(70_000)
         + "\"}]}", Map.of()).status()).isEqualTo(413);
 
+    JsonNode first = call(s, "POST", "/v1/decisions", "{\"recipient\": \"idem\", \"messageId\": \"m-1\"}", Map.of())
+        .body();
+    JsonNode again = call(s, "POST", "/v1/decisions", "{\"recipient\": \"idem\", \"messageId\": \"m-1\"}", Map.of())
+        .body();
+    assertThat(again.get("replayed").asBoolean()).isTrue();
+    assertThat(again.get("decisionId")).isEqualTo(first.get("decisionId"));
+    assertThat(call(s, "POST", "/v1/messages/release", "{\"recipient\": \"idem\", \"messageId\": \"m-1\"}", Map.of())
+        .body().get("released").asBoolean()).isTrue();
+    assertThat(call(s, "POST", "/v1/messages/release", "{\"recipient\": \"idem\"}", Map.of()).status()).isEqualTo(400);
+
     String id = allowed.get("decisionId").asText();
     assertThat(call(s, "POST", "/v1/decisions/" + id + "/release", null, Map.of()).body().get("released").asBoolean())
         .isTrue();
@@ -152,6 +162,7 @@ class OpenApiIT {
       String body = switch (op[1] + " " + op[0]) {
         case "POST /v1/decisions" -> "{\"recipient\": \"r\"}";
         case "POST /v1/decisions/batch" -> "{\"requests\": [{\"recipient\": \"r\"}]}";
+        case "POST /v1/messages/release" -> "{\"recipient\": \"r\", \"messageId\": \"m\"}";
         case "PUT /v1/rules", "POST /v1/rules/validate" -> POLICY;
         case "POST /v1/rules", "PUT /v1/rules/{id}" -> RULE;
         default -> null;

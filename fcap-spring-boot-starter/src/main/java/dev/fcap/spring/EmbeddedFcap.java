@@ -58,7 +58,7 @@ final class EmbeddedFcap implements Fcap, AutoCloseable {
   private static dev.fcap.model.Message core(Message m) {
     dev.fcap.model.Message.Builder b = dev.fcap.model.Message.builder(m.recipient()).channel(m.channel())
         .sender(m.sender()).category(m.category()).content(m.content()).contentKey(m.contentKey())
-        .attributes(m.attributes()).cost(m.cost());
+        .attributes(m.attributes()).cost(m.cost()).messageId(m.messageId());
     if (m.tenant() != null) {
       b.tenant(m.tenant());
     }
@@ -69,6 +69,6 @@ final class EmbeddedFcap implements Fcap, AutoCloseable {
     List<RuleOutcome> rules = d.rules().stream().map(r -> new RuleOutcome(r.id(), r.limit(), r.windowMs(), r.used(),
         r.remaining(), r.allowed(), r.enforced(), r.retryAfterMs())).toList();
     return new Decision(d.allowed(), d.decisionId(), d.retryAfterMs(), d.blockedBy(), d.shadowBlockedBy(), rules,
-        d.degraded(), d.policyVersion(), d.time(), m.messageId(), false, null);
+        d.degraded(), d.replayed(), d.policyVersion(), d.time(), m.messageId(), false, null);
   }
 }
