@@ -84,7 +84,7 @@ final class RealServer implements AutoCloseable {
     all.put("listen", "127.0.0.1:" + port);
     all.put("rules.source", dir.resolve("rules.yaml").toString());
     all.put("audit.sink", "none");
-    all.put("shutdown.grace", "2s");
+    all.put("shutdown.grace", "1s");
     all.putAll(settings);
     return FcapServer.builder(ConfigLoader.load(null, Map.of(), all)).store(store).start();
   }
