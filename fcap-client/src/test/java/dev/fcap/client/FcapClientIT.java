@@ -245,7 +245,7 @@ class FcapClientIT {
 
   /**
    * A client deciding in a loop while its server stops (draining what is in flight) and a new one
-   * starts on the same port and store, twice. With message ids every call gets a real decision
+   * starts on the same port and durable store, twice. With message ids every call gets a real decision
    * (retries bridge the gap, no fallback) and the store counted exactly the admitted ones. Without
    * them (a server before issue 10) a call whose connection closed under it is ambiguous and is not
    * retried: it fails, and the store counted each message at most once.

@@ -2,25 +2,19 @@ package dev.fcap.client;
 
 import dev.fcap.server.ConfigLoader;
 import dev.fcap.server.FcapServer;
-import dev.fcap.store.PartitionRequest;
-import dev.fcap.store.PartitionResult;
-import dev.fcap.store.PartitionSnapshot;
-import dev.fcap.store.Store;
-import dev.fcap.store.memory.MemoryStore;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 
 /**
- * A real fcap server in this JVM on a loopback port, with its rules file in a temporary directory.
- * Its store outlives it ({@link #restart()} starts a new server on the same port and the same
- * counters, as a server on Redis would find them), so a test can stop the server under a client.
+ * A real fcap server in this JVM on a loopback port, with its rules file and its durable embedded
+ * store in a temporary directory: {@link #restart()} stops it (gracefully: in-flight requests finish,
+ * the store is flushed) and starts a new server on the same port and directory, which recovers the
+ * counters and message ids, so a test can restart the server under a client.
  */
 final class RealServer implements AutoCloseable {
   static final String RULES = """
@@ -33,7 +27,6 @@ final class RealServer implements AutoCloseable {
   private final Path dir;
   private final int port;
   private final Map<String, String> settings;
-  private final SharedStore store = new SharedStore(MemoryStore.builder().build());
   private volatile FcapServer server;
 
   private RealServer(String rules, Map<String, String> settings) throws IOException {
@@ -73,7 +66,7 @@ final class RealServer implements AutoCloseable {
     }
   }
 
-  /** A new server on the same port and store. */
+  /** A new server on the same port and store directory. */
   void restart() {
     stop();
     server = open();
@@ -85,14 +78,14 @@ final class RealServer implements AutoCloseable {
     all.put("rules.source", dir.resolve("rules.yaml").toString());
     all.put("audit.sink", "none");
     all.put("shutdown.grace", "1s");
+    all.put("store.dir", dir.resolve("store").toString());
     all.putAll(settings);
-    return FcapServer.builder(ConfigLoader.load(null, Map.of(), all)).store(store).start();
+    return FcapServer.builder(ConfigLoader.load(null, Map.of(), all)).start();
   }
 
   @Override
   public void close() {
     stop();
-    store.delegate.close();
   }
 
   static int freePort() {
@@ -100,39 +93,6 @@ final class RealServer implements AutoCloseable {
       return s.getLocalPort();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
-    }
-  }
-
-  /** The counters, kept when a server closes its store. */
-  private record SharedStore(Store delegate) implements Store {
-    @Override
-    public CompletableFuture<PartitionResult> apply(PartitionRequest request) {
-      return delegate.apply(request);
-    }
-
-    @Override
-    public CompletableFuture<List<PartitionResult>> applyAll(List<PartitionRequest> requests) {
-      return delegate.applyAll(requests);
-    }
-
-    @Override
-    public CompletableFuture<PartitionSnapshot> read(byte[] partition) {
-      return delegate.read(partition);
-    }
-
-    @Override
-    public CompletableFuture<Boolean> delete(byte[] partition) {
-      return delegate.delete(partition);
-    }
-
-    @Override
-    public long now() {
-      return delegate.now();
-    }
-
-    @Override
-    public void close() {
-      // the next server uses the same counters
     }
   }
 }
