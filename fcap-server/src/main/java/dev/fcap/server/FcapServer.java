@@ -1,6 +1,8 @@
 package dev.fcap.server;
 
+import com.linecorp.armeria.common.MediaType;
 import com.linecorp.armeria.server.Server;
+import com.linecorp.armeria.server.file.HttpFile;
 import com.linecorp.armeria.server.ServerBuilder;
 import com.linecorp.armeria.common.grpc.GrpcSerializationFormats;
 import com.linecorp.armeria.server.grpc.GrpcService;
@@ -91,6 +93,9 @@ public final class FcapServer implements AutoCloseable {
     metrics.functionCounter("fcap_audit_written", "audit events written", audit, AuditLog::written);
     this.rules = new RulesAdmin(source, engine, clock, audit, metrics, config.rulesHistory(),
         config.safeguards().limits().maxRulesPerPolicy());
+    metrics.ruleLimits(rules::policies);
+    metrics.functionCounter("fcap_rules_reload_failures", "changes of the rules source refused or not applied (the "
+        + "rules in force stay)", source, RulesSource::reloadFailures);
     try {
       rules.start();
       ThrottledLog authLog = new ThrottledLog(LoggerFactory.getLogger(Authenticator.class), clock,
@@ -141,6 +146,9 @@ public final class FcapServer implements AutoCloseable {
         .intercept(new GrpcShapeCheck(config.safeguards().limits())).build());
     // the operator console: static files at / and /console/, a client of the API above (docs/console.md)
     ConsoleRoutes.bind(sb);
+    // the OpenAPI 3.1 description of the HTTP API, public like the console (OpenApiIT keeps it true)
+    sb.service("/openapi.json", HttpFile.builder(FcapServer.class.getClassLoader(), "fcap/openapi.json")
+        .contentType(MediaType.JSON_UTF_8).cacheControl("no-cache").build().asService());
     return sb.build();
   }
 

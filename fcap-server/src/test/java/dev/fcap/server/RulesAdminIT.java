@@ -127,7 +127,7 @@ class RulesAdminIT {
       assertThat(rules.get("version").asLong()).isEqualTo(2);
       assertThat(rules.get("rules").get(0).get("limit").asLong()).isEqualTo(9);
       assertThat(s.get("/metrics").raw().body()).contains("fcap_rules_rejected_edit 1.0")
-          .contains("fcap_rules_rejected_edits_total 1.0");
+          .contains("fcap_rules_reload_failures_total 1.0");
       // the body of GET may be sent back as it is
       assertThat(s.put("/v1/rules", rules.toString(), Map.of()).status()).isEqualTo(200);
       assertThat(s.get("/v1/rules").body().has("rejectedEdit")).isFalse();

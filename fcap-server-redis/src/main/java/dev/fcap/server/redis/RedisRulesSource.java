@@ -20,6 +20,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -73,6 +74,7 @@ public final class RedisRulesSource implements RulesSource {
   private String lastDoc;
   private volatile boolean failing;
   private volatile Consumer<List<Policy>> listener;
+  private final AtomicLong reloadFailures = new AtomicLong();
 
   /**
    * @param name the key name without braces (the keys are {@code {name}}, {@code {name}:revision},
@@ -188,6 +190,11 @@ public final class RedisRulesSource implements RulesSource {
   }
 
   @Override
+  public long reloadFailures() {
+    return reloadFailures.get();
+  }
+
+  @Override
   public void watch(Consumer<List<Policy>> onChange) {
     long every = POLL.toMillis();
     poller.scheduleWithFixedDelay(() -> pollOnce(onChange), every, every, TimeUnit.MILLISECONDS);
@@ -235,10 +242,12 @@ public final class RedisRulesSource implements RulesSource {
       policies = PolicyParser.parse(r.doc());
     } catch (PolicyException e) {
       LOG.error("rules: {} holds an invalid policy, the rules in force stay: {}", docKey, e.getMessage());
+      reloadFailures.incrementAndGet();
       advance(seen, r.sha(), null);
       return;
     } catch (RuntimeException e) {
       LOG.error("rules: {} is not a rules document, the rules in force stay: {}", docKey, e.toString());
+      reloadFailures.incrementAndGet();
       advance(seen, r.sha(), null);
       return;
     }
@@ -247,6 +256,7 @@ public final class RedisRulesSource implements RulesSource {
       onChange.accept(policies);
     } catch (RuntimeException e) {
       LOG.error("rules: applying the change from {} failed: {}", docKey, e.toString());
+      reloadFailures.incrementAndGet();
       return;
     }
     advance(seen, r.sha(), r.doc());

@@ -61,7 +61,7 @@ public final class FileRulesSource implements RulesSource {
   /** A changed text seen by the watcher, and since when it has stayed the same; null when none. */
   private Pending pending;
   private volatile RejectedEdit rejected;
-  private final AtomicLong rejections = new AtomicLong();
+  private final AtomicLong reloadFailures = new AtomicLong();
   private WatchService watcher;
   private Thread watchThread;
 
@@ -150,15 +150,10 @@ public final class FileRulesSource implements RulesSource {
     return Optional.ofNullable(rejected);
   }
 
-  @Override
-  public long rejectedEdits() {
-    return rejections.get();
-  }
-
   private void refused(String text, PolicyException e) {
     lastText = text;
     rejected = new RejectedEdit(clock.millis(), e.errors());
-    rejections.incrementAndGet();
+    reloadFailures.incrementAndGet();
   }
 
   private void keepLastGood(String text) throws IOException {
@@ -242,6 +237,7 @@ public final class FileRulesSource implements RulesSource {
       } catch (IOException e) {
         // e.g. between an editor's delete and create: look again after the settle time
         LOG.warn("cannot read {} after a change: {}", file, e.toString());
+        reloadFailures.incrementAndGet();
         pending = null;
         return settleMs;
       }
@@ -277,6 +273,11 @@ public final class FileRulesSource implements RulesSource {
     LOG.info("{} changed on disk; reloading", file);
     onChange.accept(policies);
     return -1;
+  }
+
+  @Override
+  public long reloadFailures() {
+    return reloadFailures.get();
   }
 
   @Override

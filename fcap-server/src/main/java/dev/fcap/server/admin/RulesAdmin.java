@@ -66,8 +66,6 @@ public final class RulesAdmin implements AutoCloseable {
     this.historySize = historySize;
     metrics.gauge("fcap_rules_rejected_edit", "1 while the rules source holds a refused edit (the rules in force "
         + "are older; GET /v1/rules shows the errors), else 0", source, s -> s.rejectedEdit().isPresent() ? 1 : 0);
-    metrics.functionCounter("fcap_rules_rejected_edits", "edits of the rules source refused as invalid", source,
-        RulesSource::rejectedEdits);
   }
 
   /** Loads the policies, hands them to the engine and starts watching the source. */

@@ -35,8 +35,8 @@ public interface RulesSource extends AutoCloseable {
     return java.util.Optional.empty();
   }
 
-  /** How many changes were refused since start. */
-  default long rejectedEdits() {
+  /** Changes seen by {@link #watch} but not delivered (invalid, unreadable) or not applied; for metrics. */
+  default long reloadFailures() {
     return 0;
   }
 

@@ -1,20 +1,28 @@
 package dev.fcap.server.metrics;
 
 import dev.fcap.model.Decision;
+import dev.fcap.model.Policy;
+import dev.fcap.model.Rule;
 import dev.fcap.model.RuleOutcome;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.MultiGauge;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -35,6 +43,9 @@ import java.util.regex.Pattern;
  * <ul>
  *   <li>{@code fcap_decisions_total{tenant,outcome}}: allowed or denied decisions (dry runs excluded)
  *   <li>{@code fcap_rule_decisions_total{tenant,rule,outcome}}: per rule: allowed, blocked, shadow_blocked
+ *   <li>{@code fcap_rule_near_limit_total{tenant,rule}}: decisions the rule saw with less than 10 % of its
+ *       limit remaining (before the message): the early warning that a cap is about to bite
+ *   <li>{@code fcap_rule_limit{tenant,rule,mode}}: the configured limit of every rule in force
  *   <li>{@code fcap_degraded_decisions_total{tenant,action}}: decided by the failure policy
  *   <li>{@code fcap_decision_seconds{op}}: latency of decide, check and batch (histogram)
  *   <li>{@code fcap_store_seconds{op}}, {@code fcap_store_errors_total{reason}}: see {@link MeteredStore}
@@ -44,6 +55,9 @@ import java.util.regex.Pattern;
  *   <li>{@code fcap_audit_dropped_total}, {@code fcap_policy_version{tenant}}, {@code fcap_store_partitions},
  *       {@code fcap_store_bytes}, {@code fcap_store_up}
  * </ul>
+ *
+ * <p>Every meter carries HELP text ({@link #HELP} for the counters), so {@code promtool check metrics}
+ * is clean on a real scrape (OpsFilesIT).
  */
 public final class ServerMetrics {
   public static final int DEFAULT_MAX_TENANTS = 100;
@@ -58,6 +72,17 @@ public final class ServerMetrics {
   private final Map<String, TenantMeters> tenants = new ConcurrentHashMap<>();
   private final Map<String, AtomicLong> policyVersions = new ConcurrentHashMap<>();
   private final Map<String, Timer> timers = new ConcurrentHashMap<>();
+  private final MultiGauge ruleLimits = MultiGauge.builder("fcap_rule_limit")
+      .description("configured limit of each rule in force, in cost units").register(registry);
+  private volatile Supplier<? extends Collection<Policy>> policies = List::of;
+
+  /** HELP text of the counters made by {@link #counter}, by meter name. */
+  private static final Map<String, String> HELP = Map.of(
+      "fcap_decisions_total", "decisions by outcome (dry runs excluded)",
+      "fcap_rule_decisions_total", "decisions per rule that applied, by the rule's outcome",
+      "fcap_rule_near_limit_total", "decisions whose rule had less than 10% of its limit remaining before the message",
+      "fcap_degraded_decisions_total", "decisions made by the failure policy instead of the store",
+      "fcap_store_errors_total", "failed store calls by reason");
 
   public ServerMetrics() {
     this(DEFAULT_MAX_TENANTS, DEFAULT_MAX_RULES_PER_TENANT);
@@ -74,6 +99,7 @@ public final class ServerMetrics {
 
   /** The Prometheus text exposition. */
   public String scrape() {
+    refreshRuleLimits();
     return registry.scrape();
   }
 
@@ -82,6 +108,7 @@ public final class ServerMetrics {
    * without a tenant label, and the {@code _other} overflow (which mixes tenants), are left out.
    */
   public String scrape(Predicate<String> visible) {
+    refreshRuleLimits();
     StringBuilder out = new StringBuilder();
     StringBuilder header = new StringBuilder();
     for (String line : registry.scrape().split("\n")) {
@@ -101,6 +128,22 @@ public final class ServerMetrics {
     return out.toString();
   }
 
+  /** Where {@code fcap_rule_limit} reads the policies in force; read at every scrape, so it never goes stale. */
+  public void ruleLimits(Supplier<? extends Collection<Policy>> policiesInForce) {
+    this.policies = policiesInForce;
+  }
+
+  private void refreshRuleLimits() {
+    List<MultiGauge.Row<?>> rows = new ArrayList<>();
+    for (Policy p : policies.get()) {
+      for (Rule r : p.rules()) {
+        rows.add(MultiGauge.Row.of(Tags.of("tenant", p.tenant(), "rule", r.id(), "mode",
+            r.mode().id()), r.limit()));
+      }
+    }
+    ruleLimits.register(rows, true);
+  }
+
   /** Counts a decision (not dry runs: those change nothing and are not traffic). */
   public void decision(String tenant, Decision d) {
     TenantMeters t = meters(tenant);
@@ -111,6 +154,9 @@ public final class ServerMetrics {
         c = t.admit(r.id());
       }
       c[r.allowed() ? 0 : r.enforced() ? 1 : 2].increment();
+      if (r.remaining() * 10 < r.limit()) {
+        c[3].increment();
+      }
     }
   }
 
@@ -182,7 +228,8 @@ public final class ServerMetrics {
       return new Counter[] {
           counter("fcap_rule_decisions_total", "tenant", tenant, "rule", rule, "outcome", "allowed"),
           counter("fcap_rule_decisions_total", "tenant", tenant, "rule", rule, "outcome", "blocked"),
-          counter("fcap_rule_decisions_total", "tenant", tenant, "rule", rule, "outcome", "shadow_blocked")};
+          counter("fcap_rule_decisions_total", "tenant", tenant, "rule", rule, "outcome", "shadow_blocked"),
+          counter("fcap_rule_near_limit_total", "tenant", tenant, "rule", rule)};
     }
   }
 
@@ -247,7 +294,7 @@ public final class ServerMetrics {
     }
     Counter c = counters.get(key.toString());
     return c != null ? c : counters.computeIfAbsent(key.toString(), k -> Counter.builder(name).tags(tags)
-        .register(registry));
+        .description(HELP.get(name)).register(registry));
   }
 
   public void close() {

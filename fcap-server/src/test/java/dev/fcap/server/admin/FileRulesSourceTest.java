@@ -77,9 +77,9 @@ class FileRulesSourceTest {
     assertThat(s.rejectedEdit()).isPresent();
     assertThat(s.rejectedEdit().get().errors().get(0).ruleId()).isEqualTo("r3");
     assertThat(s.rejectedEdit().get().time()).isEqualTo(now.get());
-    assertThat(s.rejectedEdits()).isEqualTo(1);
+    assertThat(s.reloadFailures()).isEqualTo(1);
     s.check(applied::add); // the same invalid text is not refused (nor counted) twice
-    assertThat(s.rejectedEdits()).isEqualTo(1);
+    assertThat(s.reloadFailures()).isEqualTo(1);
     Files.writeString(file, FOUR.replace("limit: 3", "limit: 30"));
     s.check(applied::add);
     now.addAndGet(500);

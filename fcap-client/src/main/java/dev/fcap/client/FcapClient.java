@@ -1,0 +1,283 @@
+package dev.fcap.client;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.function.Function;
+
+/**
+ * The Java client of an fcap server (HTTP/JSON, the API of {@code /openapi.json}). Thread-safe; make
+ * one per server and share it.
+ *
+ * <pre>{@code
+ * FcapClient fcap = FcapClient.create(ClientOptions.builder("http://fcap:8080")
+ *     .apiKey(System.getenv("FCAP_API_KEY")).fallback(Fallback.allow()).build());
+ * Decision d = fcap.decide(Message.builder("+8613800000000").content(text).build());
+ * if (d.allowed()) { send(); } else { defer(d.retryAfterMs()); }
+ * }</pre>
+ *
+ * <p><b>Design.</b> Every operation is asynchronous underneath ({@code *Async} returns a
+ * {@link CompletableFuture}); the blocking form waits for it. A call is a {@link Transport} call: up
+ * to {@link ClientOptions#maxAttempts()} attempts, each bounded by the request timeout. <i>Invariant:
+ * a retry never counts a message twice.</i> A decision is retried only with the same
+ * {@code messageId} (the caller's, or one generated once per call), which the server uses to return
+ * the first decision instead of counting again; without an id it is retried only when the request
+ * never left. When every attempt fails because the server is unreachable or overloaded, a decision
+ * is answered by the {@link Fallback} and marked {@link Decision#fallback()}; release, inspect and
+ * reset fail with {@link FcapUnavailableException}. A 4xx is the caller's mistake: an
+ * {@link FcapException} at once, never retried, never a fallback. Tested against a real server,
+ * stopped and restarted under load, in {@code FcapClientIT}.
+ */
+public final class FcapClient implements AutoCloseable {
+  private final ClientOptions options;
+  private final Transport transport;
+  /** False once the server refused a generated messageId (see {@link #refusesMessageIds}). */
+  private volatile boolean serverTakesMessageIds = true;
+
+  private FcapClient(ClientOptions options) {
+    this.options = Objects.requireNonNull(options, "options");
+    this.transport = new Transport(options);
+  }
+
+  public static FcapClient create(ClientOptions options) {
+    return new FcapClient(options);
+  }
+
+  /** A client of the server at {@code url} with default options. */
+  public static FcapClient create(String url) {
+    return new FcapClient(ClientOptions.create(url));
+  }
+
+  public ClientOptions options() {
+    return options;
+  }
+
+  // --- decisions ---------------------------------------------------------------------------------
+
+  /** Decides and records (if admitted) one message. */
+  public Decision decide(Message message) {
+    return join(decideAsync(message));
+  }
+
+  public CompletableFuture<Decision> decideAsync(Message message) {
+    return decision(message, false);
+  }
+
+  /** What {@link #decide} would answer now, recording nothing (a dry run). */
+  public Decision check(Message message) {
+    return join(checkAsync(message));
+  }
+
+  public CompletableFuture<Decision> checkAsync(Message message) {
+    return decision(message, true);
+  }
+
+  private CompletableFuture<Decision> decision(Message message, boolean dryRun) {
+    String id = idFor(message);
+    ObjectNode body = Codec.message(message, id);
+    if (dryRun) {
+      body.put("dryRun", true);
+    }
+    // a dry run records nothing: always safe to repeat
+    return transport.call("POST", "/v1/decisions", Codec.bytes(body), dryRun || id != null)
+        .thenApply(a -> Codec.decision(a.body(), id))
+        .exceptionallyCompose(e -> generated(message, id) && refusesMessageIds(Transport.unwrap(e))
+            ? decision(message, dryRun) : CompletableFuture.failedFuture(e))
+        .exceptionally(fallback(message, id));
+  }
+
+  /**
+   * A server older than message ids (fcap before issue 10) refuses the field; nothing was recorded
+   * (a 400 records nothing). The client then stops generating ids for this server, so its retries
+   * fall back to the safe rule for messages without one, and says so once. An id the caller gave is
+   * never dropped: the caller asked for idempotency, and gets the server's error instead.
+   */
+  private boolean refusesMessageIds(Throwable error) {
+    if (error instanceof FcapException e && e.status() == 400 && "unknown_field".equals(e.code())
+        && "messageId".equals(e.field())) {
+      if (serverTakesMessageIds) {
+        serverTakesMessageIds = false;
+        System.getLogger(FcapClient.class.getName()).log(System.Logger.Level.WARNING, "fcap server {0} does not "
+            + "accept messageId (an fcap server before message ids): decisions are sent without one, and retried "
+            + "only when the request never left", options.uri());
+      }
+      return true;
+    }
+    return false;
+  }
+
+  private boolean generated(Message message, String id) {
+    return id != null && message.messageId() == null;
+  }
+
+  /** Decides many messages in one call, in order; a message the server refuses gets its own error. */
+  public List<BatchItem> decideAll(List<Message> messages) {
+    return join(decideAllAsync(messages));
+  }
+
+  public CompletableFuture<List<BatchItem>> decideAllAsync(List<Message> messages) {
+    List<String> ids = new ArrayList<>(messages.size());
+    ArrayNode requests = Codec.array();
+    boolean everyId = true;
+    for (Message m : messages) {
+      String id = idFor(m);
+      ids.add(id);
+      everyId &= id != null;
+      requests.add(Codec.message(m, id));
+    }
+    ObjectNode body = Codec.MAPPER.createObjectNode();
+    body.set("requests", requests);
+    return transport.call("POST", "/v1/decisions/batch", Codec.bytes(body), everyId).thenCompose(a -> {
+      List<BatchItem> out = new ArrayList<>(messages.size());
+      JsonNode results = a.body().path("results");
+      boolean idsRefused = false;
+      for (int i = 0; i < results.size(); i++) {
+        JsonNode r = results.get(i);
+        BatchItem item = r.has("error") ? new BatchItem(null, Codec.error(400, r.get("error")))
+            : new BatchItem(Codec.decision(r, ids.get(i)), null);
+        idsRefused |= !item.isDecision() && generated(messages.get(i), ids.get(i)) && refusesMessageIds(item.error());
+        out.add(item);
+      }
+      // the items refused for their id recorded nothing; ask again without generated ids
+      return idsRefused ? decideAllAsync(messages) : CompletableFuture.completedFuture(out);
+    }).exceptionally(error -> {
+      List<BatchItem> out = new ArrayList<>(messages.size());
+      for (int i = 0; i < messages.size(); i++) {
+        out.add(new BatchItem(fallback(messages.get(i), ids.get(i)).apply(error), null));
+      }
+      return out;
+    });
+  }
+
+  /**
+   * Gives back what an admitted decision counted (the send failed). Idempotent: releasing again
+   * answers true and gives back nothing more. False when the server does not know the decision
+   * (denied, forgotten, of another tenant).
+   */
+  public boolean release(String decisionId) {
+    return join(releaseAsync(decisionId));
+  }
+
+  public CompletableFuture<Boolean> releaseAsync(String decisionId) {
+    Objects.requireNonNull(decisionId, "decisionId");
+    return transport.call("POST", "/v1/decisions/" + segment(decisionId) + "/release", null, true)
+        .thenApply(a -> a.body().path("released").asBoolean());
+  }
+
+  /**
+   * Gives back what the decision of a message counted, named by its {@code messageId} (with its
+   * tenant and recipient, as decided): for a caller that kept its own id rather than the decision id.
+   * Idempotent; false when unknown, denied or expired.
+   */
+  public boolean release(Message message) {
+    return join(releaseAsync(message));
+  }
+
+  public CompletableFuture<Boolean> releaseAsync(Message message) {
+    if (message.messageId() == null) {
+      throw new IllegalArgumentException("release by message needs the message's messageId");
+    }
+    return transport.call("POST", "/v1/messages/release", Codec.bytes(Codec.message(message, message.messageId())),
+        true).thenApply(a -> a.body().path("released").asBoolean());
+  }
+
+  // --- recipients --------------------------------------------------------------------------------
+
+  /** A recipient's counters and recent denials; {@code tenant} null for the default tenant. */
+  public Inspection inspect(String tenant, String recipient) {
+    return join(inspectAsync(tenant, recipient));
+  }
+
+  public CompletableFuture<Inspection> inspectAsync(String tenant, String recipient) {
+    return transport.call("GET", recipientPath(tenant, recipient), null, true).thenApply(a -> Codec.inspection(a.body()));
+  }
+
+  /** Forgets a recipient (an erasure request); true if it had counters. */
+  public boolean reset(String tenant, String recipient) {
+    return join(resetAsync(tenant, recipient));
+  }
+
+  public CompletableFuture<Boolean> resetAsync(String tenant, String recipient) {
+    return transport.call("DELETE", recipientPath(tenant, recipient), null, true)
+        .thenApply(a -> a.body().path("reset").asBoolean());
+  }
+
+  /**
+   * Whether the server answers and its store is reachable ({@code GET /ready}), in one attempt:
+   * false when it is down, unreachable or its store is away. For health checks.
+   */
+  public boolean ready() {
+    try {
+      return transport.call("GET", "/ready", null, true, 1).join().body().path("ready").asBoolean();
+    } catch (CompletionException e) {
+      if (Transport.unwrap(e) instanceof FcapException) {
+        return false;
+      }
+      throw e;
+    }
+  }
+
+  /** Nothing to release: the JDK's HTTP client frees its connections when it is no longer referenced. */
+  @Override
+  public void close() {}
+
+  // --- internals ---------------------------------------------------------------------------------
+
+  private String idFor(Message m) {
+    if (m.messageId() != null) {
+      return m.messageId();
+    }
+    return options.generateMessageIds() && serverTakesMessageIds ? options.messageIds().get() : null;
+  }
+
+  /** Unavailable: the fallback decides; anything else (a 4xx, a bug) passes through. */
+  private Function<Throwable, Decision> fallback(Message message, String id) {
+    return error -> {
+      Throwable t = Transport.unwrap(error);
+      if (t instanceof FcapUnavailableException u) {
+        return options.fallback().decide(id == null || id.equals(message.messageId()) ? message
+            : message.withMessageId(id), u);
+      }
+      throw t instanceof RuntimeException r ? r : new CompletionException(t);
+    };
+  }
+
+  private static String recipientPath(String tenant, String recipient) {
+    Objects.requireNonNull(recipient, "recipient");
+    return "/v1/recipients/" + segment(recipient) + (tenant == null ? "" : "?tenant=" + segment(tenant));
+  }
+
+  /** Percent-encodes all but RFC 3986's unreserved characters, so any id is one path segment. */
+  static String segment(String s) {
+    StringBuilder out = new StringBuilder(s.length());
+    for (byte b : s.getBytes(StandardCharsets.UTF_8)) {
+      int c = b & 0xff;
+      if (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_'
+          || c == '~') {
+        out.append((char) c);
+      } else {
+        out.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
+            .append(Character.toUpperCase(Character.forDigit(c & 15, 16)));
+      }
+    }
+    return out.toString();
+  }
+
+  private static <T> T join(CompletableFuture<T> f) {
+    try {
+      return f.join();
+    } catch (CompletionException e) {
+      Throwable t = Transport.unwrap(e);
+      if (t instanceof RuntimeException r) {
+        throw r;
+      }
+      throw e;
+    }
+  }
+}

@@ -1,0 +1,12 @@
+package dev.fcap.client;
+
+/**
+ * What one rule said about a message.
+ *
+ * @param used cost units counted in the rule's window before this message
+ * @param remaining {@code limit - used}, never negative
+ * @param retryAfterMs 0 when allowed; otherwise when this rule alone would admit the same message
+ *     again; -1 if never
+ */
+public record RuleOutcome(String id, long limit, long windowMs, long used, long remaining, boolean allowed,
+    boolean enforced, long retryAfterMs) {}

@@ -1,0 +1,289 @@
+package dev.fcap.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.networknt.schema.JsonSchema;
+import com.networknt.schema.JsonSchemaFactory;
+import com.networknt.schema.SchemaLocation;
+import com.networknt.schema.SpecVersion;
+import com.networknt.schema.ValidationMessage;
+import dev.fcap.store.memory.MemoryStore;
+import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Keeps {@code /openapi.json} true: every response of a running server, errors included, is
+ * validated (networknt json-schema-validator, JSON Schema 2020-12, the dialect of OpenAPI 3.1)
+ * against the schema the description gives for its path, method, status and content type; a
+ * response the description does not foresee fails; and every (path, method, status) the description
+ * lists must have been produced by a real request, so the description cannot promise what the server
+ * never does. Request bodies that the server accepts are validated against the request schema too.
+ */
+class OpenApiIT {
+  static {
+    // the validator warns once per keyword of the document around the schemas (openapi, paths, ...)
+    System.setProperty("org.slf4j.simpleLogger.log.com.networknt.schema", "error");
+  }
+
+  private static final String SPEC = "classpath:fcap/openapi.json";
+  private static final JsonSchemaFactory SCHEMAS = JsonSchemaFactory.getInstance(SpecVersion.VersionFlag.V202012);
+  private static final String RULE = "{\"id\": \"extra\", \"limit\": 5, \"window\": \"1h\", \"key\": [\"recipient\"]}";
+  private static final String POLICY = "{\"rules\": [{\"id\": \"recipient-per-minute\", \"limit\": 15, \"window\": "
+      + "\"1m\", \"key\": [\"recipient\"]}, {\"id\": \"shadowed\", \"limit\": 1, \"window\": \"1h\", \"key\": [\"recipient\","
+      + " \"category\"], \"match\": {\"category\": [\"marketing\"]}, \"mode\": \"shadow\", \"algorithm\": \"sliding-counter\","
+      + " \"precision\": 10}]}";
+  private static final String BAD_POLICY = "{\"rules\": [{\"id\": \"x\", \"limit\": -1, \"window\": \"soon\", \"key\": "
+      + "[\"recipient\"]}]}";
+
+  private final JsonNode spec = load();
+  private final Set<String> produced = new TreeSet<>();
+
+  @Test
+  void everyResponseOfEveryEndpointMatchesTheDescriptionAndEveryDescribedResponseHappens() {
+    String keys = "[{name: ops, sha256: " + AuthIT.hash("ops") + ", tenants: ['*'], roles: [decide, read, admin]},"
+        + " {name: reader, sha256: " + AuthIT.hash("reader") + ", tenants: ['*'], roles: [read]},"
+        + " {name: sender, sha256: " + AuthIT.hash("sender") + ", tenants: ['*'], roles: [decide]}]";
+    try (TestServer s = TestServer.start(null, Map.of("apiKeys", keys, "limits.maxBodyBytes", "64KB",
+        "limits.maxBatch", "3"))) {
+      s.as("ops");
+      JsonNode served = call(s, "GET", "/openapi.json", null, Map.of()).body();
+      assertThat(served).isEqualTo(spec);
+
+      decisions(s);
+      recipients(s);
+      rules(s);
+      call(s, "GET", "/metrics", null, Map.of());
+      call(s, "GET", "/health", null, Map.of());
+      call(s, "GET", "/ready", null, Map.of());
+      unauthenticatedAndForbidden(s);
+      // outside the paths: unknown routes and methods answer the same error shape
+      assertThat(validate(s.send("GET", "/v1/nothing", null, Map.of()), "#/components/schemas/Error").status())
+          .isEqualTo(404);
+      assertThat(validate(s.send("PATCH", "/v1/decisions", "{}", Map.of()), "#/components/schemas/Error").status())
+          .isEqualTo(405);
+    }
+    storeDown();
+    assertThat(produced).containsExactlyInAnyOrderElementsOf(described());
+  }
+
+  private void decisions(TestServer s) {
+    JsonNode allowed = call(s, "POST", "/v1/decisions", "{\"recipient\": \"+8613800000000\", \"content\": \"code 1\", "
+        + "\"channel\": \"sms\", \"attributes\": {\"campaign\": \"c1\"}}", Map.of()).body();
+    assertThat(allowed.get("allowed").asBoolean()).isTrue();
+    call(s, "POST", "/v1/decisions", "{\"recipient\": \"+8613800000000\", \"content\": \"code 1\"}", Map.of());
+    JsonNode denied = call(s, "POST", "/v1/decisions", "{\"recipient\": \"+8613800000000\", \"content\": \"code 1\"}",
+        Map.of()).body();
+    assertThat(denied.get("allowed").asBoolean()).isFalse();
+    call(s, "POST", "/v1/decisions", "{\"recipient\": \"r\", \"dryRun\": true}", Map.of());
+    assertThat(call(s, "POST", "/v1/decisions", "{\"recipient\": \"r\", \"cots\": 1}", Map.of()).status()).isEqualTo(400);
+    assertThat(call(s, "POST", "/v1/decisions", "{\"recipient\": ", Map.of()).status()).isEqualTo(400);
+    String big = "{\"recipient\": \"r\", \"content\": \"" + "x".repeat(70_000) + "\"}";
+    assertThat(call(s, "POST", "/v1/decisions", big, Map.of()).status()).isEqualTo(413);
+
+    JsonNode batch = call(s, "POST", "/v1/decisions/batch", "{\"requests\": [{\"recipient\": \"b1\"}, {\"recipient\": 7},"
+        + " {\"recipient\": \"b2\", \"cost\": 2}]}", Map.of()).body();
+    assertThat(batch.get("results").get(1).get("error").get("field").asText()).isEqualTo("recipient");
+    assertThat(call(s, "POST", "/v1/decisions/batch", "{\"requests\": [{}, {}, {}, {}]}", Map.of()).status())
+        .isEqualTo(400);
+    assertThat(call(s, "POST", "/v1/decisions/batch", "{\"requests\": [{\"recipient\": \"" + "y".repeat(70_000)
+        + "\"}]}", Map.of()).status()).isEqualTo(413);
+
+    JsonNode first = call(s, "POST", "/v1/decisions", "{\"recipient\": \"idem\", \"messageId\": \"m-1\"}", Map.of())
+        .body();
+    JsonNode again = call(s, "POST", "/v1/decisions", "{\"recipient\": \"idem\", \"messageId\": \"m-1\"}", Map.of())
+        .body();
+    assertThat(again.get("replayed").asBoolean()).isTrue();
+    assertThat(again.get("decisionId")).isEqualTo(first.get("decisionId"));
+    assertThat(call(s, "POST", "/v1/messages/release", "{\"recipient\": \"idem\", \"messageId\": \"m-1\"}", Map.of())
+        .body().get("released").asBoolean()).isTrue();
+    assertThat(call(s, "POST", "/v1/messages/release", "{\"recipient\": \"idem\"}", Map.of()).status()).isEqualTo(400);
+
+    String id = allowed.get("decisionId").asText();
+    assertThat(call(s, "POST", "/v1/decisions/" + id + "/release", null, Map.of()).body().get("released").asBoolean())
+        .isTrue();
+    assertThat(call(s, "POST", "/v1/decisions/" + "z".repeat(65) + "/release", null, Map.of()).status()).isEqualTo(400);
+  }
+
+  private void recipients(TestServer s) {
+    JsonNode inspection = call(s, "GET", "/v1/recipients/+8613800000000", null, Map.of()).body();
+    assertThat(inspection.get("recentDenials").size()).isPositive();
+    assertThat(call(s, "GET", "/v1/recipients/r?tenant=no%20spaces", null, Map.of()).status()).isEqualTo(400);
+    assertThat(call(s, "DELETE", "/v1/recipients/+8613800000000", null, Map.of()).body().get("reset").asBoolean())
+        .isTrue();
+    assertThat(call(s, "DELETE", "/v1/recipients/r?tenant=no%20spaces", null, Map.of()).status()).isEqualTo(400);
+  }
+
+  private void rules(TestServer s) {
+    String etag = call(s, "GET", "/v1/rules", null, Map.of()).raw().headers().firstValue("etag").orElseThrow();
+    assertThat(call(s, "GET", "/v1/rules?tenant=no%20spaces", null, Map.of()).status()).isEqualTo(400);
+    assertThat(call(s, "PUT", "/v1/rules", POLICY, Map.of("If-Match", etag)).status()).isEqualTo(200);
+    assertThat(call(s, "PUT", "/v1/rules", POLICY, Map.of("If-Match", "\"999\"")).status()).isEqualTo(412);
+    JsonNode refused = call(s, "PUT", "/v1/rules", BAD_POLICY, Map.of()).body();
+    assertThat(refused.get("error").get("errors").size()).isGreaterThanOrEqualTo(2);
+    assertThat(call(s, "POST", "/v1/rules", RULE, Map.of()).status()).isEqualTo(201);
+    assertThat(call(s, "POST", "/v1/rules", RULE, Map.of()).status()).isEqualTo(409);
+    assertThat(call(s, "POST", "/v1/rules", RULE.replace("extra", "extra2"), Map.of("If-Match", "\"999\"")).status())
+        .isEqualTo(412);
+    assertThat(call(s, "POST", "/v1/rules", "{\"id\": 3}", Map.of()).status()).isEqualTo(400);
+    assertThat(call(s, "GET", "/v1/rules/shadowed", null, Map.of()).status()).isEqualTo(200);
+    assertThat(call(s, "GET", "/v1/rules/missing", null, Map.of()).status()).isEqualTo(404);
+    assertThat(call(s, "GET", "/v1/rules/extra?tenant=no%20spaces", null, Map.of()).status()).isEqualTo(400);
+    assertThat(call(s, "PUT", "/v1/rules/extra", "{\"limit\": 6, \"window\": \"1h\", \"key\": [\"recipient\"], "
+        + "\"exempt\": {\"category\": [\"transactional\"]}}", Map.of()).status()).isEqualTo(200);
+    assertThat(call(s, "PUT", "/v1/rules/extra", "{\"limit\": 0}", Map.of()).status()).isEqualTo(400);
+    assertThat(call(s, "PUT", "/v1/rules/extra", RULE, Map.of("If-Match", "\"999\"")).status()).isEqualTo(412);
+    assertThat(call(s, "DELETE", "/v1/rules/extra", null, Map.of("If-Match", "\"999\"")).status()).isEqualTo(412);
+    assertThat(call(s, "DELETE", "/v1/rules/extra", null, Map.of()).status()).isEqualTo(200);
+    assertThat(call(s, "DELETE", "/v1/rules/extra", null, Map.of()).status()).isEqualTo(404);
+    assertThat(call(s, "DELETE", "/v1/rules/x?tenant=no%20spaces", null, Map.of()).status()).isEqualTo(400);
+    assertThat(call(s, "POST", "/v1/rules/validate", POLICY, Map.of()).status()).isEqualTo(200);
+    assertThat(call(s, "POST", "/v1/rules/validate", BAD_POLICY, Map.of()).status()).isEqualTo(400);
+    JsonNode history = call(s, "GET", "/v1/rules/history", null, Map.of()).body();
+    assertThat(history.get("changes").size()).isGreaterThanOrEqualTo(4);
+    assertThat(call(s, "GET", "/v1/rules/history?tenant=no%20spaces", null, Map.of()).status()).isEqualTo(400);
+  }
+
+  /** Every operation that needs a key: 401 without one, 403 with a key that lacks the role. */
+  private void unauthenticatedAndForbidden(TestServer s) {
+    for (String[] op : operations()) {
+      if (op[2] != null && spec.at(op[2] + "/security").isArray()) {
+        continue;
+      }
+      String path = op[0].replace("{decisionId}", "000000000000000000000001").replace("{recipient}", "r")
+          .replace("{id}", "recipient-per-minute");
+      String body = switch (op[1] + " " + op[0]) {
+        case "POST /v1/decisions" -> "{\"recipient\": \"r\"}";
+        case "POST /v1/decisions/batch" -> "{\"requests\": [{\"recipient\": \"r\"}]}";
+        case "POST /v1/messages/release" -> "{\"recipient\": \"r\", \"messageId\": \"m\"}";
+        case "PUT /v1/rules", "POST /v1/rules/validate" -> POLICY;
+        case "POST /v1/rules", "PUT /v1/rules/{id}" -> RULE;
+        default -> null;
+      };
+      s.as(null);
+      assertThat(call(s, op[1], path, body, Map.of()).status()).as(op[1] + " " + path).isEqualTo(401);
+      if (!spec.at(op[2] + "/responses/403").isObject()) {
+        continue;
+      }
+      s.as("reader");
+      int status = call(s, op[1], path, body, Map.of()).status();
+      if (status != 403) {
+        s.as("sender");
+        status = call(s, op[1], path, body, Map.of()).status();
+      }
+      assertThat(status).as(op[1] + " " + path + " with a key that lacks the role").isEqualTo(403);
+    }
+    s.as("ops");
+  }
+
+  /** A store that is down: readiness fails, release and reset answer 503. */
+  private void storeDown() {
+    FlakyStore store = new FlakyStore(MemoryStore.builder().build());
+    try (TestServer s = TestServer.start(null, Map.of(), store)) {
+      String id = call(s, "POST", "/v1/decisions", "{\"recipient\": \"r\"}", Map.of()).body().get("decisionId").asText();
+      store.mode = FlakyStore.Mode.DOWN;
+      assertThat(call(s, "POST", "/v1/decisions", "{\"recipient\": \"r\"}", Map.of()).body().get("degraded")
+          .asBoolean()).isTrue();
+      assertThat(call(s, "GET", "/ready", null, Map.of()).status()).isEqualTo(503);
+      assertThat(call(s, "POST", "/v1/decisions/" + id + "/release", null, Map.of()).status()).isEqualTo(503);
+      assertThat(call(s, "DELETE", "/v1/recipients/r", null, Map.of()).status()).isEqualTo(503);
+    }
+  }
+
+  // --- the validator -----------------------------------------------------------------------------
+
+  /** Sends a request and validates the response against the operation's description. */
+  private TestServer.Reply call(TestServer s, String method, String pathAndQuery, String body,
+      Map<String, String> headers) {
+    TestServer.Reply r = s.send(method, pathAndQuery, body, headers);
+    String path = pathAndQuery.replaceFirst("\\?.*", "");
+    String template = template(path);
+    String op = "/paths/" + escape(template) + "/" + method.toLowerCase(java.util.Locale.ROOT);
+    assertThat(spec.at(op).isObject()).as("%s %s is described", method, template).isTrue();
+    String response = op + "/responses/" + r.status();
+    assertThat(spec.at(response).isObject()).as("%s %s: status %d is described (body %s)", method, template,
+        r.status(), r.raw().body()).isTrue();
+    String type = r.raw().headers().firstValue("content-type").orElse("").replaceFirst(";.*", "").trim();
+    JsonNode content = spec.at(response + "/content");
+    assertThat(content.has(type)).as("%s %s %d: content type %s is described", method, template, r.status(), type)
+        .isTrue();
+    if (type.equals("application/json")) {
+      validate(r, "#" + response + "/content/application~1json/schema");
+      if (body != null && r.status() / 100 == 2) {
+        assertValid(body, "#" + op + "/requestBody/content/application~1json/schema", method + " " + template
+            + " request");
+      }
+    }
+    produced.add(method + " " + template + " " + r.status());
+    return r;
+  }
+
+  private TestServer.Reply validate(TestServer.Reply r, String pointer) {
+    assertValid(r.raw().body(), pointer, r.raw().request().method() + " " + r.raw().uri() + " -> " + r.status());
+    return r;
+  }
+
+  private static void assertValid(String json, String pointer, String what) {
+    JsonSchema schema = SCHEMAS.getSchema(SchemaLocation.of(SPEC + pointer));
+    try {
+      Set<ValidationMessage> errors = schema.validate(TestServer.JSON.readTree(json));
+      assertThat(errors).as("%s against %s: %s", what, pointer, json.length() > 2000 ? json.substring(0, 2000) : json)
+          .isEmpty();
+    } catch (java.io.IOException e) {
+      throw new AssertionError(what + ": not JSON: " + json, e);
+    }
+  }
+
+  /** The described path whose template matches {@code path} (literal paths win over templates). */
+  private String template(String path) {
+    String found = null;
+    for (Iterator<String> it = spec.get("paths").fieldNames(); it.hasNext(); ) {
+      String t = it.next();
+      if (t.equals(path)) {
+        return t;
+      }
+      if (Pattern.matches(t.replaceAll("\\{[^}]+}", "[^/]+"), path) && found == null) {
+        found = t;
+      }
+    }
+    assertThat(found).as("a described path matches %s", path).isNotNull();
+    return found;
+  }
+
+  /** Every (path, method, pointer) of the description. */
+  private List<String[]> operations() {
+    List<String[]> ops = new ArrayList<>();
+    spec.get("paths").fields().forEachRemaining(p -> p.getValue().fieldNames().forEachRemaining(m -> ops.add(
+        new String[] {p.getKey(), m.toUpperCase(java.util.Locale.ROOT), "/paths/" + escape(p.getKey()) + "/" + m})));
+    return ops;
+  }
+
+  private Set<String> described() {
+    Set<String> all = new TreeSet<>();
+    for (String[] op : operations()) {
+      spec.at(op[2] + "/responses").fieldNames().forEachRemaining(status -> all.add(op[1] + " " + op[0] + " " + status));
+    }
+    return all;
+  }
+
+  private static String escape(String pointerToken) {
+    return pointerToken.replace("~", "~0").replace("/", "~1");
+  }
+
+  private static JsonNode load() {
+    try (InputStream in = OpenApiIT.class.getClassLoader().getResourceAsStream("fcap/openapi.json")) {
+      JsonNode doc = TestServer.JSON.readTree(in);
+      assertThat(doc.get("openapi").asText()).startsWith("3.1");
+      return doc;
+    } catch (java.io.IOException e) {
+      throw new AssertionError(e);
+    }
+  }
+}

@@ -1,0 +1,45 @@
+package dev.fcap.spring;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Decide before send: the annotated method runs only if fcap admits the message it describes;
+ * otherwise it is not called and {@link MessageCappedException} (with the decision: which rules,
+ * when to retry) is thrown. If the method throws, the send failed: the decision is released and the
+ * exception propagates.
+ *
+ * <pre>{@code
+ * @CapBeforeSend(recipient = "#to", content = "#text", channel = "sms")
+ * public void send(String to, String text) { gateway.send(to, text); }
+ * }</pre>
+ *
+ * <p>{@link #recipient()}, {@link #content()} and {@link #contentKey()} are Spring expressions over the
+ * method's arguments ({@code #to}, {@code #sms.phone}, or {@code #p0} without {@code -parameters});
+ * {@link #tenant()}, {@link #channel()}, {@link #sender()} and {@link #category()} are literal values.
+ * The bean must be a Spring bean whose class and method are not final (it is proxied).
+ */
+@Target(ElementType.METHOD)
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+public @interface CapBeforeSend {
+  /** Expression: the recipient (required). */
+  String recipient();
+
+  /** Expression: the exact content; empty: none. */
+  String content() default "";
+
+  /** Expression: the content's identity (template id and variables); empty: none. */
+  String contentKey() default "";
+
+  String tenant() default "";
+
+  String channel() default "";
+
+  String sender() default "";
+
+  String category() default "";
+}

@@ -1,0 +1,89 @@
+package dev.fcap.spring;
+
+import dev.fcap.client.Decision;
+import dev.fcap.client.Message;
+import java.lang.reflect.Method;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
+import org.springframework.aop.support.DefaultPointcutAdvisor;
+import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.context.expression.MethodBasedEvaluationContext;
+import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.expression.Expression;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
+
+/**
+ * Proxies the beans that have {@link CapBeforeSend} methods (the way Spring's own
+ * {@code MethodValidationPostProcessor} does for {@code @Validated}): no AspectJ needed. The
+ * {@link Fcap} bean is looked up at the first call, so this post-processor can be created early.
+ */
+final class CapBeforeSendPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor {
+  private static final long serialVersionUID = 1L;
+
+  CapBeforeSendPostProcessor(ObjectProvider<Fcap> fcap) {
+    setProxyTargetClass(true);
+    this.advisor = new DefaultPointcutAdvisor(new AnnotationMatchingPointcut(null, CapBeforeSend.class, true),
+        new Interceptor(fcap));
+  }
+
+  private static final class Interceptor implements MethodInterceptor {
+    private final ObjectProvider<Fcap> fcap;
+    private final SpelExpressionParser parser = new SpelExpressionParser();
+    private final ParameterNameDiscoverer names = new DefaultParameterNameDiscoverer();
+    private final Map<String, Expression> expressions = new ConcurrentHashMap<>();
+
+    Interceptor(ObjectProvider<Fcap> fcap) {
+      this.fcap = fcap;
+    }
+
+    @Override
+    public Object invoke(MethodInvocation invocation) throws Throwable {
+      Method method = invocation.getMethod();
+      CapBeforeSend cap = AnnotatedElementUtils.findMergedAnnotation(method, CapBeforeSend.class);
+      if (cap == null) {
+        return invocation.proceed();
+      }
+      MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(invocation.getThis(), method,
+          invocation.getArguments(), names);
+      String recipient = eval(cap.recipient(), context);
+      if (recipient == null) {
+        throw new IllegalArgumentException("@CapBeforeSend on " + method + ": recipient '" + cap.recipient()
+            + "' is null");
+      }
+      Message message = Message.builder(recipient).tenant(literal(cap.tenant())).channel(literal(cap.channel()))
+          .sender(literal(cap.sender())).category(literal(cap.category())).content(eval(cap.content(), context))
+          .contentKey(eval(cap.contentKey(), context)).build();
+      Fcap f = fcap.getObject();
+      Decision d = f.decide(message);
+      if (!d.allowed()) {
+        throw new MessageCappedException(d);
+      }
+      try {
+        return invocation.proceed();
+      } catch (Throwable t) {
+        if (d.decisionId() != null) {
+          f.release(d.decisionId());
+        }
+        throw t;
+      }
+    }
+
+    private String eval(String expression, MethodBasedEvaluationContext context) {
+      if (expression.isEmpty()) {
+        return null;
+      }
+      Object v = expressions.computeIfAbsent(expression, parser::parseExpression).getValue(context);
+      return v == null ? null : v.toString();
+    }
+
+    private static String literal(String s) {
+      return s.isEmpty() ? null : s;
+    }
+  }
+}
