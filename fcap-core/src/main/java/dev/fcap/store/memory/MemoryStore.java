@@ -13,6 +13,7 @@ import dev.fcap.store.StoredCounter;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -33,6 +34,18 @@ import java.util.concurrent.atomic.LongAdder;
  * in {@link #rejected()}); partitions already held keep working. Evicting live counters instead would
  * silently admit more than the rules allow, which is the one thing fcap must not do; the failure
  * policy of the server decides what a refused request means.
+ *
+ * <p><b>Whose clock expires what.</b> A request decides at its own time (the store's clock, or a
+ * caller-supplied time for replays and tests), and within its own partition everything happens in
+ * that partition's request order, like the algorithms' own pruning. Dropping <i>other</i> partitions
+ * (the incremental sweep, the full sweep before {@code FULL}, {@link #evictExpired}) goes by the
+ * {@linkplain #sweepTime() sweep time} instead, which no request can go below: the store's clock
+ * while every request uses it; once a request has carried its own time, the lower of the clock and
+ * the floor that callers raise with {@link #advanceCallerTimeFloor} (none by default: then nothing
+ * is swept at all until the floor is raised). Caller times are not monotonic across callers: a
+ * replay decides recipients on two threads, each at its own row's time, hours apart; sweeping by the
+ * faster thread's time dropped counters the slower thread still needed, and over-admitted
+ * ({@code MemoryStoreSweepTest}, {@code ReplayOracleTest} prove it no longer does).
  */
 public final class MemoryStore implements Store {
   private static final java.lang.invoke.VarHandle INT =
@@ -43,6 +56,10 @@ public final class MemoryStore implements Store {
   private final long segmentBudget;
   private final int seed;
   private final LongAdder rejected = new LongAdder();
+  /** Set once a request carries its own time; from then on the sweep waits for the floor. */
+  private volatile boolean callerTimeSeen;
+  /** No later request carries a caller time below this (raised by {@link #advanceCallerTimeFloor}). */
+  private final AtomicLong callerTimeFloor = new AtomicLong(Long.MIN_VALUE);
 
   private MemoryStore(Builder b) {
     this.clock = b.clock;
@@ -79,7 +96,15 @@ public final class MemoryStore implements Store {
     int hash = hash(request.partition());
     Segment segment = segmentOf(hash);
     synchronized (segment) {
-      long now = request.time() == PartitionRequest.STORE_TIME ? clock.millis() : request.time();
+      long now;
+      if (request.time() == PartitionRequest.STORE_TIME) {
+        now = clock.millis();
+      } else {
+        now = request.time();
+        if (!callerTimeSeen) {
+          callerTimeSeen = true;
+        }
+      }
       int slot = segment.find(hash, request.partition());
       byte[] record = slot < 0 ? null : segment.records[slot];
       List<CounterRequest> counters = request.counters();
@@ -94,7 +119,9 @@ public final class MemoryStore implements Store {
         byte[] next = PartitionRecord.write(record, request.partition(), counters, states, now);
         store(segment, hash, slot, request.partition(), next, now);
       }
-      segment.sweepStep(now);
+      if (segment.sweepDue()) {
+        segment.sweepNext(sweepTime());
+      }
       return result;
     }
   }
@@ -112,7 +139,7 @@ public final class MemoryStore implements Store {
       return;
     }
     if (segment.bytes + Segment.cost(next) > segmentBudget) {
-      segment.sweepAll(now);
+      segment.sweepAll(sweepTime());
       if (segment.bytes + Segment.cost(next) > segmentBudget) {
         rejected.increment();
         throw new StoreException(StoreException.Reason.FULL, "memory store is full (maxBytes reached); "
@@ -148,10 +175,29 @@ public final class MemoryStore implements Store {
     }
   }
 
-  /** Drops every expired partition now (also done lazily); returns how many were dropped. */
+  /**
+   * The time by which other partitions are expired: the store's clock, or, once requests have
+   * carried their own times, the lower of the clock and the caller-time floor.
+   */
+  long sweepTime() {
+    long clockNow = clock.millis();
+    return callerTimeSeen ? Math.min(clockNow, callerTimeFloor.get()) : clockNow;
+  }
+
+  /**
+   * Lets the sweep drop partitions that expired before {@code time}: the caller promises that no
+   * later request carries a time below it (a replay raises it to the slowest decider's progress).
+   * The floor only rises; a lower value is ignored.
+   */
+  @Override
+  public void advanceCallerTimeFloor(long time) {
+    callerTimeFloor.accumulateAndGet(time, Math::max);
+  }
+
+  /** Drops every partition expired by the {@linkplain #sweepTime() sweep time}; returns how many. */
   public int evictExpired() {
     int dropped = 0;
-    long now = clock.millis();
+    long now = sweepTime();
     for (Segment s : segments) {
       synchronized (s) {
         dropped += s.sweepAll(now);

@@ -92,25 +92,32 @@ final class Segment {
   }
 
   /**
-   * Visits one slot, on one call in {@link #SWEEP_EVERY}, and drops its record if expired: spreads the
-   * cost of expiry over requests. Every visit reads a record that is rarely in cache, so visiting on
-   * every request cost about a tenth of a decision; the full sweep before a segment would exceed its
-   * budget keeps the bound either way.
+   * Whether this call should visit one slot (one call in {@link #SWEEP_EVERY}): spreads the cost of
+   * expiry over requests. Every visit reads a record that is rarely in cache, so visiting on every
+   * request cost about a tenth of a decision; the full sweep before a segment would exceed its budget
+   * keeps the bound either way.
    */
-  void sweepStep(long now) {
-    if ((++sweepTicks & (SWEEP_EVERY - 1)) != 0) {
-      return;
-    }
+  boolean sweepDue() {
+    return (++sweepTicks & (SWEEP_EVERY - 1)) == 0;
+  }
+
+  /**
+   * Visits the next slot and drops its record if it expired by {@code horizon}. The horizon is the
+   * store's sweep time, never a request's own time: another partition may still be needed by a
+   * request at an earlier time (see {@link MemoryStore}).
+   */
+  void sweepNext(long horizon) {
     int slot = sweepCursor++ & (records.length - 1);
-    if (records[slot] != null && PartitionRecord.expiresAt(records[slot]) <= now) {
+    if (records[slot] != null && PartitionRecord.expiresAt(records[slot]) <= horizon) {
       removeAt(slot);
     }
   }
 
-  int sweepAll(long now) {
+  /** Drops every record that expired by {@code horizon} (the store's sweep time, as in {@link #sweepNext}). */
+  int sweepAll(long horizon) {
     int dropped = 0;
     for (int i = 0; i < records.length; i++) {
-      while (records[i] != null && PartitionRecord.expiresAt(records[i]) <= now) {
+      while (records[i] != null && PartitionRecord.expiresAt(records[i]) <= horizon) {
         removeAt(i); // the backward shift may move another record into slot i
         dropped++;
       }
