@@ -1,6 +1,8 @@
 package dev.fcap.store.memory;
 
+import dev.fcap.algorithm.LargeLog;
 import dev.fcap.algorithm.PartitionStep;
+import dev.fcap.model.Algorithm;
 import dev.fcap.store.Clock;
 import dev.fcap.store.CounterRequest;
 import dev.fcap.store.Operation;
@@ -112,10 +114,14 @@ public final class MemoryStore implements Store {
       if (record != null) {
         PartitionRecord.readStates(record, counters, now, states);
       }
-      PartitionResult result = PartitionStep.apply(request, now, states);
+      LargeLog[] large = largeLogs(segment, request, states, now);
+      PartitionResult result = PartitionStep.apply(request, now, states, large);
       // A dry run or a refused decision changes no state: leave the record as it is (expired
       // counters in it are dropped by the next write or the sweep).
       if (request.operation() == Operation.RELEASE || (request.operation() == Operation.DECIDE && result.allowed())) {
+        if (large != null || !segment.large.isEmpty()) {
+          storeLargeLogs(segment, request, large);
+        }
         byte[] next = PartitionRecord.write(record, request.partition(), counters, states, now);
         store(segment, hash, slot, request.partition(), next, now);
       }
@@ -124,6 +130,63 @@ public final class MemoryStore implements Store {
       }
       return result;
     }
+  }
+
+  /**
+   * The {@link LargeLog} of each request counter whose rule needs one (null entries: the counter is
+   * in the record; null: none is), taking over a record state written before the rule grew; and
+   * the other way, a held large log as a record state when the rule shrank below the threshold.
+   */
+  private static LargeLog[] largeLogs(Segment segment, PartitionRequest request, byte[][] states, long now) {
+    List<CounterRequest> counters = request.counters();
+    LargeLog[] large = null;
+    for (int i = 0; i < counters.size(); i++) {
+      CounterRequest c = counters.get(i);
+      boolean isLarge = LargeLog.isLarge(c.spec());
+      if (!isLarge && segment.large.isEmpty()) {
+        continue;
+      }
+      LargeLogTable.Held held = c.spec().algorithm() == Algorithm.SLIDING_LOG
+          ? segment.large.find(request.partition(), c.key()) : null;
+      LargeLog live = held != null && held.expiresAt > now ? held.log : null;
+      if (isLarge) {
+        if (large == null) {
+          large = new LargeLog[counters.size()];
+        }
+        large[i] = live != null ? live : LargeLog.of(states[i]);
+        if (sameCounterBefore(counters, large, i)) {
+          large[i] = LargeLog.of(large[i].encode()); // the same counter twice: the first write wins, as in the record
+        }
+        states[i] = null;
+      } else if (live != null) {
+        states[i] = live.encode();
+      }
+    }
+    return large;
+  }
+
+  /** After a write: the request's large logs into the table; logs of rules that shrank out of it. */
+  private static void storeLargeLogs(Segment segment, PartitionRequest request, LargeLog[] large) {
+    List<CounterRequest> counters = request.counters();
+    for (int i = 0; i < counters.size(); i++) {
+      CounterRequest c = counters.get(i);
+      if (large != null && large[i] != null) {
+        if (!sameCounterBefore(counters, large, i)) {
+          segment.large.put(request.partition(), c.key(), large[i], large[i].expiresAt(c.spec()));
+        }
+      } else if (c.spec().algorithm() == Algorithm.SLIDING_LOG && !segment.large.isEmpty()) {
+        segment.large.remove(request.partition(), c.key());
+      }
+    }
+  }
+
+  private static boolean sameCounterBefore(List<CounterRequest> counters, LargeLog[] large, int i) {
+    for (int j = 0; j < i; j++) {
+      if (large[j] != null && java.util.Arrays.equals(counters.get(j).key(), counters.get(i).key())) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private void store(Segment segment, int hash, int slot, byte[] partition, byte[] next, long now) {
@@ -138,9 +201,9 @@ public final class MemoryStore implements Store {
       segment.replaceAt(slot, next);
       return;
     }
-    if (segment.bytes + Segment.cost(next) > segmentBudget) {
+    if (segment.bytes + segment.large.bytes + Segment.cost(next) > segmentBudget) {
       segment.sweepAll(sweepTime());
-      if (segment.bytes + Segment.cost(next) > segmentBudget) {
+      if (segment.bytes + segment.large.bytes + Segment.cost(next) > segmentBudget) {
         rejected.increment();
         throw new StoreException(StoreException.Reason.FULL, "memory store is full (maxBytes reached); "
             + "new recipients are refused until counters expire");
@@ -157,6 +220,12 @@ public final class MemoryStore implements Store {
       long now = clock.millis();
       int slot = segment.find(hash, partition);
       List<StoredCounter> counters = slot < 0 ? List.of() : PartitionRecord.live(segment.records[slot], now);
+      for (LargeLogTable.Held held : segment.large.of(partition)) {
+        if (held.expiresAt > now) {
+          counters = new java.util.ArrayList<>(counters);
+          counters.add(new StoredCounter(held.counter.clone(), Algorithm.SLIDING_LOG, held.log.encode()));
+        }
+      }
       return CompletableFuture.completedFuture(new PartitionSnapshot(now, counters));
     }
   }
@@ -171,7 +240,8 @@ public final class MemoryStore implements Store {
         segment.removeAt(slot);
         segment.shrinkIfSparse();
       }
-      return CompletableFuture.completedFuture(slot >= 0);
+      boolean hadLarge = segment.large.removePartition(partition);
+      return CompletableFuture.completedFuture(slot >= 0 || hadLarge);
     }
   }
 
@@ -222,7 +292,7 @@ public final class MemoryStore implements Store {
     long n = 0;
     for (Segment s : segments) {
       synchronized (s) {
-        n += s.bytes + s.tableBytes();
+        n += s.bytes + s.large.bytes + s.tableBytes();
       }
     }
     return n;

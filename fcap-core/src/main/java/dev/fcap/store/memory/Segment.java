@@ -13,6 +13,8 @@ final class Segment {
   int size;
   /** Heap held by the records themselves (headers included, padded to 8). */
   long bytes;
+  /** The segment's large sliding logs, kept beside the records (see {@link LargeLogTable}). */
+  final LargeLogTable large = new LargeLogTable();
   private int sweepCursor;
   private int sweepTicks;
   static final int SWEEP_EVERY = 8;
@@ -107,6 +109,9 @@ final class Segment {
    * request at an earlier time (see {@link MemoryStore}).
    */
   void sweepNext(long horizon) {
+    if ((sweepCursor & 255) == 0 && !large.isEmpty()) {
+      large.sweep(horizon); // few: channel-, sender- or tenant-wide counters with large limits
+    }
     int slot = sweepCursor++ & (records.length - 1);
     if (records[slot] != null && PartitionRecord.expiresAt(records[slot]) <= horizon) {
       removeAt(slot);
@@ -123,7 +128,7 @@ final class Segment {
       }
     }
     shrinkIfSparse();
-    return dropped;
+    return dropped + large.sweep(horizon);
   }
 
   private void resize(int capacity) {
