@@ -31,7 +31,10 @@
 -- go through floordiv (or the same correction inline), exact for such operands.
 --
 -- Writes. Everything is computed first, then at most one write (SET or DEL), so an error can
--- never leave a half-recorded partition behind. A step that records nothing writes nothing.
+-- never leave a half-recorded partition behind. A step that records nothing writes nothing. A large
+-- sliding log (capacity above LARGE_FROM entries: docs/redis.md, "Large sliding logs") also writes
+-- the blocks of its entries that the step changed, after everything was decided and just before
+-- the partition value that points at them.
 
 local EPOCH_MS = 1577836800000 -- 2020-01-01T00:00Z, the origin of the per-counter expiry seconds
 local NEVER = false            -- a check that can never pass (returned as a retry delta of -1)
