@@ -869,9 +869,9 @@ local function large_put(L, i, t, before)
 end
 
 -- the first index j in [lo, hi] with pred(j) true (pred is monotone: false then true), galloping
--- from `hint` when it is inside
+-- from `hint` when it is inside (usually the answer itself, or a step from it: one or two probes)
 local function large_search(lo, hi, hint, pred)
-  if hint and hint > lo and hint < hi then
+  if hint and hint >= lo and hint < hi then
     local step = 1
     if pred(hint) then
       hi = hint
