@@ -920,9 +920,10 @@ local function large_after(L, t, hint)
   end)
 end
 
--- the first index i >= from whose cost through it reaches `target`, i.e. before(i + 1) >= target
-local function large_reach(L, from, target, hint)
-  local j = large_search(from + 1, L.tail, hint and hint + 1, function(j)
+-- the first index i >= from whose cost through it reaches `target`, i.e. before(i + 1) >= target;
+-- searched from `from` on (the answer is usually there or a few entries on)
+local function large_reach(L, from, target)
+  local j = large_search(from + 1, L.tail, from + 1, function(j)
     return large_before(L, j) >= target
   end)
   return j - 1
