@@ -978,15 +978,32 @@ local function large_prune(L, spec, now)
   end
 end
 
--- moves entries [from, tail) by `by` slots (1 or -1), adding `delta` to their `before`
+-- moves entries [from, tail) by `by` slots (1 or -1), adding `delta` to their `before`: all are read
+-- first, then each block they land in is rebuilt with one concatenation (O(k) for k entries, about
+-- 0.2 us each, instead of a 4 KiB block copy per entry)
 local function large_shift(L, from, by, delta)
-  local first, last, step = L.tail - 1, from, -1
-  if by < 0 then
-    first, last, step = from, L.tail - 1, 1
-  end
-  for i = first, last, step do
+  local ts, bs, m = {}, {}, 0
+  for i = from, L.tail - 1 do
     local t, before = large_entry(L, i)
-    large_put(L, i + by, t, before + delta)
+    m = m + 1
+    ts[m], bs[m] = t, (before or 0) + delta
+  end
+  local i, k = from + by, 1
+  while k <= m do
+    local b = floordiv(i, BLOCK)
+    local s = large_block(L, b)
+    local off = (i - b * BLOCK) * 16
+    local count = math.min(m - k + 1, (b + 1) * BLOCK - i)
+    local parts = {}
+    for x = 0, count - 1 do
+      parts[x + 1] = pack('>i8i8', ts[k + x], bs[k + x])
+    end
+    if #s < off then
+      s = s .. string.rep('\0', off - #s)
+    end
+    L.blocks[b] = sub(s, 1, off) .. table.concat(parts) .. sub(s, off + count * 16 + 1)
+    L.dirty[b] = true
+    i, k = i + count, k + count
   end
 end
 
