@@ -9,14 +9,14 @@ import java.util.List;
  * One atomic step over the counters of a partition, as a pure function: given the states of the
  * request's counters (in request order) and the time, it computes the result and the next states.
  * A Java store calls it under its partition lock and then stores {@code states} back; the Redis
- * script {@code decide.lua} is its mirror.
+ * script {@code partition.lua} is its mirror.
  *
  * <p>All-or-nothing: on DECIDE, every counter is evaluated first, and the message is recorded in
  * every counter (shadow checks too) only if every enforced check admitted.
  *
  * <p><b>Message ids.</b> A request with an {@link dev.fcap.store.Idempotency} is first looked up in
  * the partition's remembered decisions: if the store holds one for its key, {@link #apply(PartitionRequest,
- * long, byte[][], byte[])} returns it again ({@link PartitionResult#replayOf()}) and changes no state.
+ * long, byte[][], LargeLog[], byte[])} returns it again ({@link PartitionResult#replayOf()}) and changes no state.
  * A RELEASE carrying one undoes the counts only while the id is remembered, and forgets it (its
  * result's {@code allowed} says whether it released anything). An admitted DECIDE is remembered as
  * {@link #remember} bytes, beside the counters, in the same
@@ -32,15 +32,19 @@ public final class PartitionStep {
    * its next state on return ({@code null} = empty).
    */
   public static PartitionResult apply(PartitionRequest request, long now, byte[][] states) {
-    return apply(request, now, states, null);
+    return apply(request, now, states, null, null);
   }
 
   /**
    * {@link #apply(PartitionRequest, long, byte[][])} for a partition that remembers {@code remembered}
-   * (null: nothing) under the request's message id: a DECIDE or CHECK then gets the remembered result
-   * again and {@code states} are left as they are.
+   * (null: nothing) under the request's message id, and where counter i is the {@link LargeLog}
+   * {@code large[i]} when {@code large} and {@code large[i]} are not null (then {@code states[i]} is
+   * unused: the log is read in place and, on record or release, changed in place, after every counter
+   * was evaluated). A DECIDE or CHECK of a remembered id gets the remembered result again and no state
+   * changes.
    */
-  public static PartitionResult apply(PartitionRequest request, long now, byte[][] states, byte[] remembered) {
+  public static PartitionResult apply(PartitionRequest request, long now, byte[][] states, LargeLog[] large,
+      byte[] remembered) {
     if (remembered != null && request.operation() != dev.fcap.store.Operation.RELEASE) {
       return replay(remembered, request.checks());
     }
@@ -60,7 +64,14 @@ public final class PartitionStep {
     for (int i = 0; i < counters.size(); i++) {
       CounterRequest c = counters.get(i);
       CounterAlgorithm algorithm = CounterAlgorithm.of(c.spec().algorithm());
-      if (request.operation() == dev.fcap.store.Operation.RELEASE) {
+      LargeLog log = large == null ? null : large[i];
+      if (log != null) {
+        if (request.operation() == dev.fcap.store.Operation.RELEASE) {
+          log.release(c.spec(), now, eventTime, request.cost());
+        } else {
+          allowed &= log.evaluate(c.spec(), now, request.cost(), used, retryAt, at);
+        }
+      } else if (request.operation() == dev.fcap.store.Operation.RELEASE) {
         states[i] = algorithm.release(states[i], c.spec(), c.alignMs(), now, eventTime, request.cost());
       } else {
         allowed &= algorithm.evaluate(states[i], c.spec(), c.alignMs(), now, request.cost(), used, retryAt, at);
@@ -70,7 +81,12 @@ public final class PartitionStep {
     if (allowed && request.operation() == dev.fcap.store.Operation.DECIDE) {
       for (int i = 0; i < counters.size(); i++) {
         CounterRequest c = counters.get(i);
-        states[i] = CounterAlgorithm.of(c.spec().algorithm()).record(states[i], c.spec(), c.alignMs(), now, request.cost());
+        if (large != null && large[i] != null) {
+          large[i].record(c.spec(), now, request.cost());
+        } else {
+          states[i] = CounterAlgorithm.of(c.spec().algorithm()).record(states[i], c.spec(), c.alignMs(), now,
+              request.cost());
+        }
       }
     }
     return new PartitionResult(now, allowed, used, retryAt);
