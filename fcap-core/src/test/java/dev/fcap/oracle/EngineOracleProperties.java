@@ -24,8 +24,7 @@ class EngineOracleProperties {
 
   @Property(tries = 30)
   void engineOnMemoryStoreAgreesWithTheOracleWhenTimeOnlyMovesForward(@ForAll long seed) {
-    Traffic.Options all = Traffic.Options.ALL;
-    check(seed, new Traffic.Options(all.releases(), all.dryRuns(), all.edits(), all.resets(), false, all.recipients()));
+    check(seed, Traffic.Options.ALL.withClockBack(false));
   }
 
   private static void check(long seed, Traffic.Options options) {

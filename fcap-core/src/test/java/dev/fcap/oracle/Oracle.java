@@ -119,7 +119,11 @@ public final class Oracle {
   }
 
   /** The verdict on one decision the system under test gave. */
-  public record Verdict(boolean expectedAllowed, boolean overAdmission, List<String> mismatches) {
+  public record Verdict(Decision expected, boolean overAdmission, List<String> mismatches) {
+    public boolean expectedAllowed() {
+      return expected.allowed();
+    }
+
     public boolean matches() {
       return mismatches.isEmpty();
     }
@@ -176,7 +180,7 @@ public final class Oracle {
     if (!dryRun) {
       apply(m, now, rules, expected, want.allowed(), key);
     }
-    return new Verdict(want.allowed(), over, mismatches);
+    return new Verdict(want, over, mismatches);
   }
 
   /** Releases an admitted decision; true iff the oracle knew it and had not released it yet. */
@@ -221,7 +225,7 @@ public final class Oracle {
 
   static boolean applies(Rule rule, Message m) {
     for (Dimension d : rule.key()) {
-      if (d == Dimension.CONTENT ? m.content() == null : d.valueOf(m) == null) {
+      if (Dimension.CONTENT.equals(d) ? m.content() == null : d.valueOf(m) == null) {
         return false;
       }
     }
@@ -242,7 +246,7 @@ public final class Oracle {
     }
     sb.append(identity(r)).append('|');
     for (Dimension d : r.key()) {
-      String v = d == Dimension.CONTENT ? m.content() : d.valueOf(m);
+      String v = Dimension.CONTENT.equals(d) ? m.content() : d.valueOf(m);
       sb.append(v.length()).append(':').append(v);
     }
     return sb.toString();

@@ -148,6 +148,9 @@ public final class OracleRun {
   }
 
   private static String pick(Deque<String> ids, int pick) {
+    if (pick < 0) {
+      return ids.removeLast();
+    }
     int at = pick % ids.size();
     var it = ids.iterator();
     for (int i = 0; i < at; i++) {

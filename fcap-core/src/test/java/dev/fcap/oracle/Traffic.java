@@ -32,7 +32,10 @@ public final class Traffic {
   /** Decide (or dry-run) {@code message} at {@code time}. */
   public record Decide(Message message, long time, boolean dryRun) implements Step {}
 
-  /** Release one earlier admitted decision, picked by {@code pick} among those not released yet. */
+  /**
+   * Release an earlier admitted decision: the newest one not released yet ({@code pick} = -1), or
+   * one picked by {@code pick} among the recent ones.
+   */
   public record Release(int pick) implements Step {}
 
   /** Replace the policy by an edit of it: limits and windows change, counters keep their counts. */
@@ -41,13 +44,27 @@ public final class Traffic {
   /** Forget a recipient. */
   public record Reset(String recipient, long time) implements Step {}
 
-  /** What the stream may contain. */
-  public record Options(boolean releases, boolean dryRuns, boolean edits, boolean resets, boolean clockBack,
-      int recipients) {
-    /** Everything: for the engine and the stores. */
-    public static final Options ALL = new Options(true, true, true, true, true, 40);
+  /**
+   * What the stream may contain.
+   *
+   * @param releases releases of the newest admitted decision (a send that failed at once)
+   * @param olderReleases releases of any recent admitted decision, not only the newest
+   * @param clockBack steps of the clock back by up to 3 s
+   */
+  public record Options(boolean releases, boolean olderReleases, boolean dryRuns, boolean edits, boolean resets,
+      boolean clockBack, int recipients) {
+    /** Everything the engine and the stores answer exactly today (see docs/algorithms.md, "How it is tested"). */
+    public static final Options ALL = new Options(true, false, true, true, true, true, 40);
     /** What a send log can hold: decisions only (in log order, clock steps back included). */
-    public static final Options SEND_LOG = new Options(false, false, false, false, true, 40);
+    public static final Options SEND_LOG = new Options(false, false, false, false, false, true, 40);
+
+    public Options withClockBack(boolean on) {
+      return new Options(releases, olderReleases, dryRuns, edits, resets, on, recipients);
+    }
+
+    public Options withOlderReleases(boolean on) {
+      return new Options(releases, on, dryRuns, edits, resets, clockBack, recipients);
+    }
   }
 
   /** Ids that try to alias other ids or move to other slots in a cluster. */
@@ -93,7 +110,7 @@ public final class Traffic {
   public Step next() {
     int action = random.nextInt(1000);
     if (options.releases() && action < 40) {
-      return new Release(random.nextInt(1 << 30));
+      return new Release(options.olderReleases() && random.nextBoolean() ? random.nextInt(1 << 30) : -1);
     }
     if (options.edits() && action < 48) {
       policy = edit(policy);
