@@ -83,7 +83,8 @@ public final class Oracle {
   private final Map<String, List<long[]>> history = new HashMap<>();
   private final Map<String, Admitted> admitted = new HashMap<>();
   private long latest = Long.MIN_VALUE;
-  private long admittedCount;
+  /** How far back the full history reaches: beyond every window the traffic uses (at most a day) and its steps back. */
+  private static final long HISTORY_MS = 2 * 86_400_000L;
 
   public Oracle(Policy policy) {
     setPolicy(policy);
@@ -335,21 +336,23 @@ public final class Oracle {
       }
       return;
     }
-    for (int i = 0; i < rules.size(); i++) {
-      Rule r = rules.get(i);
-      List<long[]> h = history.computeIfAbsent(counterId(r, m), k -> new ArrayList<>());
-      if (!h.isEmpty() && h.get(h.size() - 1)[0] == now && h.get(h.size() - 1)[2] == admittedCount) {
-        continue; // a log shared by several rules holds the message once
+    latest = Math.max(latest, now);
+    for (String c : recorded) {
+      List<long[]> h = history.computeIfAbsent(c, k -> new ArrayList<>());
+      int at = h.size();
+      while (at > 0 && h.get(at - 1)[0] > now) {
+        at--;
       }
-      h.add(new long[] {now, m.cost(), admittedCount});
-      latest = Math.max(latest, now);
-      if (h.size() > 4 * CHECKPOINT) {
-        // what no window can reach again (steps back are seconds, windows at most days; W + w < 2 W + 1 s)
-        h.removeIf(e -> e[0] <= latest - 2 * r.windowMs() - 600_000 && e[0] <= latest - 4 * 86_400_000L);
+      h.add(at, new long[] {now, m.cost()});
+      if (h.get(0)[0] < latest - HISTORY_MS - 86_400_000L) {
+        int old = 0;
+        while (h.get(old)[0] < latest - HISTORY_MS) {
+          old++;
+        }
+        h.subList(0, old).clear();
       }
     }
     admitted.put(key, new Admitted(m, now, List.copyOf(recorded)));
-    admittedCount++;
   }
 
   private Decision decision(List<RuleOutcome> outcomes) {
@@ -536,15 +539,15 @@ public final class Oracle {
     long w = r.windowMs();
     switch (r.algorithm()) {
       case SLIDING_LOG, SLIDING_COUNTER -> {
+        // the windows that hold `now`: ending at now, and at every later message within W
         List<Long> ends = new ArrayList<>(List.of(now));
-        h.stream().filter(e -> e[0] > now && e[0] < now + w).forEach(e -> ends.add(e[0]));
-        for (long end : ends) {
-          long sum = m.cost();
-          for (long[] e : h) {
-            if (e[0] > end - w && e[0] <= end) {
-              sum += e[1];
-            }
+        for (int i = h.size() - 1; i >= 0 && h.get(i)[0] > now; i--) {
+          if (h.get(i)[0] < now + w) {
+            ends.add(h.get(i)[0]);
           }
+        }
+        for (long end : ends) {
+          long sum = m.cost() + sum(h, end - w, end);
           if (sum > r.limit()) {
             return "over: " + r.algorithm() + " " + r.id() + " admitted " + sum + " in the window (" + (end - w) + ", "
                 + end + "] (limit " + r.limit() + ")";
@@ -553,12 +556,7 @@ public final class Oracle {
       }
       case FIXED_WINDOW -> {
         long start = windowStart(now, w, align(r, now));
-        long sum = m.cost();
-        for (long[] e : h) {
-          if (e[0] >= start && e[0] < start + w) {
-            sum += e[1];
-          }
-        }
+        long sum = m.cost() + sum(h, start - 1, start + w - 1);
         if (sum > r.limit()) {
           return "over: fixed-window " + r.id() + " admitted " + sum + " in the window [" + start + ", " + (start + w)
               + ") (limit " + r.limit() + ")";
@@ -569,23 +567,26 @@ public final class Oracle {
     return null;
   }
 
+  /** The cost in (from, to] of a history ordered by time. */
+  private static long sum(List<long[]> h, long from, long to) {
+    long sum = 0;
+    for (int i = h.size() - 1; i >= 0 && h.get(i)[0] > from; i--) {
+      if (h.get(i)[0] <= to) {
+        sum += h.get(i)[1];
+      }
+    }
+    return sum;
+  }
+
   /** Null if the engine's sliding-counter refusal keeps the stated bound, else what broke. */
   private String slidingCounterBound(Rule r, Message m, long now, RuleOutcome a) {
     List<long[]> h = history.getOrDefault(counterId(r, m), List.of());
-    long width = ceilDiv(r.windowMs(), r.precision());
-    long inWindow = 0;
-    long inLonger = 0;
-    for (long[] e : h) {
-      if (e[0] > now - r.windowMs()) {
-        inWindow += e[1];
-      }
-      if (e[0] > now - (r.windowMs() + width - 1)) {
-        inLonger += e[1];
-      }
-    }
+    long longer = r.windowMs() + ceilDiv(r.windowMs(), r.precision()) - 1;
+    long inLonger = sum(h, now - longer, Long.MAX_VALUE);
     if (!a.allowed() && inLonger + m.cost() <= r.limit()) {
       return "sliding-counter " + r.id() + " refused with " + inLonger + " in W + w - 1 (limit " + r.limit() + ")";
     }
     return null;
   }
+
 }
