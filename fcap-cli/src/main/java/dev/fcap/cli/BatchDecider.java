@@ -20,10 +20,18 @@ import java.util.concurrent.Future;
  * rule keyed without the recipient (per sender, per channel), rows are decided on one thread.
  * Two deciders pay off where a decision waits on a round trip (Redis); on the embedded store the
  * parser is the bottleneck. {@code -Dfcap.replay.oneThread=true} forces one thread (to compare).
+ *
+ * <p>The two threads run at their own rows' times, which can be hours apart within a batch; the
+ * store must not expire one thread's counters by the other's time. So after each batch the replay
+ * raises the store's caller-time floor ({@link dev.fcap.store.Store#advanceCallerTimeFloor}) to
+ * {@link #progress()}, the time of the slower decider: rows after it in the log are not earlier
+ * (in a log sorted by time; an unsorted log is a clock going back, see docs/algorithms.md).
  */
 final class BatchDecider implements AutoCloseable {
   private final Engine engine;
   private final ExecutorService second;
+  /** The time of the last row decided per shard (one shard when not split). */
+  private final long[] progress;
 
   BatchDecider(Engine engine, List<Policy> policies) {
     this.engine = engine;
@@ -36,6 +44,8 @@ final class BatchDecider implements AutoCloseable {
           return t;
         })
         : null;
+    this.progress = new long[split ? 2 : 1];
+    java.util.Arrays.fill(progress, Long.MIN_VALUE);
   }
 
   static boolean everyRuleKeyedByRecipient(List<Policy> policies) {
@@ -62,13 +72,30 @@ final class BatchDecider implements AutoCloseable {
     return out;
   }
 
+  /**
+   * The time of the last row decided by the slower decider (Long.MIN_VALUE before each has decided
+   * one); read between batches.
+   */
+  long progress() {
+    long min = Long.MAX_VALUE;
+    for (long p : progress) {
+      min = Math.min(min, p);
+    }
+    return min;
+  }
+
   /** Decides the rows of one shard (0 or 1 by recipient hash; -1: every row), in log order. */
   private void decideShard(SendLog.Row[] rows, Decision[] out, int shard) {
+    long last = Long.MIN_VALUE;
     for (int i = 0; i < rows.length; i++) {
       SendLog.Row row = rows[i];
       if (shard < 0 || (row.message().recipient().hashCode() & 1) == shard) {
         out[i] = engine.decideAt(row.message(), row.time()).join();
+        last = row.time();
       }
+    }
+    if (last != Long.MIN_VALUE) {
+      progress[Math.max(shard, 0)] = last;
     }
   }
 

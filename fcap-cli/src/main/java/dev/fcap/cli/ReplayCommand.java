@@ -89,7 +89,7 @@ final class ReplayCommand implements Callable<Integer> {
         .policies(policies).build()) {
       ReplaySummary summary = new ReplaySummary(policies);
       long started = System.nanoTime();
-      replay(engine, policies, clock, summary, started, err);
+      replay(engine, store, policies, clock, summary, started, err);
       double seconds = (System.nanoTime() - started) / 1e9;
       PrintWriter out = spec.commandLine().getOut();
       if (json) {
@@ -113,7 +113,8 @@ final class ReplayCommand implements Callable<Integer> {
   }
 
   /** Decides every row in order, at its own timestamp; writes the decisions file as it goes. */
-  private void replay(Engine engine, List<Policy> policies, ReplayClock clock, ReplaySummary summary, long started,
+  private void replay(Engine engine, Store store, List<Policy> policies, ReplayClock clock, ReplaySummary summary,
+      long started,
       PrintWriter err) throws IOException {
     try (SendLog reader = new SendLog(open(log));
         RowPipeline pipeline = new RowPipeline(reader);
@@ -125,6 +126,7 @@ final class ReplayCommand implements Callable<Integer> {
       for (SendLog.Row[] rows = pipeline.nextBatch(); rows != null; rows = pipeline.nextBatch()) {
         clock.time = rows[rows.length - 1].time();
         Decision[] decided = decider.decide(rows);
+        store.advanceCallerTimeFloor(decider.progress());
         for (int i = 0; i < rows.length; i++) {
           summary.add(rows[i].message().tenant(), decided[i]);
           if (decisions != null) {

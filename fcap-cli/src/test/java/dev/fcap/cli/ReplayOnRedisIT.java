@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.fcap.store.redis.testing.RedisExtension;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import dev.fcap.policy.PolicyParser;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -31,6 +33,21 @@ class ReplayOnRedisIT {
     assertThat(Files.readAllLines(onRedis)).hasSize(20_000).isEqualTo(Files.readAllLines(onMemory));
     assertThat(Files.readAllLines(onMemory)).as("the log exercises refusals").anyMatch(l -> l.startsWith("false"))
         .anyMatch(l -> l.contains("same-content")).anyMatch(l -> l.contains("recipient-per-minute"));
+  }
+
+  /** The adversarial log of {@link ReplayOracleTest} on Redis, one and two deciders, against the oracle. */
+  @Test
+  void oneAndTwoDecidersOnRedisWriteTheOraclesDecisions() throws Exception {
+    Path log = ReplayOracleTest.adversarialLog(dir.resolve("log.csv"), 11, 12_000);
+    List<String> expected = ReplayOracleTest.oracle(PolicyParser.parseFile(ReplayOracleTest.SEED), log);
+    assertThat(expected).anyMatch(l -> l.equals("false,recipient-per-day"));
+    for (boolean oneThread : new boolean[] {false, true}) {
+      Path out = dir.resolve("redis-" + oneThread + ".txt");
+      ReplayOracleTest.replay(oneThread, "--rules", ReplayOracleTest.SEED.toString(), "--log", log.toString(),
+          "--decisions", out.toString(), "--store", REDIS.uri());
+      assertThat(ReplayOracleTest.mismatches(ReplayOracleTest.normalized(Files.readAllLines(out)), expected))
+          .as("one thread: %s", oneThread).isEmpty();
+    }
   }
 
   @Test

@@ -23,6 +23,15 @@ public final class PartitionStep {
    * its next state on return ({@code null} = empty).
    */
   public static PartitionResult apply(PartitionRequest request, long now, byte[][] states) {
+    return apply(request, now, states, null);
+  }
+
+  /**
+   * {@link #apply} where counter i is the {@link LargeLog} {@code large[i]} when that is not null
+   * (then {@code states[i]} is unused): the log is read in place and, on record or release, changed
+   * in place, after every counter was evaluated.
+   */
+  public static PartitionResult apply(PartitionRequest request, long now, byte[][] states, LargeLog[] large) {
     List<CounterRequest> counters = request.counters();
     int checks = request.checks();
     long[] used = new long[checks];
@@ -32,7 +41,14 @@ public final class PartitionStep {
     for (int i = 0; i < counters.size(); i++) {
       CounterRequest c = counters.get(i);
       CounterAlgorithm algorithm = CounterAlgorithm.of(c.spec().algorithm());
-      if (request.operation() == dev.fcap.store.Operation.RELEASE) {
+      LargeLog log = large == null ? null : large[i];
+      if (log != null) {
+        if (request.operation() == dev.fcap.store.Operation.RELEASE) {
+          log.release(c.spec(), now, request.eventTime(), request.cost());
+        } else {
+          allowed &= log.evaluate(c.spec(), now, request.cost(), used, retryAt, at);
+        }
+      } else if (request.operation() == dev.fcap.store.Operation.RELEASE) {
         states[i] = algorithm.release(states[i], c.spec(), c.alignMs(), now, request.eventTime(), request.cost());
       } else {
         allowed &= algorithm.evaluate(states[i], c.spec(), c.alignMs(), now, request.cost(), used, retryAt, at);
@@ -42,7 +58,12 @@ public final class PartitionStep {
     if (allowed && request.operation() == dev.fcap.store.Operation.DECIDE) {
       for (int i = 0; i < counters.size(); i++) {
         CounterRequest c = counters.get(i);
-        states[i] = CounterAlgorithm.of(c.spec().algorithm()).record(states[i], c.spec(), c.alignMs(), now, request.cost());
+        if (large != null && large[i] != null) {
+          large[i].record(c.spec(), now, request.cost());
+        } else {
+          states[i] = CounterAlgorithm.of(c.spec().algorithm()).record(states[i], c.spec(), c.alignMs(), now,
+              request.cost());
+        }
       }
     }
     return new PartitionResult(now, allowed, used, retryAt);

@@ -46,6 +46,25 @@ final class SlidingLog implements CounterAlgorithm {
     return state == null ? 0 : (state.length - HEADER) / entrySize(state[0]);
   }
 
+  /** The time of entry {@code i} (newest first) of a non-empty state. */
+  static long timeAt(byte[] s, int i) {
+    return time(s, s[0], Bytes.getLong(s, 1), i);
+  }
+
+  /** The cost of entry {@code i} (newest first) of a non-empty state. */
+  static long costAt(byte[] s, int i) {
+    return cost(s, s[0], i);
+  }
+
+  /** The state of entries given newest first (null when n is 0). */
+  static byte[] encode(long[] times, long[] costs, int n) {
+    Entries e = new Entries(0);
+    e.times = times;
+    e.costs = costs;
+    e.n = n;
+    return encode(e);
+  }
+
   private static long time(byte[] s, int flags, long newest, int i) {
     int at = HEADER + i * entrySize(flags);
     return newest - ((flags & WIDE) != 0 ? Bytes.getLong(s, at) : Bytes.getUint(s, at));

@@ -37,6 +37,16 @@ public interface Store extends AutoCloseable {
   /** Forgets a partition; completes with whether it held anything. */
   CompletableFuture<Boolean> delete(byte[] partition);
 
+  /**
+   * Promises that no later request carries a caller-supplied time (a {@link PartitionRequest#time()}
+   * other than {@link PartitionRequest#STORE_TIME}) below {@code time}, so the store may forget
+   * counters of other partitions that expired by then. Caller times are not monotonic across callers
+   * (a replay decides on several threads, each at its own row's time), so without this promise a
+   * store never drops a counter by one caller's time while another may still need it. Monotonic: a
+   * lower value than before is ignored. Decorators pass it on.
+   */
+  default void advanceCallerTimeFloor(long time) {}
+
   /** The store's clock, epoch milliseconds. */
   long now();
 

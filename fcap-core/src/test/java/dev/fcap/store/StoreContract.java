@@ -257,6 +257,57 @@ public abstract class StoreContract {
     assertThat(outcome(engine.decide(fresh("kim")).join(), "recipient-per-minute").used()).isEqualTo(5);
   }
 
+  // ---- large sliding logs (dev.fcap.algorithm.LargeLog on the embedded store) --------------------
+
+  /**
+   * A channel-wide log above the compact layout's threshold, against a brute-force count: costs above
+   * 1, several messages in one millisecond, releases, the clock stepping back, windows ageing out,
+   * and limit edits that keep the counts (3,000, then 2,000, then 600: back into the compact layout).
+   */
+  @Test
+  void largeSlidingLogsCountExactlyWithCostsReleasesStepsBackAndEdits() {
+    Rule rule = Rule.of("channel-per-hour", 3000, Duration.ofHours(1), Dimension.CHANNEL);
+    Engine engine = engine(new Policy("default", 1, List.of(rule)));
+    java.util.Random random = new java.util.Random(7);
+    List<long[]> admitted = new ArrayList<>(); // time, cost
+    List<String> ids = new ArrayList<>();
+    long limit = 3000;
+    boolean refused = false;
+    for (int step = 0; step < 2600; step++) {
+      if (step == 1200 || step == 2200) {
+        limit = step == 1200 ? 2000 : 600;
+        engine.setPolicy(new Policy("default", step, List.of(rule.withLimit(limit))));
+      }
+      if (step == 1700) {
+        clock.advanceSeconds(-40); // the clock goes back: later entries count as inside the window
+      } else {
+        clock.advance(random.nextInt(4) == 0 ? 0 : random.nextInt(3000));
+      }
+      long now = clock.millis();
+      if (step < 2200 && random.nextInt(15) == 0 && !ids.isEmpty()) {
+        int k = random.nextInt(ids.size());
+        assertThat(engine.release(ids.remove(k)).join()).isTrue();
+        admitted.remove(k);
+        continue;
+      }
+      long cost = random.nextInt(5) == 0 ? 1 + random.nextInt(3) : 1;
+      long used = 0;
+      for (long[] e : admitted) {
+        used += e[0] > now - 3_600_000L ? e[1] : 0;
+      }
+      Decision d = engine.decide(Message.builder("r" + random.nextInt(50)).channel("sms").cost(cost).build()).join();
+      assertThat(d.allowed()).as("step %d, used %d + %d of %d", step, used, cost, limit).isEqualTo(used + cost <= limit);
+      assertThat(outcome(d, "channel-per-hour").used()).as("step %d", step).isEqualTo(used);
+      if (d.allowed()) {
+        admitted.add(new long[] {now, cost});
+        ids.add(d.decisionId());
+      } else {
+        refused = true;
+      }
+    }
+    assertThat(refused).as("the traffic reaches the limit").isTrue();
+  }
+
   // ---- rule edits, reset, inspect --------------------------------------------------------------
 
   @Test

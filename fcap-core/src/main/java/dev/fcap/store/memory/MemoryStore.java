@@ -1,6 +1,8 @@
 package dev.fcap.store.memory;
 
+import dev.fcap.algorithm.LargeLog;
 import dev.fcap.algorithm.PartitionStep;
+import dev.fcap.model.Algorithm;
 import dev.fcap.store.Clock;
 import dev.fcap.store.CounterRequest;
 import dev.fcap.store.Operation;
@@ -13,6 +15,7 @@ import dev.fcap.store.StoredCounter;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -33,6 +36,18 @@ import java.util.concurrent.atomic.LongAdder;
  * in {@link #rejected()}); partitions already held keep working. Evicting live counters instead would
  * silently admit more than the rules allow, which is the one thing fcap must not do; the failure
  * policy of the server decides what a refused request means.
+ *
+ * <p><b>Whose clock expires what.</b> A request decides at its own time (the store's clock, or a
+ * caller-supplied time for replays and tests), and within its own partition everything happens in
+ * that partition's request order, like the algorithms' own pruning. Dropping <i>other</i> partitions
+ * (the incremental sweep, the full sweep before {@code FULL}, {@link #evictExpired}) goes by the
+ * {@linkplain #sweepTime() sweep time} instead, which no request can go below: the store's clock
+ * while every request uses it; once a request has carried its own time, the lower of the clock and
+ * the floor that callers raise with {@link #advanceCallerTimeFloor} (none by default: then nothing
+ * is swept at all until the floor is raised). Caller times are not monotonic across callers: a
+ * replay decides recipients on two threads, each at its own row's time, hours apart; sweeping by the
+ * faster thread's time dropped counters the slower thread still needed, and over-admitted
+ * ({@code MemoryStoreSweepTest}, {@code ReplayOracleTest} prove it no longer does).
  */
 public final class MemoryStore implements Store {
   private static final java.lang.invoke.VarHandle INT =
@@ -43,6 +58,10 @@ public final class MemoryStore implements Store {
   private final long segmentBudget;
   private final int seed;
   private final LongAdder rejected = new LongAdder();
+  /** Set once a request carries its own time; from then on the sweep waits for the floor. */
+  private volatile boolean callerTimeSeen;
+  /** No later request carries a caller time below this (raised by {@link #advanceCallerTimeFloor}). */
+  private final AtomicLong callerTimeFloor = new AtomicLong(Long.MIN_VALUE);
 
   private MemoryStore(Builder b) {
     this.clock = b.clock;
@@ -79,7 +98,15 @@ public final class MemoryStore implements Store {
     int hash = hash(request.partition());
     Segment segment = segmentOf(hash);
     synchronized (segment) {
-      long now = request.time() == PartitionRequest.STORE_TIME ? clock.millis() : request.time();
+      long now;
+      if (request.time() == PartitionRequest.STORE_TIME) {
+        now = clock.millis();
+      } else {
+        now = request.time();
+        if (!callerTimeSeen) {
+          callerTimeSeen = true;
+        }
+      }
       int slot = segment.find(hash, request.partition());
       byte[] record = slot < 0 ? null : segment.records[slot];
       List<CounterRequest> counters = request.counters();
@@ -87,16 +114,79 @@ public final class MemoryStore implements Store {
       if (record != null) {
         PartitionRecord.readStates(record, counters, now, states);
       }
-      PartitionResult result = PartitionStep.apply(request, now, states);
+      LargeLog[] large = largeLogs(segment, request, states, now);
+      PartitionResult result = PartitionStep.apply(request, now, states, large);
       // A dry run or a refused decision changes no state: leave the record as it is (expired
       // counters in it are dropped by the next write or the sweep).
       if (request.operation() == Operation.RELEASE || (request.operation() == Operation.DECIDE && result.allowed())) {
+        if (large != null || !segment.large.isEmpty()) {
+          storeLargeLogs(segment, request, large);
+        }
         byte[] next = PartitionRecord.write(record, request.partition(), counters, states, now);
         store(segment, hash, slot, request.partition(), next, now);
       }
-      segment.sweepStep(now);
+      if (segment.sweepDue()) {
+        segment.sweepNext(sweepTime());
+      }
       return result;
     }
+  }
+
+  /**
+   * The {@link LargeLog} of each request counter whose rule needs one (null entries: the counter is
+   * in the record; null: none is), taking over a record state written before the rule grew; and
+   * the other way, a held large log as a record state when the rule shrank below the threshold.
+   */
+  private static LargeLog[] largeLogs(Segment segment, PartitionRequest request, byte[][] states, long now) {
+    List<CounterRequest> counters = request.counters();
+    LargeLog[] large = null;
+    for (int i = 0; i < counters.size(); i++) {
+      CounterRequest c = counters.get(i);
+      boolean isLarge = LargeLog.isLarge(c.spec());
+      if (!isLarge && segment.large.isEmpty()) {
+        continue;
+      }
+      LargeLogTable.Held held = c.spec().algorithm() == Algorithm.SLIDING_LOG
+          ? segment.large.find(request.partition(), c.key()) : null;
+      LargeLog live = held != null && held.expiresAt > now ? held.log : null;
+      if (isLarge) {
+        if (large == null) {
+          large = new LargeLog[counters.size()];
+        }
+        large[i] = live != null ? live : LargeLog.of(states[i]);
+        if (sameCounterBefore(counters, large, i)) {
+          large[i] = LargeLog.of(large[i].encode()); // the same counter twice: the first write wins, as in the record
+        }
+        states[i] = null;
+      } else if (live != null) {
+        states[i] = live.encode();
+      }
+    }
+    return large;
+  }
+
+  /** After a write: the request's large logs into the table; logs of rules that shrank out of it. */
+  private static void storeLargeLogs(Segment segment, PartitionRequest request, LargeLog[] large) {
+    List<CounterRequest> counters = request.counters();
+    for (int i = 0; i < counters.size(); i++) {
+      CounterRequest c = counters.get(i);
+      if (large != null && large[i] != null) {
+        if (!sameCounterBefore(counters, large, i)) {
+          segment.large.put(request.partition(), c.key(), large[i], large[i].expiresAt(c.spec()));
+        }
+      } else if (c.spec().algorithm() == Algorithm.SLIDING_LOG && !segment.large.isEmpty()) {
+        segment.large.remove(request.partition(), c.key());
+      }
+    }
+  }
+
+  private static boolean sameCounterBefore(List<CounterRequest> counters, LargeLog[] large, int i) {
+    for (int j = 0; j < i; j++) {
+      if (large[j] != null && java.util.Arrays.equals(counters.get(j).key(), counters.get(i).key())) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private void store(Segment segment, int hash, int slot, byte[] partition, byte[] next, long now) {
@@ -111,9 +201,9 @@ public final class MemoryStore implements Store {
       segment.replaceAt(slot, next);
       return;
     }
-    if (segment.bytes + Segment.cost(next) > segmentBudget) {
-      segment.sweepAll(now);
-      if (segment.bytes + Segment.cost(next) > segmentBudget) {
+    if (segment.bytes + segment.large.bytes + Segment.cost(next) > segmentBudget) {
+      segment.sweepAll(sweepTime());
+      if (segment.bytes + segment.large.bytes + Segment.cost(next) > segmentBudget) {
         rejected.increment();
         throw new StoreException(StoreException.Reason.FULL, "memory store is full (maxBytes reached); "
             + "new recipients are refused until counters expire");
@@ -130,6 +220,12 @@ public final class MemoryStore implements Store {
       long now = clock.millis();
       int slot = segment.find(hash, partition);
       List<StoredCounter> counters = slot < 0 ? List.of() : PartitionRecord.live(segment.records[slot], now);
+      for (LargeLogTable.Held held : segment.large.of(partition)) {
+        if (held.expiresAt > now) {
+          counters = new java.util.ArrayList<>(counters);
+          counters.add(new StoredCounter(held.counter.clone(), Algorithm.SLIDING_LOG, held.log.encode()));
+        }
+      }
       return CompletableFuture.completedFuture(new PartitionSnapshot(now, counters));
     }
   }
@@ -144,14 +240,34 @@ public final class MemoryStore implements Store {
         segment.removeAt(slot);
         segment.shrinkIfSparse();
       }
-      return CompletableFuture.completedFuture(slot >= 0);
+      boolean hadLarge = segment.large.removePartition(partition);
+      return CompletableFuture.completedFuture(slot >= 0 || hadLarge);
     }
   }
 
-  /** Drops every expired partition now (also done lazily); returns how many were dropped. */
+  /**
+   * The time by which other partitions are expired: the store's clock, or, once requests have
+   * carried their own times, the lower of the clock and the caller-time floor.
+   */
+  long sweepTime() {
+    long clockNow = clock.millis();
+    return callerTimeSeen ? Math.min(clockNow, callerTimeFloor.get()) : clockNow;
+  }
+
+  /**
+   * Lets the sweep drop partitions that expired before {@code time}: the caller promises that no
+   * later request carries a time below it (a replay raises it to the slowest decider's progress).
+   * The floor only rises; a lower value is ignored.
+   */
+  @Override
+  public void advanceCallerTimeFloor(long time) {
+    callerTimeFloor.accumulateAndGet(time, Math::max);
+  }
+
+  /** Drops every partition expired by the {@linkplain #sweepTime() sweep time}; returns how many. */
   public int evictExpired() {
     int dropped = 0;
-    long now = clock.millis();
+    long now = sweepTime();
     for (Segment s : segments) {
       synchronized (s) {
         dropped += s.sweepAll(now);
@@ -176,7 +292,7 @@ public final class MemoryStore implements Store {
     long n = 0;
     for (Segment s : segments) {
       synchronized (s) {
-        n += s.bytes + s.tableBytes();
+        n += s.bytes + s.large.bytes + s.tableBytes();
       }
     }
     return n;

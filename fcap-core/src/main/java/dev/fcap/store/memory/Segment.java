@@ -13,6 +13,8 @@ final class Segment {
   int size;
   /** Heap held by the records themselves (headers included, padded to 8). */
   long bytes;
+  /** The segment's large sliding logs, kept beside the records (see {@link LargeLogTable}). */
+  final LargeLogTable large = new LargeLogTable();
   private int sweepCursor;
   private int sweepTicks;
   static final int SWEEP_EVERY = 8;
@@ -92,31 +94,41 @@ final class Segment {
   }
 
   /**
-   * Visits one slot, on one call in {@link #SWEEP_EVERY}, and drops its record if expired: spreads the
-   * cost of expiry over requests. Every visit reads a record that is rarely in cache, so visiting on
-   * every request cost about a tenth of a decision; the full sweep before a segment would exceed its
-   * budget keeps the bound either way.
+   * Whether this call should visit one slot (one call in {@link #SWEEP_EVERY}): spreads the cost of
+   * expiry over requests. Every visit reads a record that is rarely in cache, so visiting on every
+   * request cost about a tenth of a decision; the full sweep before a segment would exceed its budget
+   * keeps the bound either way.
    */
-  void sweepStep(long now) {
-    if ((++sweepTicks & (SWEEP_EVERY - 1)) != 0) {
-      return;
+  boolean sweepDue() {
+    return (++sweepTicks & (SWEEP_EVERY - 1)) == 0;
+  }
+
+  /**
+   * Visits the next slot and drops its record if it expired by {@code horizon}. The horizon is the
+   * store's sweep time, never a request's own time: another partition may still be needed by a
+   * request at an earlier time (see {@link MemoryStore}).
+   */
+  void sweepNext(long horizon) {
+    if ((sweepCursor & 255) == 0 && !large.isEmpty()) {
+      large.sweep(horizon); // few: channel-, sender- or tenant-wide counters with large limits
     }
     int slot = sweepCursor++ & (records.length - 1);
-    if (records[slot] != null && PartitionRecord.expiresAt(records[slot]) <= now) {
+    if (records[slot] != null && PartitionRecord.expiresAt(records[slot]) <= horizon) {
       removeAt(slot);
     }
   }
 
-  int sweepAll(long now) {
+  /** Drops every record that expired by {@code horizon} (the store's sweep time, as in {@link #sweepNext}). */
+  int sweepAll(long horizon) {
     int dropped = 0;
     for (int i = 0; i < records.length; i++) {
-      while (records[i] != null && PartitionRecord.expiresAt(records[i]) <= now) {
+      while (records[i] != null && PartitionRecord.expiresAt(records[i]) <= horizon) {
         removeAt(i); // the backward shift may move another record into slot i
         dropped++;
       }
     }
     shrinkIfSparse();
-    return dropped;
+    return dropped + large.sweep(horizon);
   }
 
   private void resize(int capacity) {

@@ -30,14 +30,26 @@ final class RedisRequests {
 
   private RedisRequests() {}
 
-  /** Encodes {@code request}; {@code time} is the caller's time, or STORE_TIME to read Redis TIME. */
+  /** The request's {@code hasTime}: Redis TIME, the store's injected clock, or the request's own time. */
+  static final int REDIS_TIME = 0;
+  static final int STORE_CLOCK = 1;
+  static final int OWN_TIME = 2;
+
+  /**
+   * Encodes {@code request}; {@code time} is the time to decide at, or STORE_TIME to read Redis
+   * TIME. A request that carries its own time says so ({@link #OWN_TIME}): such a time says nothing
+   * about real time, so the script does not derive the key's TTL from it alone.
+   */
   static byte[] encode(PartitionRequest request, long time) {
     int size = 28;
     for (CounterRequest c : request.counters()) {
       size += 16 + c.key().length + c.spec().checks() * 17;
     }
     ByteBuffer b = ByteBuffer.allocate(size);
-    header(b, request.operation().ordinal(), time, request.cost(), request.eventTime(), request.counters().size());
+    int timeKind = request.time() != PartitionRequest.STORE_TIME ? OWN_TIME
+        : time != PartitionRequest.STORE_TIME ? STORE_CLOCK : REDIS_TIME;
+    header(b, request.operation().ordinal(), timeKind, time, request.cost(), request.eventTime(),
+        request.counters().size());
     for (CounterRequest c : request.counters()) {
       CounterSpec spec = c.spec();
       // the fixed part first, so that the script reads it with one struct.unpack
@@ -53,13 +65,12 @@ final class RedisRequests {
   /** A READ request: the live counters of the key. */
   static byte[] encodeRead(long time) {
     ByteBuffer b = ByteBuffer.allocate(28);
-    header(b, READ, time, 0, 0, 0);
+    header(b, READ, time == PartitionRequest.STORE_TIME ? REDIS_TIME : STORE_CLOCK, time, 0, 0, 0);
     return b.array();
   }
 
-  private static void header(ByteBuffer b, int op, long time, long cost, long eventTime, int counters) {
-    boolean hasTime = time != PartitionRequest.STORE_TIME;
-    b.put((byte) op).put((byte) (hasTime ? 1 : 0)).putLong(hasTime ? time : 0).putLong(cost).putLong(eventTime)
+  private static void header(ByteBuffer b, int op, int timeKind, long time, long cost, long eventTime, int counters) {
+    b.put((byte) op).put((byte) timeKind).putLong(timeKind == REDIS_TIME ? 0 : time).putLong(cost).putLong(eventTime)
         .putShort((short) counters);
   }
 

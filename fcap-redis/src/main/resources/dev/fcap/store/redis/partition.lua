@@ -8,6 +8,7 @@
 -- KEYS[1]  the partition key
 -- ARGV[1]  the request, binary (RedisRequests.java writes it), big-endian:
 --            op:u8 (0 DECIDE, 1 CHECK, 2 RELEASE, 3 READ) hasTime:u8 time:i64 cost:i64 eventTime:i64
+--            (hasTime: 0 Redis TIME, 1 the store's injected clock, 2 the request's own time)
 --            n:u16, then n counters: alg:u8 checks:u8 keyLen:u16 align:i64 precision:u32 key
 --            and per check limit:i64 window:i64 enforced:u8
 -- reply    DECIDE, CHECK: one string, now:i64 allowed:u8 then per check used:i64 retry:i64
@@ -38,6 +39,11 @@ local GAPS = 4                 -- stored kind of a sliding log in gap form (Redi
 local GAP_LIMIT = 1073741824   -- 2^30: a gap this long needs the canonical layout
 local D_LIMIT = 4294967296     -- 2^32: bound of the gap form's offset of the newest entry
 local TTL_SLACK_MS = 1000      -- added to every key's TTL (see the SETs below)
+-- A request's own time (hasTime 2: replays, tests) says nothing of real time: a replay may take
+-- longer in real time than a window lasts in log time, and a TTL counted from the row's time would
+-- drop counters that later rows still need. Keys written at such a time live at least this long
+-- after their last write, in real time (docs/redis.md, "Time").
+local OWN_TIME_TTL_MS = 86400000
 local CHECK_SIZE = 17          -- limit:i64 window:i64 enforced:u8
 local S = 12                   -- stride of the per-counter facts in F (fast path)
 
@@ -51,6 +57,7 @@ if hastime == 0 then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 end
+local ttlfloor = hastime == 2 and OWN_TIME_TTL_MS or 0
 local value = redis.call('GET', key)
 
 -- ================================================================================================
@@ -284,7 +291,7 @@ if fast and op == 0 and allowed then
       -- The TTL is counted in real time but the expiry in the decision's clock (Redis TIME, or a
       -- caller or injected clock that may lag real time): a second of slack keeps a key alive
       -- until its counters have expired in the decision clock; liveness is decided by 'expires'.
-      redis.call('SET', key, v, 'PX', maxexp - now + TTL_SLACK_MS)
+      redis.call('SET', key, v, 'PX', math.max(maxexp - now + TTL_SLACK_MS, ttlfloor))
     elseif value then
       redis.call('DEL', key)
     end
@@ -986,7 +993,7 @@ if (op == 0 and admitted) or op == 2 then
       redis.call('DEL', key)
     end
   else
-    redis.call('SET', key, table.concat(parts), 'PX', maxexpires - now + TTL_SLACK_MS)
+    redis.call('SET', key, table.concat(parts), 'PX', math.max(maxexpires - now + TTL_SLACK_MS, ttlfloor))
   end
 end
 

@@ -83,6 +83,35 @@ class RedisStoreBehaviourIT {
   }
 
   /**
+   * A request's own time (a replay's row) says nothing of real time: a replay can take longer in real
+   * time than a window lasts in log time, so a TTL counted from the row's time lost counters later
+   * rows still needed (issue 9). Such keys live at least a day; the store's own clocks keep exact TTLs.
+   */
+  @Test
+  void keysWrittenAtARequestsOwnTimeOutliveTheirWindowInRealTime() throws Exception {
+    Policy oneSecond = new Policy("default", 1, List.of(Rule.of("per-second", 1, Duration.ofSeconds(1),
+        Dimension.RECIPIENT)));
+    long longAgo = 1_600_000_000_000L; // 2020: a replay of an old log
+    try (RedisStore store = RedisStore.connect(REDIS.uri())) {
+      Engine engine = Engine.builder(store).callerTime(true).policy(oneSecond).build();
+      assertThat(engine.decideAt(Message.builder("old").build(), longAgo).join().allowed()).isTrue();
+      assertThat(engine.decide(Message.builder("live").build()).join().allowed()).isTrue();
+    }
+    long own = (Long) server.call("PTTL", "fc:{r\u0007defaultold}");
+    assertThat(own).isBetween(86_400_000L - 60_000L, 86_400_000L);
+    // the window (1 s, its expiry rounded up to a whole second) plus a second of slack
+    long live = (Long) server.call("PTTL", "fc:{r\u0007defaultlive}");
+    assertThat(live).isBetween(1L, 3_000L);
+    ManualClock clock = new ManualClock();
+    try (RedisStore store = RedisStore.builder(REDIS.uri()).clock(clock).build()) {
+      Engine engine = Engine.builder(store).policy(oneSecond).build();
+      assertThat(engine.decide(Message.builder("injected").build()).join().allowed()).isTrue();
+    }
+    assertThat((Long) server.call("PTTL", "fc:{r\u0007defaultinjected}")).as("an injected clock is real time")
+        .isBetween(1L, 3_000L);
+  }
+
+  /**
    * The value layout of docs/redis.md, byte by byte: the seed policy's two logs in gap form, and
    * READ translating them back to fcap-core's SlidingLog layout.
    */

@@ -54,6 +54,11 @@ public final class MeteredStore implements Store {
   }
 
   @Override
+  public void advanceCallerTimeFloor(long time) {
+    delegate.advanceCallerTimeFloor(time);
+  }
+
+  @Override
   public long now() {
     return delegate.now();
   }
