@@ -115,7 +115,7 @@ public final class OracleRun {
           if (!v.matches()) {
             mismatches++;
             if (first.size() < 10) {
-              first.add("step " + s + " at " + d.time() + (d.dryRun() ? " (dry run) " : " ") + d.message() + ": "
+              first.add("seed " + traffic.seed() + " step " + s + " at " + d.time() + (d.dryRun() ? " (dry run) " : " ") + d.message() + ": "
                   + v.mismatches());
             }
           }
@@ -132,12 +132,17 @@ public final class OracleRun {
           if (a != b) {
             mismatches++;
             if (first.size() < 10) {
-              first.add("step " + s + ": release " + a + ", oracle " + b);
+              first.add("seed " + traffic.seed() + " step " + s + ": release " + a + ", oracle " + b);
             }
           }
         } else if (step instanceof Traffic.Edit e) {
           target.setPolicy(e.policy());
           oracle.setPolicy(e.policy());
+          if (!traffic.options().olderReleases()) {
+            // a release of a decision made before an edit prunes by the old rule (docs/algorithms.md)
+            releasable.forEach(oracle::forget);
+            releasable.clear();
+          }
         } else if (step instanceof Traffic.Reset r) {
           target.reset(oracle.policy().tenant(), r.recipient());
           oracle.reset(oracle.policy().tenant(), r.recipient());

@@ -47,8 +47,10 @@ public final class Traffic {
   /**
    * What the stream may contain.
    *
-   * @param releases releases of the newest admitted decision (a send that failed at once)
-   * @param olderReleases releases of any recent admitted decision, not only the newest
+   * @param releases releases of the newest admitted decision made since the last rule edit (a send
+   *     that failed at once)
+   * @param olderReleases releases of any recent admitted decision, also of one made before a rule
+   *     edit
    * @param clockBack steps of the clock back by up to 3 s
    */
   public record Options(boolean releases, boolean olderReleases, boolean dryRuns, boolean edits, boolean resets,
@@ -80,6 +82,7 @@ public final class Traffic {
   /** A 10^6 limit by default; {@code -Dfcap.oracle.largeLimit} raises or lowers it. */
   public static final long LARGE_LIMIT = Long.getLong("fcap.oracle.largeLimit", 1_000_000L);
 
+  private final long seed;
   private final SplittableRandom random;
   private final Options options;
   private final String[] recipients;
@@ -88,6 +91,7 @@ public final class Traffic {
   private long decisions;
 
   public Traffic(long seed, Policy policy, Options options, long start) {
+    this.seed = seed;
     this.random = new SplittableRandom(seed);
     this.options = options;
     this.policy = policy;
@@ -96,6 +100,14 @@ public final class Traffic {
     for (int i = 0; i < recipients.length; i++) {
       recipients[i] = i < ODD_IDS.length ? ODD_IDS[i] : "+86139" + String.format("%08d", i * 7919);
     }
+  }
+
+  public Options options() {
+    return options;
+  }
+
+  public long seed() {
+    return seed;
   }
 
   public String[] recipients() {
