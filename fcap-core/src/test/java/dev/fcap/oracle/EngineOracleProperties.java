@@ -21,7 +21,7 @@ class EngineOracleProperties {
    * Clock steps back are left out here: today they find over-admissions (docs/algorithms.md, "How it
    * is tested"); OracleVerify --clock-back counts them.
    */
-  @Property(tries = 40)
+  @Property(tries = 30)
   void engineOnMemoryStoreAgreesWithTheOracleWhenTimeOnlyMovesForward(@ForAll long seed) {
     check(seed, Traffic.Options.ALL.withClockBack(false));
   }

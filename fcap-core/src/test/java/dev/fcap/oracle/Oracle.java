@@ -41,6 +41,12 @@ import java.util.TreeMap;
  *       emission interval T = ceil(W / L) microseconds.
  * </ul>
  *
+ * <p>Beside that model, a second, plainer check reads only the full history of admitted messages
+ * (released and reset ones removed, never pruned): an admission must not put any window of length W
+ * that holds it (sliding algorithms), or its calendar window (fixed window), over the limit. An
+ * admission the model refuses, or that breaks this check, is an over-admission; any other
+ * difference is a mismatch. The oracle never asserts: {@link OracleRun} counts, tests assert.
+ *
  * <p>A decision is all-or-nothing over the enforced rules; shadow rules report but never block.
  * Partitions (the recipient's first, then one per key of the rules keyed without the recipient, in
  * policy order) are decided one after another: if one refuses, the earlier ones recorded the message
