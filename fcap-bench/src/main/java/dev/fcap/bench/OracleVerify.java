@@ -73,10 +73,15 @@ public final class OracleVerify {
       }
       Traffic traffic = new Traffic(seed, Traffic.randomPolicy(seed, 12, false), options, ManualClock.START);
       long steps = Math.min(STEPS_PER_POLICY, (decisions - total.decisions()) * 100 / 85 + 1);
+      long before = total.decisions();
       total = total.plus(OracleRun.run(traffic, policy -> {
         ManualClock clock = new ManualClock();
         return OracleRun.engine(Engine.builder(stores.apply(clock)).clock(clock).callerTime(true).policy(policy).build());
       }, steps));
+      if (total.decisions() / 1_000_000 > before / 1_000_000) {
+        System.err.printf("  ... %,d decisions: %d over-admissions, %d mismatches%n", total.decisions(),
+            total.overAdmissions(), total.mismatches());
+      }
     }
     return total;
   }
