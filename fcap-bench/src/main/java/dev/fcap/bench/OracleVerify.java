@@ -23,7 +23,8 @@ import java.util.List;
  * Stores: {@code memory} (the embedded store, two segments), {@code standalone} and {@code cluster}
  * (real redis-server processes on loopback, started and stopped here). Options: {@code --clock-back}
  * adds clock steps back of up to 3 s; {@code --older-releases} releases any recent decision, not only
- * the newest. Exit code 1 if anything differed.
+ * the newest; {@code --first-seed N} starts at another policy and traffic seed (default 1), so runs
+ * can be split. Exit code 1 if anything differed.
  */
 public final class OracleVerify {
   private static final int STEPS_PER_POLICY = 20_000;
@@ -34,10 +35,12 @@ public final class OracleVerify {
     long decisions = Long.parseLong(args[0]);
     Traffic.Options options = Traffic.Options.ALL.withClockBack(false);
     List<String> stores = new ArrayList<>();
+    long firstSeed = 1;
     for (int i = 1; i < args.length; i++) {
       switch (args[i]) {
         case "--clock-back" -> options = options.withClockBack(true);
         case "--older-releases" -> options = options.withOlderReleases(true);
+        case "--first-seed" -> firstSeed = Long.parseLong(args[++i]);
         default -> stores.add(args[i]);
       }
     }
@@ -45,9 +48,10 @@ public final class OracleVerify {
     for (String store : stores) {
       long started = System.nanoTime();
       OracleRun.Report report = switch (store) {
-        case "memory" -> verify(decisions, options, clock -> MemoryStore.builder().clock(clock).segments(2).build(), null);
-        case "standalone" -> onRedis(decisions, options, RedisDeployment.Kind.STANDALONE);
-        case "cluster" -> onRedis(decisions, options, RedisDeployment.Kind.CLUSTER);
+        case "memory" -> verify(decisions, options, firstSeed,
+            clock -> MemoryStore.builder().clock(clock).segments(2).build(), null);
+        case "standalone" -> onRedis(decisions, options, firstSeed, RedisDeployment.Kind.STANDALONE);
+        case "cluster" -> onRedis(decisions, options, firstSeed, RedisDeployment.Kind.CLUSTER);
         default -> throw new IllegalArgumentException("unknown store " + store + "; use memory, standalone or cluster");
       };
       failed |= report.overAdmissions() > 0 || report.mismatches() > 0;
@@ -56,18 +60,19 @@ public final class OracleVerify {
     System.exit(failed ? 1 : 0);
   }
 
-  private static OracleRun.Report onRedis(long decisions, Traffic.Options options, RedisDeployment.Kind kind)
+  private static OracleRun.Report onRedis(long decisions, Traffic.Options options, long firstSeed,
+      RedisDeployment.Kind kind)
       throws Exception {
     try (RedisDeployment redis = RedisDeployment.start(kind)) {
-      return verify(decisions, options, clock -> RedisStore.builder(redis.uri()).clock(clock)
+      return verify(decisions, options, firstSeed, clock -> RedisStore.builder(redis.uri()).clock(clock)
           .keyPrefix("verify-" + System.nanoTime() + ":").build(), redis);
     }
   }
 
-  private static OracleRun.Report verify(long decisions, Traffic.Options options,
+  private static OracleRun.Report verify(long decisions, Traffic.Options options, long firstSeed,
       java.util.function.Function<ManualClock, Store> stores, RedisDeployment redis) throws Exception {
     OracleRun.Report total = OracleRun.Report.EMPTY;
-    for (long seed = 1; total.decisions() < decisions; seed++) {
+    for (long seed = firstSeed; total.decisions() < decisions; seed++) {
       if (redis != null && seed % 10 == 0) {
         redis.flushAll(); // earlier runs' keys are never read again
       }
