@@ -45,6 +45,12 @@ import java.util.regex.Pattern;
 public final class PolicyParser {
   public static final Duration MAX_WINDOW = Duration.ofDays(400);
   public static final long MAX_LIMIT = 1_000_000_000L;
+  /**
+   * The largest limit of a {@code sliding-log} rule: the log keeps one entry per message in its
+   * window (16 bytes each on Redis, in block keys; see docs/algorithms.md), so 10^7 is up to 160 MB
+   * per counter. Larger limits need an algorithm whose memory does not grow with the limit.
+   */
+  public static final long MAX_SLIDING_LOG_LIMIT = 10_000_000L;
   public static final int MAX_PRECISION = 10_000;
   public static final int MAX_RULES = 1_000;
   private static final Pattern ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:-]{0,127}");
@@ -198,6 +204,11 @@ public final class PolicyParser {
     Condition exempt = condition(r, "exempt", tenant, id, errors);
     Algorithm algorithm = enumField(r, "algorithm", Algorithm.SLIDING_LOG, Algorithm::fromId, tenant, id, errors);
     Mode mode = enumField(r, "mode", Mode.ENFORCE, Mode::fromId, tenant, id, errors);
+    if (algorithm == Algorithm.SLIDING_LOG && limit > MAX_SLIDING_LOG_LIMIT) {
+      errors.add(new PolicyError(tenant, id, "limit", "a sliding-log rule keeps every message of its window, so its "
+          + "limit is at most " + MAX_SLIDING_LOG_LIMIT + ", got " + limit + "; for larger limits use algorithm: "
+          + "sliding-counter (memory independent of the limit, bounded error) or gcra"));
+    }
     int precision = precision(r, algorithm, window, tenant, id, errors);
     ZoneId zone = zone(r, algorithm, window, tenant, id, errors);
     if (errors.size() > before) {

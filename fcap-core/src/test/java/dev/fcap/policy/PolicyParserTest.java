@@ -116,6 +116,20 @@ class PolicyParserTest {
   }
 
   @Test
+  void aSlidingLogAboveTenMillionIsRefusedAndNamesTheAlternatives() {
+    String tooLarge = "policies:\n  - tenant: t1\n    rules:\n"
+        + "      - {id: huge, limit: 1000000000, window: 1d, key: [channel]}\n";
+    PolicyError e = onlyError(tooLarge);
+    assertThat(e.field()).isEqualTo("limit");
+    assertThat(e.message()).contains("at most 10000000").contains("sliding-counter").contains("gcra");
+    String alternatives = "policies:\n  - tenant: t1\n    rules:\n"
+        + "      - {id: top, limit: 10000000, window: 1h, key: [channel]}\n"
+        + "      - {id: counter, limit: 1000000000, window: 1d, key: [channel], algorithm: sliding-counter}\n"
+        + "      - {id: meter, limit: 1000000000, window: 1d, key: [sender], algorithm: gcra}\n";
+    assertThat(PolicyParser.parse(alternatives).get(0).rules()).hasSize(3);
+  }
+
+  @Test
   void malformedYamlSaysWhere() {
     PolicyError e = onlyError("policies:\n  - tenant: [unclosed\n");
     assertThat(e.message()).startsWith("not valid YAML").contains("line");

@@ -31,11 +31,16 @@
 -- go through floordiv (or the same correction inline), exact for such operands.
 --
 -- Writes. Everything is computed first, then at most one write (SET or DEL), so an error can
--- never leave a half-recorded partition behind. A step that records nothing writes nothing.
+-- never leave a half-recorded partition behind. A step that records nothing writes nothing. A large
+-- sliding log (capacity above LARGE_FROM entries: docs/redis.md, "Large sliding logs") also writes
+-- the blocks of its entries that the step changed, after everything was decided and just before
+-- the partition value that points at them.
 
 local EPOCH_MS = 1577836800000 -- 2020-01-01T00:00Z, the origin of the per-counter expiry seconds
 local NEVER = false            -- a check that can never pass (returned as a retry delta of -1)
 local GAPS = 4                 -- stored kind of a sliding log in gap form (Redis only)
+local LARGE = 5                -- stored kind of a large sliding log's descriptor (Redis only)
+local LARGE_FROM = 1024        -- LargeLog.LARGE_FROM: larger logs live in block keys
 local GAP_LIMIT = 1073741824   -- 2^30: a gap this long needs the canonical layout
 local D_LIMIT = 4294967296     -- 2^32: bound of the gap form's offset of the newest entry
 local TTL_SLACK_MS = 1000      -- added to every key's TTL (see the SETs below)
@@ -130,13 +135,13 @@ if fast and value then
     local expms = EPOCH_MS + seconds * 1000
     if expms > now then
       local requested = false
-      if kind == GAPS or kind == 0 then
+      if kind == GAPS or kind == 0 or kind == LARGE then
         for b = 0, (n - 1) * S, S do
           if F[b + 1] == id then
             requested = true
             F[b + 5], F[b + 6], F[b + 7] = p, e, expms
             if kind ~= GAPS then
-              fast = false -- a log in the canonical layout (costs above 1, long gaps)
+              fast = false -- a log in the canonical layout (costs above 1, long gaps), or large
             end
           end
         end
@@ -233,6 +238,9 @@ if fast then
     -- SlidingLog.record then prune: the new entry, then the old entries inside the longest window,
     -- up to capacity - 1 of them (SlidingLog.capacity: a log with shadow checks keeps a margin)
     local capacity = shadow and math.max(2 * maxlimit, maxlimit + 64) or maxlimit
+    if capacity > LARGE_FROM then
+      fast = false -- a large log (block keys): the general path
+    end
     local keep, horizon = 0, now - maxwindow
     while keep < m and keep < capacity - 1 and T[2 * keep + 1] > horizon do
       keep = keep + 1
@@ -787,6 +795,265 @@ local ALGORITHMS = {
 
 
 -- ------------------------------------------------------------------------------------------------
+-- large sliding logs (fcap-core's LargeLog): a log whose capacity is above LARGE_FROM entries is not
+-- kept in the partition value, which every write rewrites whole (O(limit) per decision), but in
+-- block keys of the same slot, read and written a block at a time. The counter's state in the value
+-- is a descriptor:
+--   head:i64 tail:i64 total:i64 newest:i64 nh:u8 hint:i64{nh}
+-- entries [head, tail) (absolute indices, oldest first) each time:i64 before:i64 (the cost of all
+-- entries before it, so `total - before` is the cost from it to the newest), entry i at offset
+-- (i % BLOCK) * 16 of key KEYS[1] .. "\0L" .. varint(#id) .. id .. block:i8 (block = i // BLOCK).
+-- hints: where each check's window started on the last call, so a search gallops from there.
+-- A block key lives as long as the log's newest entry matters (its TTL is set on every write), so a
+-- block that expired holds only entries older than every window: read as time "-infinity".
+local BLOCK = 256              -- entries per block key (4 KiB)
+local OLD = -9007199254740991  -- the time of an entry whose block expired
+local DEL_PER_CALL = 8         -- blocks the head passed that one call deletes (the rest expire)
+
+local function large_open(id, desc)
+  local L = { prefix = KEYS[1] .. '\0L' .. varint(#id) .. id, blocks = {}, dirty = {}, hints = {} }
+  if desc then
+    local nh, p
+    L.head, L.tail, L.total, L.newest, nh, p = unpack('>i8i8i8i8B', desc)
+    for k = 1, nh do
+      L.hints[k], p = unpack('>i8', desc, p)
+    end
+  else
+    L.head, L.tail, L.total, L.newest = 0, 0, 0, OLD
+  end
+  return L
+end
+
+local function large_block(L, b)
+  local s = L.blocks[b]
+  if not s then
+    s = redis.call('GET', L.prefix .. pack('>i8', b)) or ''
+    L.blocks[b] = s
+  end
+  return s
+end
+
+-- time and `before` of entry i (OLD, nil if its block expired)
+local function large_entry(L, i)
+  local b = floordiv(i, BLOCK)
+  local s = large_block(L, b)
+  local off = (i - b * BLOCK) * 16 + 1
+  if #s < off + 15 then
+    return OLD, nil
+  end
+  return unpack('>i8i8', s, off)
+end
+
+local function large_time(L, i)
+  local t = large_entry(L, i)
+  return t
+end
+
+local function large_before(L, j)
+  if j == L.tail then
+    return L.total
+  end
+  local _, before = large_entry(L, j)
+  return before
+end
+
+local function large_put(L, i, t, before)
+  local b = floordiv(i, BLOCK)
+  local s = large_block(L, b)
+  local off = (i - b * BLOCK) * 16
+  if #s < off then
+    s = s .. string.rep('\0', off - #s)
+  end
+  L.blocks[b] = sub(s, 1, off) .. pack('>i8i8', t, before) .. sub(s, off + 17)
+  L.dirty[b] = true
+end
+
+-- the first index j in [lo, hi] with pred(j) true (pred is monotone: false then true), galloping
+-- from `hint` when it is inside (usually the answer itself, or a step from it: one or two probes)
+local function large_search(lo, hi, hint, pred)
+  if hint and hint >= lo and hint < hi then
+    local step = 1
+    if pred(hint) then
+      hi = hint
+      while true do
+        local q = hi - step
+        if q < lo then
+          break
+        end
+        if pred(q) then
+          hi, step = q, step * 2
+        else
+          lo = q + 1
+          break
+        end
+      end
+    else
+      lo = hint + 1
+      while true do
+        local q = lo + step - 1
+        if q >= hi then
+          break
+        end
+        if pred(q) then
+          hi = q
+          break
+        end
+        lo, step = q + 1, step * 2
+      end
+    end
+  end
+  while lo < hi do
+    local mid = floor((lo + hi) / 2)
+    if pred(mid) then
+      hi = mid
+    else
+      lo = mid + 1
+    end
+  end
+  return lo
+end
+
+-- the first index in [head, tail) whose time is after t (tail if none)
+local function large_after(L, t, hint)
+  return large_search(L.head, L.tail, hint, function(i)
+    return i == L.tail or large_time(L, i) > t
+  end)
+end
+
+-- the first index i >= from whose cost through it reaches `target`, i.e. before(i + 1) >= target
+local function large_reach(L, from, target, hint)
+  local j = large_search(from + 1, L.tail, hint and hint + 1, function(j)
+    return large_before(L, j) >= target
+  end)
+  return j - 1
+end
+
+local function large_evaluate(L, spec, now, cost, used, retry, at)
+  local admitted = true
+  for c = 1, spec.checks do
+    local limit, window = spec.limits[c], spec.windows[c]
+    local from = large_after(L, now - window, L.hints[c])
+    L.hints[c] = from
+    local before = large_before(L, from)
+    local sum = L.total - before
+    used[at + c] = sum
+    local r
+    if sum + cost <= limit then
+      r = now
+    elseif cost > limit then
+      r = NEVER
+    else
+      -- the first entry of the window whose ageing out (with all before it) lets the message fit
+      r = large_time(L, large_reach(L, from, before + sum + cost - limit)) + window
+    end
+    retry[at + c] = r
+    if r ~= now and spec.enforced[c] then
+      admitted = false
+    end
+  end
+  return admitted
+end
+
+-- drops what no check can read: older than the longest window, or beyond the capacity
+local function large_prune(L, spec, now)
+  local byTime = large_after(L, now - spec.maxwindow, L.head)
+  local head = byTime
+  if byTime < L.tail then
+    head = large_reach(L, byTime, L.total - log_capacity(spec) + 1)
+    if head < byTime then
+      head = byTime
+    end
+  end
+  if head > L.head then
+    local first, last = floordiv(L.head, BLOCK), floordiv(head, BLOCK) - 1
+    for b = math.max(first, last - DEL_PER_CALL + 1), last do
+      redis.call('DEL', L.prefix .. pack('>i8', b))
+      L.blocks[b], L.dirty[b] = '', nil
+    end
+    L.head = head
+  end
+  if L.head == L.tail then
+    L.head, L.tail, L.total, L.newest, L.hints = 0, 0, 0, OLD, {}
+  end
+end
+
+-- moves entries [from, tail) by `by` slots (1 or -1), adding `delta` to their `before`
+local function large_shift(L, from, by, delta)
+  local first, last, step = L.tail - 1, from, -1
+  if by < 0 then
+    first, last, step = from, L.tail - 1, 1
+  end
+  for i = first, last, step do
+    local t, before = large_entry(L, i)
+    large_put(L, i + by, t, before + delta)
+  end
+end
+
+local function large_record(L, spec, now, cost)
+  local pos = large_after(L, now, L.tail - 1)
+  if pos < L.tail then
+    large_shift(L, pos, 1, cost) -- the clock went back: keep the log ordered
+  end
+  large_put(L, pos, now, large_before(L, pos))
+  L.tail, L.total = L.tail + 1, L.total + cost
+  if now > L.newest then
+    L.newest = now
+  end
+  large_prune(L, spec, now)
+end
+
+local function large_release(L, spec, now, eventtime, cost)
+  local lo = large_after(L, eventtime - 1, L.tail - 1)
+  for i = large_after(L, eventtime, L.tail - 1) - 1, lo, -1 do
+    local before = large_before(L, i)
+    if large_before(L, i + 1) - before == cost then
+      large_shift(L, i + 1, -1, -cost)
+      L.tail, L.total = L.tail - 1, L.total - cost
+      if L.tail > L.head then
+        L.newest = large_time(L, L.tail - 1)
+      end
+      large_prune(L, spec, now)
+      return
+    end
+  end
+end
+
+local function large_append(L, t, cost)
+  large_put(L, L.tail, t, L.total)
+  L.tail, L.total, L.newest = L.tail + 1, L.total + cost, t
+end
+
+-- fcap-core's layout of the entries, newest first (inspection, and a rule edited below LARGE_FROM)
+local function large_canonical(L)
+  local times, costs, m = {}, {}, 0
+  for i = L.tail - 1, L.head, -1 do
+    local t, before = large_entry(L, i)
+    if t ~= OLD then
+      m = m + 1
+      times[m], costs[m] = t, large_before(L, i + 1) - before
+    end
+  end
+  return log_encode(times, costs, m)
+end
+
+local function large_descriptor(L)
+  local nh = math.min(#L.hints, 255)
+  local d = pack('>i8i8i8i8B', L.head, L.tail, L.total, L.newest, nh)
+  for k = 1, nh do
+    d = d .. pack('>i8', L.hints[k])
+  end
+  return d
+end
+
+-- writes the blocks this call changed, each with the log's TTL
+local function large_flush(L, ttl)
+  for b in pairs(L.dirty) do
+    redis.call('SET', L.prefix .. pack('>i8', b), L.blocks[b], 'PX', ttl)
+  end
+  L.dirty = {}
+end
+
+-- ------------------------------------------------------------------------------------------------
 -- the gap form of a sliding log <-> the canonical layout
 
 -- the times (newest first) of a gap-form state expiring at expms
@@ -858,7 +1125,9 @@ local function parse_value()
     statelen, p = readvarint(value, p + 5)
     local s = { id = id, alg = kind, expiresms = EPOCH_MS + expires * 1000,
                 state = sub(value, p, p + statelen - 1), raw = sub(value, start, p + statelen - 1) }
-    if kind == GAPS then
+    if kind == LARGE then
+      s.alg, s.large = 0, true -- a large sliding log: the state is its descriptor
+    elseif kind == GAPS then
       local times, m = gaps_decode(s.state, s.expiresms)
       local ones = {}
       for i = 1, m do
@@ -920,18 +1189,39 @@ if op == 3 then
     if s.expiresms > now then
       result[#result + 1] = s.id
       result[#result + 1] = s.alg
-      result[#result + 1] = s.state
+      result[#result + 1] = s.large and large_canonical(large_open(s.id, s.state)) or s.state
     end
   end
   return result
 end
 
 -- the live state of each requested counter (same id and algorithm)
-local states = {}
+local states, found = {}, {}
 for i, c in ipairs(counters) do
   for _, s in ipairs(stored) do
     if s.expiresms > now and s.alg == c.alg and s.id == c.id then
-      states[i] = s.state
+      states[i], found[i] = s.state, s
+    end
+  end
+end
+
+-- the large logs (LARGE_FROM): a log written in the compact layout before its rule grew moves into
+-- blocks; a large log whose rule shrank comes back as a compact state
+local larges = {}
+for i, c in ipairs(counters) do
+  if c.alg == 0 then
+    local s = found[i]
+    if log_capacity(c.spec) > LARGE_FROM then
+      local L = large_open(c.id, s and s.large and s.state or nil)
+      if s and not s.large then
+        local times, costs, m = log_decode_uncached(s.state)
+        for k = m, 1, -1 do
+          large_append(L, times[k], costs[k])
+        end
+      end
+      larges[i], states[i] = L, nil
+    elseif s and s.large then
+      states[i] = large_canonical(large_open(c.id, s.state))
     end
   end
 end
@@ -942,7 +1232,11 @@ local admitted = true
 local at = 0
 for i, c in ipairs(counters) do
   local a = ALGORITHMS[c.alg]
-  if op == 2 then
+  if larges[i] and op == 2 then
+    large_release(larges[i], c.spec, now, eventtime, cost)
+  elseif larges[i] then
+    admitted = large_evaluate(larges[i], c.spec, now, cost, used, retry, at) and admitted
+  elseif op == 2 then
     states[i] = a.release(states[i], c.spec, c.align, now, eventtime, cost)
   else
     admitted = a.evaluate(states[i], c.spec, c.align, now, cost, used, retry, at) and admitted
@@ -951,7 +1245,11 @@ for i, c in ipairs(counters) do
 end
 if admitted and op == 0 then
   for i, c in ipairs(counters) do
-    states[i] = ALGORITHMS[c.alg].record(states[i], c.spec, c.align, now, cost)
+    if larges[i] then
+      large_record(larges[i], c.spec, now, cost)
+    else
+      states[i] = ALGORITHMS[c.alg].record(states[i], c.spec, c.align, now, cost)
+    end
   end
 end
 
@@ -968,8 +1266,17 @@ if (op == 0 and admitted) or op == 2 then
     end
     -- the expiry is kept in i32 seconds since 2020, clamped (as in MemoryStore): a counter whose
     -- clamped expiry has passed (times after 2088) could never be read back, so it is not written
+    local L = larges[i]
+    if L then
+      expires = L.tail > L.head and L.newest + c.spec.maxwindow or nil
+    end
     local e = expires and EPOCH_MS + to_seconds(expires) * 1000
-    if expires and expires > now and e > now and first then
+    if L and expires and expires > now and e > now and first then
+      local desc = large_descriptor(L)
+      parts[#parts + 1] = varint(#c.id) .. c.id .. char(LARGE) .. pack('>i4', to_seconds(expires)) .. varint(#desc) .. desc
+      maxexpires = math.max(maxexpires or e, e)
+      large_flush(L, math.max(e - now + TTL_SLACK_MS, ttlfloor))
+    elseif expires and expires > now and e > now and first then
       parts[#parts + 1] = encode_counter(c.id, c.alg, expires, states[i])
       maxexpires = math.max(maxexpires or e, e)
     end

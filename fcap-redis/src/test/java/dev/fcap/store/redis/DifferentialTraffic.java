@@ -52,7 +52,12 @@ final class DifferentialTraffic {
       // the Redis gap form cannot (docs/redis.md), so it takes the canonical layout there; shadow, so
       // that it leaves the other rules' traffic as it was
       Rule.of("email-per-30-days", 8, Duration.ofDays(30), Dimension.RECIPIENT)
-          .withMatch(only(Dimension.CHANNEL, "email")).withMode(Mode.SHADOW)));
+          .withMatch(only(Dimension.CHANNEL, "email")).withMode(Mode.SHADOW),
+      // a large log (capacity above LargeLog.LARGE_FROM entries: block keys on Redis): two checks on
+      // one per-sender log, a shadow one so that the log keeps a margin (capacity 2 x 560), which
+      // sender0 passes around the middle of a run and the enforced one late in a run
+      Rule.of("sender-per-day", 560, Duration.ofDays(1), Dimension.SENDER),
+      Rule.of("sender-shadow-per-day", 520, Duration.ofDays(1), Dimension.SENDER).withMode(Mode.SHADOW)));
 
   private static Condition only(Dimension d, String value) {
     return new Condition(Map.of(d, Set.of(value)));

@@ -28,9 +28,10 @@ class RedisDifferentialIT {
     assertExercised(stats);
     // both forms of a sliding log are in play (docs/redis.md): the gap form, and the canonical
     // layout for logs with costs above 1 or gaps of 2^30 ms or more; and the other algorithms
+    // and large logs, a descriptor in the partition value and the entries in block keys
     Set<Integer> kinds = new TreeSet<>();
     StoredValue.all(STANDALONE.uri()).values().forEach(v -> v.counters().forEach(c -> kinds.add(c.kind())));
-    assertThat(kinds).as("stored counter kinds").containsExactly(0, 1, 2, 3, StoredValue.GAPS);
+    assertThat(kinds).as("stored counter kinds").containsExactly(0, 1, 2, 3, StoredValue.GAPS, StoredValue.LARGE);
   }
 
   @ParameterizedTest

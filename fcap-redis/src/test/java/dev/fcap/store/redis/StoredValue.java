@@ -66,13 +66,24 @@ record StoredValue(List<Counter> counters) {
     return Arrays.copyOf(times, n);
   }
 
-  /** Every key of a standalone Redis and its parsed value. */
+  /** The stored kind of a large sliding log's descriptor (its entries are in block keys). */
+  static final int LARGE = 5;
+
+  /** Whether a key holds a block of a large sliding log: the partition key, then "\0L". */
+  static boolean isBlock(String key) {
+    return key.contains("}\u0000L");
+  }
+
+  /** Every partition key of a standalone Redis and its parsed value (large logs' blocks left out). */
   static Map<String, StoredValue> all(String uri) {
     RedisClient client = RedisClient.create(RedisURI.create(uri));
     try (StatefulRedisConnection<byte[], byte[]> c = client.connect(ByteArrayCodec.INSTANCE)) {
       Map<String, StoredValue> values = new LinkedHashMap<>();
       for (byte[] key : c.sync().keys("*")) {
-        values.put(new String(key, java.nio.charset.StandardCharsets.ISO_8859_1), parse(c.sync().get(key)));
+        String name = new String(key, java.nio.charset.StandardCharsets.ISO_8859_1);
+        if (!isBlock(name)) {
+          values.put(name, parse(c.sync().get(key)));
+        }
       }
       return values;
     } finally {
