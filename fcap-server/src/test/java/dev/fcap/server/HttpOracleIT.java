@@ -37,7 +37,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class HttpOracleIT {
   private static final int CALLERS = 8;
-  private static final int REQUESTS = 300;
+  private static final int REQUESTS = 200;
 
   @ParameterizedTest
   @ValueSource(longs = {21, 22})
