@@ -1,0 +1,598 @@
+package dev.fcap.oracle;
+
+import dev.fcap.model.Algorithm;
+import dev.fcap.model.Condition;
+import dev.fcap.model.Decision;
+import dev.fcap.model.Dimension;
+import dev.fcap.model.Message;
+import dev.fcap.model.Policy;
+import dev.fcap.model.Rule;
+import dev.fcap.model.RuleOutcome;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+
+/**
+ * A deliberately naive model of what fcap must answer (docs/algorithms.md, DESIGN.md section 1).
+ *
+ * <p><b>Design.</b> Per counter the oracle keeps the plain list of what happened to it (every record
+ * and every release, with its time and cost) and recomputes each answer from scratch: no packed
+ * state, no incremental sums. The counter identity follows the documented sharing: sliding-log rules
+ * with the same key, match and exempt share one log; every other rule has a counter of its own; the
+ * tenant and the values of the key name one counter. Per algorithm:
+ *
+ * <ul>
+ *   <li>{@code sliding-log}: exact. The costs recorded in (t - W, t] (entries "in the future" after
+ *       a clock step back included) plus c are at most L. What the log still holds follows the
+ *       documented retention: at every write, entries outside the longest window in force and beyond
+ *       the newest {@code capacity} cost units are forgotten.
+ *   <li>{@code sliding-counter}: within its stated bound, checked on the engine's own answer: an
+ *       admission leaves at most L in (t - W, t]; a refusal needs more than L over the longer window
+ *       W + w - 1.
+ *   <li>{@code fixed-window}: the count of the calendar window holding the newest recorded message
+ *       (aligned to the epoch or to midnight of the rule's zone at the decision time), recomputed by
+ *       folding the counter's list.
+ *   <li>{@code gcra}: the theoretical arrival time, recomputed by folding the counter's list with the
+ *       emission interval T = ceil(W / L) microseconds.
+ * </ul>
+ *
+ * <p>Beside that model, a second, plainer check reads only the full history of admitted messages
+ * (released and reset ones removed, never pruned): an admission must not put any window of length W
+ * that holds it (sliding algorithms), or its calendar window (fixed window), over the limit. An
+ * admission the model refuses, or that breaks this check, is an over-admission; any other
+ * difference is a mismatch. The oracle never asserts: {@link OracleRun} counts, tests assert.
+ *
+ * <p>A decision is all-or-nothing over the enforced rules; shadow rules report but never block.
+ * Partitions (the recipient's first, then one per key of the rules keyed without the recipient, in
+ * policy order) are decided one after another: if one refuses, the earlier ones recorded the message
+ * and released it again, which the oracle replays as a record and a release (a log prunes at both).
+ */
+public final class Oracle {
+  private static final long NEVER = -1;
+
+  private enum Kind { RECORD, RELEASE }
+
+  /** One thing that happened to a counter, with the rule's spec in force then. */
+  private record Op(Kind kind, long time, long cost, long windowMs, long limit, long align) {}
+
+  /**
+   * One counter: a sliding log is its list of entries (oldest first, pruned at every write as the
+   * docs state); the other algorithms keep their list of operations, folded from a checkpoint that
+   * is taken every {@link #CHECKPOINT} operations so long runs stay linear.
+   */
+  private static final class Counter {
+    final Algorithm algorithm;
+    final List<long[]> log = new ArrayList<>(); // sliding-log: {time, cost}, oldest first
+    final List<Op> ops = new ArrayList<>();
+    long[] base; // fixed-window {last, count} or gcra {tat}; null: empty
+
+    Counter(Algorithm algorithm) {
+      this.algorithm = algorithm;
+    }
+  }
+
+  private static final int CHECKPOINT = 64;
+
+  /** What was admitted; enough to release it again. */
+  private record Admitted(Message message, long time, List<String> counters) {}
+
+  private Policy policy;
+  private Map<String, long[]> logSpecs; // rule id -> {maxWindow, capacity} of its shared counter
+  private final Map<String, Counter> counters = new HashMap<>();
+  private final Map<String, String> counterRule = new HashMap<>();
+  /** Every live admitted message per counter (released and reset ones removed), never pruned by retention: {time, cost}. */
+  private final Map<String, List<long[]>> history = new HashMap<>();
+  private final Map<String, Admitted> admitted = new HashMap<>();
+  private long latest = Long.MIN_VALUE;
+  /** How far back the full history reaches: beyond every window the traffic uses (at most a day) and its steps back. */
+  private static final long HISTORY_MS = 2 * 86_400_000L;
+
+  public Oracle(Policy policy) {
+    setPolicy(policy);
+  }
+
+  public Policy policy() {
+    return policy;
+  }
+
+  /** A rule edit: counters keep what they counted (their identity ignores limit and window). */
+  public void setPolicy(Policy next) {
+    policy = Objects.requireNonNull(next);
+    Map<String, long[]> specs = new HashMap<>();
+    for (Rule r : next.rules()) {
+      long maxWindow = 0;
+      long maxLimit = 0;
+      boolean shadow = false;
+      for (Rule o : next.rules()) {
+        if (identity(o).equals(identity(r))) {
+          maxWindow = Math.max(maxWindow, o.windowMs());
+          maxLimit = Math.max(maxLimit, o.limit());
+          shadow |= !o.enforced();
+        }
+      }
+      specs.put(r.id(), new long[] {maxWindow, shadow ? Math.max(2 * maxLimit, maxLimit + 64) : maxLimit});
+    }
+    logSpecs = specs;
+  }
+
+  /** The system under test no longer remembers this decision for release: neither does the oracle. */
+  public void forget(String key) {
+    admitted.remove(key);
+  }
+
+  /** The verdict on one decision the system under test gave. */
+  public record Verdict(Decision expected, boolean overAdmission, List<String> mismatches) {
+    public boolean expectedAllowed() {
+      return expected.allowed();
+    }
+
+    public boolean matches() {
+      return mismatches.isEmpty();
+    }
+  }
+
+  /**
+   * Judges {@code actual}, the answer to {@code m} at {@code now}, and, unless {@code dryRun}, applies
+   * what the oracle says the decision recorded. {@code key} names the decision for {@link #release}.
+   * Sliding-counter outcomes are taken from {@code actual} after checking them against the bound.
+   */
+  public Verdict decide(Message m, long now, boolean dryRun, Decision actual, String key) {
+    List<String> mismatches = new ArrayList<>();
+    List<Rule> rules = applicable(m);
+    Map<String, RuleOutcome> actualById = new HashMap<>();
+    if (actual != null) {
+      actual.rules().forEach(o -> actualById.put(o.id(), o));
+    }
+    List<RuleOutcome> expected = new ArrayList<>();
+    boolean boundBroken = false;
+    for (Rule r : rules) {
+      RuleOutcome o;
+      if (r.algorithm() == Algorithm.SLIDING_COUNTER) {
+        RuleOutcome a = actualById.get(r.id());
+        if (a == null) {
+          mismatches.add("rule " + r.id() + " missing from the answer");
+          o = new RuleOutcome(r.id(), r.limit(), r.windowMs(), 0, r.limit(), true, r.enforced(), 0);
+        } else {
+          String broken = slidingCounterBound(r, m, now, a);
+          if (broken != null) {
+            mismatches.add(broken);
+            boundBroken |= a.allowed();
+          }
+          o = a;
+        }
+      } else {
+        o = outcome(r, m, now);
+      }
+      expected.add(o);
+    }
+    Decision want = decision(expected);
+    if (actual != null) {
+      compare(want, actual, mismatches);
+      if (actual.allowed()) {
+        for (Rule r : rules) {
+          String broken = r.enforced() ? overLimit(r, m, now) : null;
+          if (broken != null) {
+            mismatches.add(broken);
+            boundBroken = true;
+          }
+        }
+      }
+    }
+    boolean over = actual != null && actual.allowed() && (!want.allowed() || boundBroken);
+    if (!dryRun) {
+      apply(m, now, rules, expected, want.allowed(), key);
+    }
+    return new Verdict(want, over, mismatches);
+  }
+
+  /** Releases an admitted decision; true iff the oracle knew it and had not released it yet. */
+  public boolean release(String key) {
+    Admitted a = admitted.remove(key);
+    if (a == null) {
+      return false;
+    }
+    for (String id : a.counters()) {
+      addOp(id, Kind.RELEASE, a.time(), a.message().cost());
+      List<long[]> h = history.get(id);
+      if (h != null) {
+        for (int i = h.size() - 1; i >= 0; i--) {
+          if (h.get(i)[0] == a.time() && h.get(i)[1] == a.message().cost()) {
+            h.remove(i);
+            break;
+          }
+        }
+      }
+    }
+    return true;
+  }
+
+  /** Forgets a recipient: every counter of the recipient's partition. */
+  public void reset(String tenant, String recipient) {
+    String prefix = partitionOf(tenant, recipient);
+    counters.keySet().removeIf(k -> k.startsWith(prefix));
+    history.keySet().removeIf(k -> k.startsWith(prefix));
+  }
+
+  // ------------------------------------------------------------------------------------------------
+
+  private List<Rule> applicable(Message m) {
+    List<Rule> out = new ArrayList<>();
+    for (Rule r : policy.rules()) {
+      if (policy.tenant().equals(m.tenant()) && applies(r, m)) {
+        out.add(r);
+      }
+    }
+    return out;
+  }
+
+  static boolean applies(Rule rule, Message m) {
+    for (Dimension d : rule.key()) {
+      if (Dimension.CONTENT.equals(d) ? m.content() == null : d.valueOf(m) == null) {
+        return false;
+      }
+    }
+    return rule.appliesTo(m);
+  }
+
+  private static String partitionOf(String tenant, String recipient) {
+    return "R" + tenant.length() + ":" + tenant + recipient.length() + ":" + recipient + "|";
+  }
+
+  /** The counter a rule uses for a message: its partition, the shared identity, the key's values. */
+  private static String counterId(Rule r, Message m) {
+    StringBuilder sb = new StringBuilder();
+    if (r.key().contains(Dimension.RECIPIENT)) {
+      sb.append(partitionOf(m.tenant(), m.recipient()));
+    } else {
+      sb.append("S").append(m.tenant().length()).append(':').append(m.tenant()).append(r.key()).append('|');
+    }
+    sb.append(identity(r)).append('|');
+    for (Dimension d : r.key()) {
+      String v = Dimension.CONTENT.equals(d) ? m.content() : d.valueOf(m);
+      sb.append(v.length()).append(':').append(v);
+    }
+    return sb.toString();
+  }
+
+  private static String identity(Rule r) {
+    String shared = r.algorithm() + "|" + r.key() + "|" + canonical(r.match()) + "|" + canonical(r.exempt());
+    return r.algorithm() == Algorithm.SLIDING_LOG ? shared : shared + "|rule=" + r.id();
+  }
+
+  private static String canonical(Condition c) {
+    Map<String, List<String>> sorted = new TreeMap<>();
+    c.values().forEach((d, v) -> sorted.put(d.toString(), v.stream().sorted().toList()));
+    return sorted.toString();
+  }
+
+  private long align(Rule r, long now) {
+    if (r.zone() == null) {
+      return 0;
+    }
+    return -r.zone().getRules().getOffset(Instant.ofEpochMilli(now)).getTotalSeconds() * 1000L;
+  }
+
+  private void addOp(String id, Kind kind, long time, long cost) {
+    Counter c = counters.get(id);
+    Rule r = ruleOf(id);
+    if (c == null || r == null) {
+      return; // forgotten by a reset, or its rule left the policy
+    }
+    if (c.algorithm == Algorithm.SLIDING_LOG) {
+      long[] spec = logSpecs.get(r.id());
+      writeLog(c.log, kind, time, cost, spec[0], spec[1]);
+      return;
+    }
+    c.ops.add(new Op(kind, time, cost, r.windowMs(), r.limit(), align(r, time)));
+    if (c.ops.size() >= CHECKPOINT) {
+      c.base = c.algorithm == Algorithm.FIXED_WINDOW ? fixedWindow(c) : c.algorithm == Algorithm.GCRA
+          ? new long[] {gcra(c)} : null;
+      c.ops.clear();
+    }
+  }
+
+  /** Which rule of the current policy a counter belongs to (any one of a shared log's rules). */
+  private Rule ruleOf(String counter) {
+    String id = counterRule.get(counter);
+    for (Rule r : policy.rules()) {
+      if (r.id().equals(id)) {
+        return r;
+      }
+    }
+    return null;
+  }
+
+  private void apply(Message m, long now, List<Rule> rules, List<RuleOutcome> outcomes, boolean allowed, String key) {
+    // the partitions in the engine's order, and the distinct counters of each
+    Map<String, LinkedHashMap<String, Rule>> partitions = new LinkedHashMap<>();
+    Map<String, Boolean> partitionAdmits = new HashMap<>();
+    String recipientPartition = "recipient";
+    partitions.put(recipientPartition, new LinkedHashMap<>());
+    for (int i = 0; i < rules.size(); i++) {
+      Rule r = rules.get(i);
+      String p = r.key().contains(Dimension.RECIPIENT) ? recipientPartition : r.key().toString();
+      String counter = counterId(r, m);
+      counterRule.putIfAbsent(counter, r.id());
+      counters.computeIfAbsent(counter, k -> new Counter(r.algorithm()));
+      partitions.computeIfAbsent(p, k -> new LinkedHashMap<>()).putIfAbsent(counter, r);
+      boolean refuses = !outcomes.get(i).allowed() && r.enforced();
+      partitionAdmits.merge(p, !refuses, Boolean::logicalAnd);
+    }
+    List<String> recorded = new ArrayList<>();
+    for (Map.Entry<String, LinkedHashMap<String, Rule>> p : partitions.entrySet()) {
+      if (p.getValue().isEmpty()) {
+        continue;
+      }
+      if (!partitionAdmits.getOrDefault(p.getKey(), true)) {
+        break; // this partition refused: the ones before it recorded and now give it back
+      }
+      for (Map.Entry<String, Rule> c : p.getValue().entrySet()) {
+        addOp(c.getKey(), Kind.RECORD, now, m.cost());
+        recorded.add(c.getKey());
+      }
+    }
+    if (!allowed) {
+      for (String c : recorded) {
+        addOp(c, Kind.RELEASE, now, m.cost());
+      }
+      return;
+    }
+    latest = Math.max(latest, now);
+    for (String c : recorded) {
+      List<long[]> h = history.computeIfAbsent(c, k -> new ArrayList<>());
+      int at = h.size();
+      while (at > 0 && h.get(at - 1)[0] > now) {
+        at--;
+      }
+      h.add(at, new long[] {now, m.cost()});
+      if (h.get(0)[0] < latest - HISTORY_MS - 86_400_000L) {
+        int old = 0;
+        while (h.get(old)[0] < latest - HISTORY_MS) {
+          old++;
+        }
+        h.subList(0, old).clear();
+      }
+    }
+    admitted.put(key, new Admitted(m, now, List.copyOf(recorded)));
+  }
+
+  private Decision decision(List<RuleOutcome> outcomes) {
+    List<String> blocked = new ArrayList<>();
+    List<String> shadow = new ArrayList<>();
+    long retry = 0;
+    for (RuleOutcome o : outcomes) {
+      if (o.allowed()) {
+        continue;
+      }
+      if (o.enforced()) {
+        blocked.add(o.id());
+        retry = retry < 0 || o.retryAfterMs() < 0 ? -1 : Math.max(retry, o.retryAfterMs());
+      } else {
+        shadow.add(o.id());
+      }
+    }
+    return new Decision(blocked.isEmpty(), "", blocked.isEmpty() ? 0 : retry, blocked, shadow, outcomes, false, 0, 0);
+  }
+
+  private static void compare(Decision want, Decision actual, List<String> mismatches) {
+    if (want.allowed() != actual.allowed()) {
+      mismatches.add("allowed " + actual.allowed() + ", oracle " + want.allowed());
+    }
+    if (!want.blockedBy().equals(actual.blockedBy())) {
+      mismatches.add("blockedBy " + actual.blockedBy() + ", oracle " + want.blockedBy());
+    }
+    if (!want.shadowBlockedBy().equals(actual.shadowBlockedBy())) {
+      mismatches.add("shadowBlockedBy " + actual.shadowBlockedBy() + ", oracle " + want.shadowBlockedBy());
+    }
+    if (want.retryAfterMs() != actual.retryAfterMs()) {
+      mismatches.add("retryAfterMs " + actual.retryAfterMs() + ", oracle " + want.retryAfterMs());
+    }
+    if (want.rules().size() != actual.rules().size()) {
+      mismatches.add("rules " + actual.rules() + ", oracle " + want.rules());
+      return;
+    }
+    for (int i = 0; i < want.rules().size(); i++) {
+      if (!want.rules().get(i).equals(actual.rules().get(i))) {
+        mismatches.add(actual.rules().get(i) + ", oracle " + want.rules().get(i));
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // Per algorithm, from the counter's list.
+
+  private RuleOutcome outcome(Rule r, Message m, long now) {
+    Counter counter = counters.get(counterId(r, m));
+    if (counter == null) {
+      counter = new Counter(r.algorithm());
+    }
+    long cost = m.cost();
+    long used;
+    long retryAt;
+    switch (r.algorithm()) {
+      case SLIDING_LOG -> {
+        List<long[]> in = counter.log.stream().filter(e -> e[0] > now - r.windowMs()).toList();
+        used = in.stream().mapToLong(e -> e[1]).sum();
+        if (used + cost <= r.limit()) {
+          retryAt = now;
+        } else if (cost > r.limit()) {
+          retryAt = NEVER;
+        } else {
+          retryAt = NEVER;
+          long remaining = used;
+          for (long[] e : in) {
+            remaining -= e[1];
+            if (remaining + cost <= r.limit()) {
+              retryAt = e[0] + r.windowMs();
+              break;
+            }
+          }
+        }
+      }
+      case FIXED_WINDOW -> {
+        long[] state = fixedWindow(counter); // {last, count} or null
+        long window = r.windowMs();
+        long start = windowStart(now, window, align(r, now));
+        used = state != null && state[0] >= start ? state[1] : 0;
+        retryAt = used + cost <= r.limit() ? now
+            : cost > r.limit() ? NEVER : windowStart(state[0], window, align(r, now)) + window;
+      }
+      case GCRA -> {
+        long t = interval(r.windowMs(), r.limit());
+        long nowUs = now * 1000;
+        long tat = Math.max(gcra(counter), nowUs);
+        used = Math.min(r.limit(), ceilDiv(tat - nowUs, t));
+        retryAt = tat - nowUs + cost * t <= r.limit() * t ? now
+            : cost > r.limit() ? NEVER : ceilDiv(tat - (r.limit() - cost) * t, 1000);
+      }
+      default -> throw new IllegalStateException(r.algorithm().toString());
+    }
+    boolean allowed = retryAt == now;
+    long retry = allowed ? 0 : retryAt == NEVER ? -1 : retryAt - now;
+    return new RuleOutcome(r.id(), r.limit(), r.windowMs(), used, Math.max(0, r.limit() - used), allowed,
+        r.enforced(), retry);
+  }
+
+  /** One write to a log, then the documented retention: the longest window, the newest capacity units. */
+  private static void writeLog(List<long[]> log, Kind kind, long time, long cost, long maxWindow, long capacity) {
+    if (kind == Kind.RECORD) {
+      int at = log.size();
+      while (at > 0 && log.get(at - 1)[0] > time) {
+        at--; // a clock step back: the log stays ordered by time
+      }
+      log.add(at, new long[] {time, cost});
+    } else {
+      int found = -1;
+      for (int i = log.size() - 1; i >= 0 && found < 0; i--) {
+        if (log.get(i)[0] == time && log.get(i)[1] == cost) {
+          found = i;
+        }
+      }
+      if (found < 0) {
+        return; // nothing to release (reset, or already forgotten): the log is not rewritten
+      }
+      log.remove(found);
+    }
+    long newer = 0;
+    int keepFrom = log.size();
+    while (keepFrom > 0) {
+      long[] e = log.get(keepFrom - 1);
+      if (e[0] <= time - maxWindow || newer >= capacity) {
+        break;
+      }
+      newer += e[1];
+      keepFrom--;
+    }
+    log.subList(0, keepFrom).clear();
+  }
+
+  private static long windowStart(long t, long window, long align) {
+    return Math.floorDiv(t - align, window) * window + align;
+  }
+
+  /** {last, count} of the window holding the newest recorded message, or null. */
+  private static long[] fixedWindow(Counter c) {
+    long[] s = c.base;
+    for (Op op : c.ops) {
+      long start = windowStart(op.time(), op.windowMs(), op.align());
+      if (op.kind() == Kind.RECORD) {
+        s = s != null && s[0] >= start ? new long[] {Math.max(op.time(), s[0]), s[1] + op.cost()}
+            : new long[] {op.time(), op.cost()};
+      } else if (s != null && s[0] >= start && op.time() >= start) {
+        s = s[1] - op.cost() <= 0 ? null : new long[] {s[0], s[1] - op.cost()};
+      }
+    }
+    return s;
+  }
+
+  private static long interval(long windowMs, long limit) {
+    return ceilDiv(windowMs * 1000, limit);
+  }
+
+  private static long ceilDiv(long a, long b) {
+    return -Math.floorDiv(-a, b);
+  }
+
+  /** The theoretical arrival time in microseconds after the counter's list (Long.MIN_VALUE if empty). */
+  private static long gcra(Counter c) {
+    long tat = c.base == null ? Long.MIN_VALUE : c.base[0];
+    for (Op op : c.ops) {
+      long t = interval(op.windowMs(), op.limit());
+      long nowUs = op.time() * 1000;
+      if (op.kind() == Kind.RECORD) {
+        tat = Math.max(tat, nowUs) + op.cost() * t;
+      } else if (tat != Long.MIN_VALUE) {
+        long next = Math.max(tat, nowUs) - op.cost() * t;
+        tat = next <= nowUs ? Long.MIN_VALUE : next;
+      }
+    }
+    return tat;
+  }
+
+  /**
+   * What an admission at {@code now} would put over the rule's limit, from the full history (not the
+   * documented retention), or null: for the sliding algorithms, every window of length W that holds
+   * {@code now}; for the fixed window, the calendar window holding {@code now}. GCRA is a meter, not a
+   * window count, and is held to its fold alone.
+   */
+  private String overLimit(Rule r, Message m, long now) {
+    List<long[]> h = history.getOrDefault(counterId(r, m), List.of());
+    long w = r.windowMs();
+    switch (r.algorithm()) {
+      case SLIDING_LOG, SLIDING_COUNTER -> {
+        // the windows that hold `now`: ending at now, and at every later message within W
+        List<Long> ends = new ArrayList<>(List.of(now));
+        for (int i = h.size() - 1; i >= 0 && h.get(i)[0] > now; i--) {
+          if (h.get(i)[0] < now + w) {
+            ends.add(h.get(i)[0]);
+          }
+        }
+        for (long end : ends) {
+          long sum = m.cost() + sum(h, end - w, end);
+          if (sum > r.limit()) {
+            return "over: " + r.algorithm() + " " + r.id() + " admitted " + sum + " in the window (" + (end - w) + ", "
+                + end + "] (limit " + r.limit() + ")";
+          }
+        }
+      }
+      case FIXED_WINDOW -> {
+        long start = windowStart(now, w, align(r, now));
+        long sum = m.cost() + sum(h, start - 1, start + w - 1);
+        if (sum > r.limit()) {
+          return "over: fixed-window " + r.id() + " admitted " + sum + " in the window [" + start + ", " + (start + w)
+              + ") (limit " + r.limit() + ")";
+        }
+      }
+      default -> { }
+    }
+    return null;
+  }
+
+  /** The cost in (from, to] of a history ordered by time. */
+  private static long sum(List<long[]> h, long from, long to) {
+    long sum = 0;
+    for (int i = h.size() - 1; i >= 0 && h.get(i)[0] > from; i--) {
+      if (h.get(i)[0] <= to) {
+        sum += h.get(i)[1];
+      }
+    }
+    return sum;
+  }
+
+  /** Null if the engine's sliding-counter refusal keeps the stated bound, else what broke. */
+  private String slidingCounterBound(Rule r, Message m, long now, RuleOutcome a) {
+    List<long[]> h = history.getOrDefault(counterId(r, m), List.of());
+    long longer = r.windowMs() + ceilDiv(r.windowMs(), r.precision()) - 1;
+    long inLonger = sum(h, now - longer, Long.MAX_VALUE);
+    if (!a.allowed() && inLonger + m.cost() <= r.limit()) {
+      return "sliding-counter " + r.id() + " refused with " + inLonger + " in W + w - 1 (limit " + r.limit() + ")";
+    }
+    return null;
+  }
+
+}

@@ -1,0 +1,288 @@
+package dev.fcap.oracle;
+
+import dev.fcap.model.Algorithm;
+import dev.fcap.model.Condition;
+import dev.fcap.model.Dimension;
+import dev.fcap.model.Message;
+import dev.fcap.model.Mode;
+import dev.fcap.model.Policy;
+import dev.fcap.model.Rule;
+import java.time.Duration;
+import java.time.ZoneId;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.SplittableRandom;
+
+/**
+ * The one generator of adversarial traffic: random policies (up to 12 rules, every algorithm, shadow
+ * rules, match and exempt, keys with and without the recipient, time-zone days, one large limit) and
+ * a stream of steps against them: decisions with costs above 1, dry runs, releases, rule edits that
+ * keep counts, resets, bursts in one millisecond, clock steps back and idle gaps of days. Recipients
+ * include ids that try to alias or move keys: {@code {a}}, {@code a}{b}, {@code 名字}, long ones.
+ *
+ * <p>Deterministic from its seed. {@link Options} turn off what a path cannot take (a send log has
+ * no releases, dry runs, edits or resets).
+ */
+public final class Traffic {
+  /** One thing to do to the system under test. */
+  public sealed interface Step permits Decide, Release, Edit, Reset {}
+
+  /** Decide (or dry-run) {@code message} at {@code time}. */
+  public record Decide(Message message, long time, boolean dryRun) implements Step {}
+
+  /**
+   * Release an earlier admitted decision: the newest one not released yet ({@code pick} = -1), or
+   * one picked by {@code pick} among the recent ones.
+   */
+  public record Release(int pick) implements Step {}
+
+  /** Replace the policy by an edit of it: limits and windows change, counters keep their counts. */
+  public record Edit(Policy policy) implements Step {}
+
+  /** Forget a recipient. */
+  public record Reset(String recipient, long time) implements Step {}
+
+  /**
+   * What the stream may contain.
+   *
+   * @param releases releases of the newest admitted decision made since the last rule edit (a send
+   *     that failed at once)
+   * @param olderReleases releases of any recent admitted decision, also of one made before a rule
+   *     edit
+   * @param clockBack steps of the clock back by up to 3 s
+   */
+  public record Options(boolean releases, boolean olderReleases, boolean dryRuns, boolean edits, boolean resets,
+      boolean clockBack, int recipients) {
+    /** Everything the engine and the stores answer exactly today (see docs/algorithms.md, "How it is tested"). */
+    public static final Options ALL = new Options(true, false, true, true, true, true, 40);
+    /** What a send log can hold: decisions only (in log order, clock steps back included). */
+    public static final Options SEND_LOG = new Options(false, false, false, false, false, true, 40);
+
+    public Options withClockBack(boolean on) {
+      return new Options(releases, olderReleases, dryRuns, edits, resets, on, recipients);
+    }
+
+    public Options withOlderReleases(boolean on) {
+      return new Options(releases, on, dryRuns, edits, resets, clockBack, recipients);
+    }
+  }
+
+  /** Ids that try to alias other ids or move to other slots in a cluster. */
+  private static final String[] ODD_IDS = {
+    "{a}", "a}{b", "名字", "{", "}", "a:b", "a|b", "+8613900000000", "{+8613900000000}", "x".repeat(300), "é", "e\u0301"
+  };
+  private static final String[] CHANNELS = {"sms", "sms", "push", "email"};
+  private static final String[] CATEGORIES = {"service", "service", "promo", "marketing", "otp"};
+  private static final ZoneId[] ZONES = {
+    ZoneId.of("Asia/Shanghai"), ZoneId.of("America/New_York"), ZoneId.of("Asia/Kolkata"), ZoneId.of("UTC")
+  };
+
+  /** A 10^6 limit by default; {@code -Dfcap.oracle.largeLimit} raises or lowers it. */
+  public static final long LARGE_LIMIT = Long.getLong("fcap.oracle.largeLimit", 1_000_000L);
+
+  private final long seed;
+  private final SplittableRandom random;
+  private final Options options;
+  private final String[] recipients;
+  private Policy policy;
+  private long now;
+  private long decisions;
+
+  public Traffic(long seed, Policy policy, Options options, long start) {
+    this.seed = seed;
+    this.random = new SplittableRandom(seed);
+    this.options = options;
+    this.policy = policy;
+    this.now = start;
+    this.recipients = new String[options.recipients()];
+    for (int i = 0; i < recipients.length; i++) {
+      recipients[i] = i < ODD_IDS.length ? ODD_IDS[i] : "+86139" + String.format("%08d", i * 7919);
+    }
+  }
+
+  public Options options() {
+    return options;
+  }
+
+  public long seed() {
+    return seed;
+  }
+
+  public String[] recipients() {
+    return recipients.clone();
+  }
+
+  public Policy policy() {
+    return policy;
+  }
+
+  /** The next step. */
+  public Step next() {
+    int action = random.nextInt(1000);
+    if (options.releases() && action < 40) {
+      return new Release(options.olderReleases() && random.nextBoolean() ? random.nextInt(1 << 30) : -1);
+    }
+    if (options.edits() && action < 48) {
+      policy = edit(policy);
+      return new Edit(policy);
+    }
+    if (options.resets() && action < 52) {
+      return new Reset(recipients[random.nextInt(recipients.length)], advance());
+    }
+    boolean dryRun = options.dryRuns() && action < 150;
+    return new Decide(message(), advance(), dryRun);
+  }
+
+  /** Time moves by bursts in one millisecond, small steps, steps back, minutes, and idle days. */
+  private long advance() {
+    int jump = random.nextInt(10_000);
+    if (jump < 2500) {
+      return now; // a burst: several decisions in the same millisecond
+    }
+    if (options.clockBack() && jump < 2600) {
+      now -= 1 + random.nextInt(3000);
+    } else if (jump < 2610) {
+      now += Duration.ofDays(1 + random.nextInt(3)).toMillis() + random.nextInt(3_600_000);
+    } else if (jump < 2800) {
+      now += random.nextInt(600_000);
+    } else {
+      now += random.nextInt(2000);
+    }
+    return now;
+  }
+
+  private Message message() {
+    decisions++;
+    // a hot recipient (another one every 500 decisions) takes a third of the traffic, so limits bite
+    String hot = recipients[(int) ((decisions / 500) % recipients.length)];
+    String recipient = random.nextInt(3) == 0 ? hot : recipients[random.nextInt(recipients.length)];
+    Message.Builder b = Message.builder(recipient)
+        .channel(CHANNELS[random.nextInt(CHANNELS.length)])
+        .category(CATEGORIES[random.nextInt(CATEGORIES.length)]);
+    if (random.nextInt(6) != 0) {
+      b.content("content " + random.nextInt(8));
+    }
+    if (random.nextInt(8) != 0) {
+      b.sender("sender" + random.nextInt(3));
+    }
+    int c = random.nextInt(100);
+    if (c < 8) {
+      b.cost(2 + random.nextInt(4));
+    } else if (c < 9) {
+      b.cost(LARGE_LIMIT / 3 + random.nextInt(3)); // bites the large limit; above every small one
+    }
+    return b.build();
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // Policies
+
+  private static final List<List<Dimension>> RECIPIENT_KEYS = List.of(
+      List.of(Dimension.RECIPIENT), List.of(Dimension.RECIPIENT), List.of(Dimension.RECIPIENT, Dimension.CONTENT),
+      List.of(Dimension.RECIPIENT, Dimension.CHANNEL));
+  private static final List<List<Dimension>> SHARED_KEYS = List.of(
+      List.of(Dimension.SENDER), List.of(Dimension.CHANNEL), List.of(Dimension.CHANNEL, Dimension.CONTENT),
+      List.of(Dimension.CATEGORY));
+
+  /**
+   * A random policy of 1 to {@code maxRules} rules of every algorithm; {@code recipientOnly} keeps
+   * every key on the recipient (the policies {@code fcap replay} decides on several threads).
+   */
+  public static Policy randomPolicy(long seed, int maxRules, boolean recipientOnly) {
+    SplittableRandom random = new SplittableRandom(seed);
+    int n = 1 + random.nextInt(maxRules);
+    List<Rule> rules = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      boolean shared = !recipientOnly && random.nextInt(4) == 0;
+      List<Dimension> key = shared ? SHARED_KEYS.get(random.nextInt(SHARED_KEYS.size()))
+          : RECIPIENT_KEYS.get(random.nextInt(RECIPIENT_KEYS.size()));
+      Algorithm algorithm = Algorithm.values()[random.nextInt(Algorithm.values().length)];
+      if (random.nextBoolean()) {
+        algorithm = Algorithm.SLIDING_LOG; // the default is the common case
+      }
+      long limit = shared ? 10 + random.nextInt(60) : 1 + random.nextInt(12);
+      long windowMs = 1000 + random.nextInt(600_000);
+      if (random.nextInt(5) == 0) {
+        windowMs = Duration.ofHours(1 + random.nextInt(24)).toMillis();
+      }
+      ZoneId zone = null;
+      if (algorithm == Algorithm.FIXED_WINDOW && random.nextInt(3) == 0) {
+        windowMs = Duration.ofDays(1).toMillis();
+        zone = ZONES[random.nextInt(ZONES.length)];
+      }
+      int precision = algorithm == Algorithm.SLIDING_COUNTER ? 1 + random.nextInt(60) : 0;
+      Mode mode = random.nextInt(5) == 0 ? Mode.SHADOW : Mode.ENFORCE;
+      Condition match = null;
+      Condition exempt = null;
+      if (random.nextInt(4) == 0) {
+        match = new Condition(Map.of(Dimension.CHANNEL, Set.of(CHANNELS[random.nextInt(CHANNELS.length)])));
+      }
+      if (random.nextInt(4) == 0) {
+        exempt = new Condition(Map.of(Dimension.CATEGORY, Set.of("otp")));
+      }
+      rules.add(new Rule("r" + i, null, limit, Duration.ofMillis(windowMs), key, match, exempt, algorithm, precision,
+          mode, zone));
+    }
+    if (!recipientOnly && rules.size() < maxRules && random.nextInt(3) == 0) {
+      // a channel-wide cap with a large limit: its cost per decision must not depend on the limit
+      rules.add(Rule.of("large", LARGE_LIMIT, Duration.ofHours(1), Dimension.CHANNEL));
+    } else if (rules.size() < maxRules && random.nextInt(3) == 0) {
+      rules.add(Rule.of("large", LARGE_LIMIT, Duration.ofHours(1), Dimension.RECIPIENT));
+    }
+    return new Policy("default", 1, rules);
+  }
+
+  /**
+   * An edit of one rule that keeps counts exactly (docs/algorithms.md): any limit of a sliding-log,
+   * sliding-counter or fixed-window rule, and a narrower window of a sliding-log rule. (A gcra edit
+   * rescales what is in flight, rounded up; a widened window counts what the log still holds; both
+   * are conservative rather than exact, so the oracle cannot predict them to the unit.)
+   */
+  private Policy edit(Policy p) {
+    List<Rule> rules = new ArrayList<>(p.rules());
+    int i = random.nextInt(rules.size());
+    Rule r = rules.get(i);
+    if (r.algorithm() == Algorithm.GCRA || r.limit() >= LARGE_LIMIT) {
+      return p;
+    }
+    if (r.algorithm() == Algorithm.SLIDING_LOG && random.nextBoolean() && r.windowMs() > 2000) {
+      r = r.withWindow(Duration.ofMillis(r.windowMs() / 2 + random.nextInt((int) Math.min(r.windowMs() / 2, 1 << 30))));
+    } else {
+      r = r.withLimit(Math.max(1, r.limit() + random.nextInt(7) - 3));
+    }
+    rules.set(i, r);
+    return new Policy(p.tenant(), p.version() + 1, rules);
+  }
+
+  /** The policy as a rules file ({@code fcap replay --rules}). */
+  public static String yaml(Policy p) {
+    StringBuilder y = new StringBuilder("policies:\n  - tenant: ").append(p.tenant()).append("\n    rules:\n");
+    for (Rule r : p.rules()) {
+      y.append("      - id: ").append(r.id()).append('\n')
+          .append("        limit: ").append(r.limit()).append('\n')
+          .append("        window: ").append(r.windowMs()).append("ms\n")
+          .append("        key: ").append(r.key().stream().map(Dimension::toString).toList()).append('\n')
+          .append("        algorithm: ").append(r.algorithm().id()).append('\n')
+          .append("        mode: ").append(r.enforced() ? "enforce" : "shadow").append('\n');
+      if (r.algorithm() == Algorithm.SLIDING_COUNTER) {
+        y.append("        precision: ").append(r.precision()).append('\n');
+      }
+      if (r.zone() != null) {
+        y.append("        zone: ").append(r.zone().getId()).append('\n');
+      }
+      condition(y, "match", r.match());
+      condition(y, "exempt", r.exempt());
+    }
+    return y.toString();
+  }
+
+  private static void condition(StringBuilder y, String name, Condition c) {
+    if (c.isEmpty()) {
+      return;
+    }
+    y.append("        ").append(name).append(":\n");
+    c.values().forEach((d, values) -> y.append("          ").append(d).append(": ").append(List.copyOf(values)).append('\n'));
+  }
+}

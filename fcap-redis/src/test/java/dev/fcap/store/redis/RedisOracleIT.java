@@ -1,0 +1,54 @@
+package dev.fcap.store.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fcap.engine.Engine;
+import dev.fcap.oracle.OracleRun;
+import dev.fcap.oracle.Traffic;
+import dev.fcap.store.ManualClock;
+import dev.fcap.store.redis.testing.RedisExtension;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The engine on Redis (standalone and a 3-master cluster, real processes) against the
+ * {@link dev.fcap.oracle.Oracle}: random policies of up to 12 rules and the adversarial traffic, every
+ * decision and release compared. (RedisDifferentialIT compares Redis with MemoryStore byte for byte;
+ * this holds both to the model.)
+ */
+class RedisOracleIT {
+  static final int STEPS = Integer.getInteger("fcap.oracle.steps", 2000);
+
+  @RegisterExtension
+  static final RedisExtension STANDALONE = RedisExtension.standalone();
+
+  @RegisterExtension
+  static final RedisExtension CLUSTER = RedisExtension.cluster();
+
+  @ParameterizedTest
+  @ValueSource(longs = {11, 12, 13})
+  void standaloneAgreesWithTheOracle(long seed) throws Exception {
+    STANDALONE.deployment().flushAll();
+    check(STANDALONE.uri(), seed);
+  }
+
+  @ParameterizedTest
+  @ValueSource(longs = {14, 15})
+  void clusterAgreesWithTheOracle(long seed) throws Exception {
+    CLUSTER.deployment().flushAll();
+    check(CLUSTER.uri(), seed);
+  }
+
+  private static void check(String uri, long seed) {
+    Traffic traffic = new Traffic(seed, Traffic.randomPolicy(seed, 12, false), Traffic.Options.ALL.withClockBack(false),
+        ManualClock.START);
+    OracleRun.Report report = OracleRun.run(traffic, policy -> {
+      ManualClock clock = new ManualClock();
+      return OracleRun.engine(Engine.builder(RedisStore.builder(uri).clock(clock).build())
+          .clock(clock).callerTime(true).policy(policy).build());
+    }, STEPS);
+    assertThat(report.mismatches()).as("seed %d: %s", seed, report).isZero();
+    assertThat(report.admitted()).isPositive();
+  }
+}

@@ -1,0 +1,145 @@
+package dev.fcap.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.fcap.model.Decision;
+import dev.fcap.model.Message;
+import dev.fcap.model.Policy;
+import dev.fcap.model.Rule;
+import dev.fcap.model.RuleOutcome;
+import dev.fcap.oracle.Oracle;
+import dev.fcap.oracle.Traffic;
+import dev.fcap.policy.PolicyParser;
+import dev.fcap.store.ManualClock;
+import dev.fcap.store.memory.MemoryStore;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The server over HTTP, with concurrent callers, against the {@link Oracle}. A random policy keyed by
+ * the recipient (every algorithm, shadow rules, match and exempt, costs above 1). Each caller owns
+ * some recipients nobody else sends to: those decisions must equal the oracle's, field by field.
+ * All callers also send to a few shared recipients, interleaving: there the admitted messages, in
+ * time order, must never put any window over its limit. The store's clock is a manual one that the
+ * callers advance as they go, so windows slide and expire during the run.
+ */
+class HttpOracleIT {
+  private static final int CALLERS = 8;
+  private static final int REQUESTS = 200;
+
+  @ParameterizedTest
+  @ValueSource(longs = {21, 22})
+  void concurrentCallersAreHeldToTheOracle(long seed) throws Exception {
+    List<Rule> rules = new ArrayList<>();
+    for (Rule r : Traffic.randomPolicy(seed, 12, true).rules()) {
+      // the engine aligns calendar days by its own (system) clock, the store counts by the manual one
+      rules.add(r.zone() == null ? r : new Rule(r.id(), null, r.limit(), r.window(), r.key(), r.match(), r.exempt(),
+          r.algorithm(), r.precision(), r.mode(), null));
+    }
+    Policy policy = new Policy("default", 1, rules);
+    ManualClock clock = new ManualClock(System.currentTimeMillis());
+    MemoryStore store = MemoryStore.builder().clock(clock).segments(2).build();
+    try (TestServer server = TestServer.start(Traffic.yaml(policy), Map.of(), store)) {
+      Policy served = PolicyParser.parseFile(server.dir.resolve("rules.yaml")).get(0); // what the server reads
+      Map<String, List<Object[]>> shared = new ConcurrentHashMap<>(); // recipient -> {message, decision}
+      ExecutorService pool = Executors.newFixedThreadPool(CALLERS);
+      List<Future<List<String>>> callers = new ArrayList<>();
+      for (int c = 0; c < CALLERS; c++) {
+        int caller = c;
+        callers.add(pool.submit(() -> call(server, served, clock, seed * 100 + caller, shared)));
+      }
+      List<String> mismatches = new ArrayList<>();
+      for (Future<List<String>> f : callers) {
+        mismatches.addAll(f.get(120, TimeUnit.SECONDS));
+      }
+      pool.shutdown();
+      assertThat(mismatches).as("decisions of recipients with one caller").isEmpty();
+      for (Map.Entry<String, List<Object[]>> e : shared.entrySet()) {
+        assertNeverOver(served, e.getKey(), e.getValue());
+      }
+    }
+  }
+
+  /** One caller: its own recipients, judged decision by decision, and the shared ones, collected. */
+  private static List<String> call(TestServer server, Policy policy, ManualClock clock, long seed,
+      Map<String, List<Object[]>> shared) {
+    SplittableRandom random = new SplittableRandom(seed);
+    Oracle oracle = new Oracle(policy);
+    List<String> mismatches = new ArrayList<>();
+    for (int i = 0; i < REQUESTS; i++) {
+      boolean own = random.nextBoolean();
+      String recipient = own ? "own-" + seed + "-" + random.nextInt(3) : "shared-" + random.nextInt(3);
+      Message m = Message.builder(recipient)
+          .channel(random.nextBoolean() ? "sms" : "push")
+          .category(random.nextInt(5) == 0 ? "otp" : "service")
+          .content("content " + random.nextInt(3))
+          .cost(random.nextInt(8) == 0 ? 2 : 1)
+          .build();
+      Decision d = decision(server.decide(json(m)).body());
+      if (own) {
+        Oracle.Verdict v = oracle.decide(m, d.time(), false, d, d.decisionId());
+        if (!v.matches() && mismatches.size() < 10) {
+          mismatches.add(recipient + " at " + d.time() + ": " + v.mismatches());
+        }
+      } else {
+        shared.computeIfAbsent(recipient, k -> java.util.Collections.synchronizedList(new ArrayList<>()))
+            .add(new Object[] {m, d});
+      }
+      if (random.nextInt(4) == 0) {
+        clock.advance(random.nextInt(20) == 0 ? random.nextInt(600_000) : random.nextInt(3000));
+      }
+    }
+    return mismatches;
+  }
+
+  /** The admitted messages of an interleaved recipient, replayed in time order: none over a limit. */
+  private static void assertNeverOver(Policy policy, String recipient, List<Object[]> sent) {
+    List<Object[]> admitted = new ArrayList<>(sent.stream().filter(s -> ((Decision) s[1]).allowed()).toList());
+    admitted.sort(Comparator.comparingLong(s -> ((Decision) s[1]).time()));
+    Oracle oracle = new Oracle(policy);
+    int i = 0;
+    for (Object[] s : admitted) {
+      Decision d = (Decision) s[1];
+      Oracle.Verdict v = oracle.decide((Message) s[0], d.time(), false, d, "a" + i++);
+      assertThat(v.overAdmission()).as("%s at %d: %s", recipient, d.time(), v.mismatches()).isFalse();
+    }
+    assertThat(admitted).as("%s got something", recipient).isNotEmpty();
+  }
+
+  private static String json(Message m) {
+    ObjectNode o = TestServer.JSON.createObjectNode();
+    o.put("recipient", m.recipient()).put("channel", m.channel()).put("category", m.category())
+        .put("content", m.content()).put("cost", m.cost());
+    return o.toString();
+  }
+
+  private static Decision decision(JsonNode j) {
+    List<RuleOutcome> rules = new ArrayList<>();
+    for (JsonNode r : j.get("rules")) {
+      rules.add(new RuleOutcome(r.get("id").asText(), r.get("limit").asLong(), r.get("windowMs").asLong(),
+          r.get("used").asLong(), r.get("remaining").asLong(), r.get("allowed").asBoolean(),
+          r.get("enforced").asBoolean(), r.get("retryAfterMs").asLong()));
+    }
+    return new Decision(j.get("allowed").asBoolean(), j.get("decisionId").asText(), j.get("retryAfterMs").asLong(),
+        strings(j.get("blockedBy")), strings(j.get("shadowBlockedBy")), rules, j.get("degraded").asBoolean(),
+        j.get("time").asLong(), j.get("policyVersion").asLong());
+  }
+
+  private static List<String> strings(JsonNode array) {
+    List<String> out = new ArrayList<>();
+    array.forEach(n -> out.add(n.asText()));
+    return out;
+  }
+}
