@@ -1,5 +1,6 @@
 package dev.fcap.bench;
 
+import dev.fcap.store.redis.testing.RedisDeployment;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
@@ -39,8 +40,17 @@ class DocumentedBenchmarksIT {
             "--threads", "2", "--latency-threads", "2", "--latency-rate", "200")));
     SHRINK.put("dev.fcap.bench.CpuHarness", args -> positional(args, "20000", "1"));
     SHRINK.put("dev.fcap.bench.HeapFootprint", args -> positional(args, "2000"));
+    SHRINK.put("dev.fcap.bench.redis.ScriptProfile", args -> options(args,
+        Map.of("--decisions", "2000", "--reps", "1", "--recipients", "500")));
+    SHRINK.put("dev.fcap.bench.OracleVerify", args -> positional(args, "3000"));
     SHRINK.put("bench-embedded.sh", args -> positional(args, "1"));
+    SHRINK.put("bench-durability", args -> positional(args, "1", "2000"));
+    SHRINK.put(JMH, args -> jmh(args));
   }
+
+  /** The entry point of a command that runs JMH's own main ({@code java -jar fcap-bench.jar BENCHMARK}). */
+  private static final String JMH = "JMH";
+  private static final String JMH_QUICK = "-f 1 -wi 0 -i 1 -r 200ms -p streamLength=65536 -jvmArgsAppend -Xmx1g";
 
   @TestFactory
   List<DynamicTest> everyDocumentedBenchmarkCommandRuns() throws IOException {
@@ -60,7 +70,8 @@ class DocumentedBenchmarksIT {
     while (block.find()) {
       for (String line : block.group(1).replace("\\\n", " ").split("\n")) {
         String command = line.replaceAll("\\s+#.*$", "").trim();
-        if (command.contains("fcap-bench.jar") && !command.startsWith("./mvnw") || command.contains("bench-embedded.sh")) {
+        if (command.contains("fcap-bench.jar") && !command.startsWith("./mvnw") || command.contains("bench-embedded.sh")
+            || command.startsWith("scripts/bench-durability")) {
           out.add(command);
         }
       }
@@ -76,23 +87,33 @@ class DocumentedBenchmarksIT {
       fail("docs/benchmarks.md documents %s, which DocumentedBenchmarksIT does not know how to run briefly: "
           + "add a rule to SHRINK", entry);
     }
-    int at = words.indexOf(entry.endsWith(".sh") ? words.stream().filter(w -> w.endsWith(entry)).findFirst()
-        .orElseThrow() : entry);
+    int at = entry.equals(JMH) ? words.indexOf("fcap-bench/target/fcap-bench.jar")
+        : words.indexOf(words.stream().filter(w -> w.endsWith(entry)).findFirst().orElseThrow());
     List<String> argv = new ArrayList<>(jvm(words.subList(0, at)));
     argv.add(words.get(at));
     argv.addAll(shrink.apply(words.subList(at + 1, words.size())));
-    ProcessBuilder pb = new ProcessBuilder(argv).directory(ROOT.toFile()).redirectErrorStream(true);
-    if (entry.endsWith(".sh")) {
-      pb.environment().put("IMPLS", "fcap");
-      pb.environment().put("BENCHES", "decide1");
-      pb.environment().put("JMH_ARGS", "-f 1 -wi 0 -i 1 -r 200ms -p streamLength=65536 -jvmArgsAppend -Xmx1g");
-      pb.environment().put("OUT", ROOT.resolve("fcap-bench/target/smoke-rounds").toString());
+    RedisDeployment redis = null;
+    for (int i = 0; i < argv.size(); i++) {
+      if (argv.get(i).startsWith("redis://")) {
+        redis = redis == null ? RedisDeployment.standalone() : redis; // the documented port is the author's own server
+        argv.set(i, redis.uri());
+      }
     }
+    ProcessBuilder pb = new ProcessBuilder(argv).directory(ROOT.toFile()).redirectErrorStream(true);
+    pb.environment().put("IMPLS", "fcap");
+    pb.environment().put("BENCHES", "decide1");
+    pb.environment().put("JMH_ARGS", JMH_QUICK);
+    pb.environment().put("HEAP", "-Xmx1g");
+    pb.environment().put("FCAP_BENCH_PREBUILT", "1");
+    pb.environment().put("OUT", ROOT.resolve("fcap-bench/target/smoke-rounds").toString());
     Path log = Files.createTempFile("fcap-bench-smoke", ".log");
     Process p = pb.redirectOutput(log.toFile()).start();
     boolean done = p.waitFor(5, TimeUnit.MINUTES);
     if (!done) {
       p.destroyForcibly();
+    }
+    if (redis != null) {
+      redis.close();
     }
     String output = Files.readString(log, StandardCharsets.UTF_8);
     Files.delete(log);
@@ -103,9 +124,16 @@ class DocumentedBenchmarksIT {
 
   /** The main class, or the script's file name. */
   private static String entryPoint(List<String> words) {
-    for (String w : words) {
+    for (int i = 0; i < words.size(); i++) {
+      String w = words.get(i);
       if (w.endsWith("bench-embedded.sh")) {
         return "bench-embedded.sh";
+      }
+      if (w.endsWith("bench-durability")) {
+        return "bench-durability";
+      }
+      if (w.equals("-jar") && i + 1 < words.size() && words.get(i + 1).endsWith("fcap-bench.jar")) {
+        return JMH;
       }
       if (MAIN_CLASS.matcher(w).matches()) {
         return w;
@@ -154,6 +182,21 @@ class DocumentedBenchmarksIT {
         optional = false;
       }
     }
+    return out;
+  }
+
+  /** JMH's own options, with the run shortened: the benchmark and its parameters stay as documented. */
+  private static List<String> jmh(List<String> args) {
+    List<String> out = new ArrayList<>();
+    for (int i = 0; i < args.size(); i++) {
+      String w = args.get(i);
+      if (List.of("-f", "-wi", "-w", "-i", "-r").contains(w)) {
+        i++; // replaced by JMH_QUICK
+      } else {
+        out.add(w);
+      }
+    }
+    out.addAll(List.of(JMH_QUICK.split(" ")));
     return out;
   }
 
