@@ -31,6 +31,10 @@ class DocumentedBenchmarksIT {
   private static final Pattern FENCE = Pattern.compile("(?ms)^```[a-z]*\\n(.*?)^```");
   private static final Pattern MAIN_CLASS = Pattern.compile("dev\\.fcap\\.bench\\.[A-Za-z.]+");
 
+  /** The entry point of a command that runs JMH's own main ({@code java -jar fcap-bench.jar BENCHMARK}). */
+  private static final String JMH = "JMH";
+  private static final String JMH_QUICK = "-f 1 -wi 0 -i 1 -r 200ms -p streamLength=65536 -jvmArgsAppend -Xmx1g";
+
   /** How to shrink each entry point's documented arguments to a run of seconds. */
   private static final Map<String, UnaryOperator<List<String>>> SHRINK = new LinkedHashMap<>();
 
@@ -48,9 +52,6 @@ class DocumentedBenchmarksIT {
     SHRINK.put(JMH, args -> jmh(args));
   }
 
-  /** The entry point of a command that runs JMH's own main ({@code java -jar fcap-bench.jar BENCHMARK}). */
-  private static final String JMH = "JMH";
-  private static final String JMH_QUICK = "-f 1 -wi 0 -i 1 -r 200ms -p streamLength=65536 -jvmArgsAppend -Xmx1g";
 
   @TestFactory
   List<DynamicTest> everyDocumentedBenchmarkCommandRuns() throws IOException {
