@@ -158,7 +158,7 @@ final class SlidingCounter implements CounterAlgorithm {
           System.arraycopy(b.count, i + 1, b.count, i, b.n - i - 1);
           b.n--;
         }
-        return encode(prune(b, spec, now, width), width);
+        return encode(b, width); // pruning belongs to record: a release drops the released unit only
       }
     }
     return state;

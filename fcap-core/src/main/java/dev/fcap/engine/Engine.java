@@ -165,11 +165,40 @@ public final class Engine implements AutoCloseable {
     if (!entry.released.compareAndSet(false, true)) {
       return CompletableFuture.completedFuture(true);
     }
+    CompiledPolicy current = policies.get(entry.tenant);
     List<PartitionRequest> undo = new ArrayList<>();
     for (int i = 0; i < entry.recorded.size(); i++) {
-      undo.add(entry.recorded.get(i).asRelease(entry.times[i]));
+      PartitionRequest r = current(entry.recorded.get(i), current, entry.times[i]);
+      if (r != null) {
+        undo.add(r.asRelease(entry.times[i]));
+      }
     }
-    return store.applyAll(undo).thenApply(ignored -> true);
+    return undo.isEmpty() ? CompletableFuture.completedFuture(true) : store.applyAll(undo).thenApply(ignored -> true);
+  }
+
+  /**
+   * {@code recorded} with the specs its counters have in {@code current}, the tenant's policy now:
+   * a rule edited since the decision keeps its counter (the group id, which starts the counter key,
+   * never hashes a limit or a window) and must be counted by its rule as it is now, or the release
+   * would prune and count by a rule that no longer holds (an old, smaller limit pruned a log that a
+   * raised one still reads). Counters whose rule is gone are left alone; null if nothing is left to
+   * undo (a message id the request carries is still forgotten).
+   */
+  private static PartitionRequest current(PartitionRequest recorded, CompiledPolicy current, long recordedAt) {
+    List<CounterRequest> counters = new ArrayList<>(recorded.counters().size());
+    if (current != null) {
+      for (CounterRequest c : recorded.counters()) {
+        CompiledPolicy.Group g = current.groupById(Keys.groupId(c.key()));
+        if (g != null && g.spec.algorithm() == c.spec().algorithm()) {
+          counters.add(new CounterRequest(c.key(), g.spec, g.alignMs(recordedAt)));
+        }
+      }
+    }
+    if (counters.isEmpty() && recorded.idempotency() == null) {
+      return null;
+    }
+    return new PartitionRequest(recorded.partition(), recorded.operation(), recorded.time(), recorded.cost(), counters,
+        recorded.eventTime(), recorded.idempotency());
   }
 
   /**
@@ -332,7 +361,7 @@ public final class Engine implements AutoCloseable {
     if (p.requests.length == 0) {
       String id = ledger.newId();
       if (p.op == Operation.DECIDE) {
-        ledger.remember(new ReleaseLedger.Entry(id, List.of(), new long[0])); // releasable, undoes nothing
+        ledger.remember(new ReleaseLedger.Entry(id, p.message.tenant(), List.of(), new long[0])); // releasable, undoes nothing
       }
       return CompletableFuture.completedFuture(new Decision(true, id, 0, List.of(), List.of(), List.of(),
           false, clock.millis(), p.policy == null ? 0 : p.policy.policy.version()));
@@ -404,7 +433,7 @@ public final class Engine implements AutoCloseable {
       for (int i = 0; i < times.length; i++) {
         times[i] = results[i].time();
       }
-      ledger.remember(new ReleaseLedger.Entry(id, List.of(p.requests), times));
+      ledger.remember(new ReleaseLedger.Entry(id, p.message.tenant(), List.of(p.requests), times));
     }
     return new Decision(allowed, id, retryAfter, blocked, shadowBlocked, outcomes, false, results[0].time(),
         p.policy.policy.version(), replayOf != null);

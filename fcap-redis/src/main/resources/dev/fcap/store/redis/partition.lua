@@ -580,7 +580,7 @@ local function log_release(state, spec, align, now, eventtime, cost)
     if times[i] == eventtime and costs[i] == cost then
       table.remove(times, i)
       table.remove(costs, i)
-      return log_encode(times, costs, log_prune(times, costs, n - 1, spec, now))
+      return log_encode(times, costs, n - 1) -- pruning belongs to record: only the released event goes
     end
   end
   return state
@@ -711,7 +711,7 @@ local function sc_release(state, spec, align, now, eventtime, cost)
         table.remove(cnt, i)
         n = n - 1
       end
-      return sc_encode(idx, cnt, sc_prune(idx, n, spec, now, width), width)
+      return sc_encode(idx, cnt, n, width) -- pruning belongs to record: only the released unit goes
     end
   end
   return state
@@ -1102,7 +1102,9 @@ local function large_release(L, spec, now, eventtime, cost)
       if L.tail > L.head then
         L.newest = large_time(L, L.tail - 1)
       end
-      large_prune(L, spec, now)
+      if L.head == L.tail then -- pruning belongs to record: only the released event goes
+        L.head, L.tail, L.total, L.newest, L.hints = 0, 0, 0, OLD, {}
+      end
       return
     end
   end
