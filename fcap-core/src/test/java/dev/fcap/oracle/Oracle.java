@@ -50,7 +50,8 @@ import java.util.TreeMap;
  * <p>A decision is all-or-nothing over the enforced rules; shadow rules report but never block.
  * Partitions (the recipient's first, then one per key of the rules keyed without the recipient, in
  * policy order) are decided one after another: if one refuses, the earlier ones recorded the message
- * and released it again, which the oracle replays as a record and a release (a log prunes at both).
+ * and released it again, which the oracle replays as a record and a release (a log prunes at the record
+ * only; a release drops its own entry and nothing else, counted by the rules in force at the release).
  */
 public final class Oracle {
   private static final long NEVER = -1;
@@ -458,7 +459,7 @@ public final class Oracle {
         r.enforced(), retry);
   }
 
-  /** One write to a log, then the documented retention: the longest window, the newest capacity units. */
+  /** One write to a log; a record then keeps the documented retention: the longest window, the newest capacity units. */
   private static void writeLog(List<long[]> log, Kind kind, long time, long cost, long maxWindow, long capacity) {
     if (kind == Kind.RECORD) {
       int at = log.size();
@@ -473,10 +474,10 @@ public final class Oracle {
           found = i;
         }
       }
-      if (found < 0) {
-        return; // nothing to release (reset, or already forgotten): the log is not rewritten
+      if (found >= 0) {
+        log.remove(found);
       }
-      log.remove(found);
+      return; // a release drops the released entry only: pruning belongs to record
     }
     long newer = 0;
     int keepFrom = log.size();

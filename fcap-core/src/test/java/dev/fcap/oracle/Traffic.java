@@ -47,10 +47,9 @@ public final class Traffic {
   /**
    * What the stream may contain.
    *
-   * @param releases releases of the newest admitted decision made since the last rule edit (a send
-   *     that failed at once)
-   * @param olderReleases releases of any recent admitted decision, also of one made before a rule
-   *     edit
+   * @param releases releases of the newest admitted decision not released yet (a send that failed at
+   *     once), also of one made before a rule edit
+   * @param olderReleases releases of any recent admitted decision, at a later time than it was made
    * @param clockBack steps of the clock back by up to 3 s
    */
   public record Options(boolean releases, boolean olderReleases, boolean dryRuns, boolean edits, boolean resets,
