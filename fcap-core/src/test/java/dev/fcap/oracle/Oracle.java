@@ -504,7 +504,8 @@ public final class Oracle {
       if (op.kind() == Kind.RECORD) {
         s = s != null && s[0] >= start ? new long[] {Math.max(op.time(), s[0]), s[1] + op.cost()}
             : new long[] {op.time(), op.cost()};
-      } else if (s != null && s[0] >= start && op.time() >= start) {
+      } else if (s != null && windowStart(s[0], op.windowMs(), op.align()) == start) {
+        // a message gives back a unit of the count only if it lies in the count's window
         s = s[1] - op.cost() <= 0 ? null : new long[] {s[0], s[1] - op.cost()};
       }
     }

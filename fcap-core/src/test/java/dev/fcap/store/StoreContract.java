@@ -387,6 +387,21 @@ public abstract class StoreContract {
   }
 
   @Test
+  void releasingAMessageOfAnOlderFixedWindowGivesBackNothingOfTheCurrentOne() {
+    // a caller-time decision is released at its own time; the count is the newer window's, which
+    // the older message never was in (issue 9: OracleVerify --older-releases)
+    Rule rule = Rule.of("hourly", 1, Duration.ofHours(1), Dimension.RECIPIENT).withAlgorithm(Algorithm.FIXED_WINDOW);
+    Engine engine = Engine.builder(store).clock(clock).callerTime(true).policy(new Policy("default", 1, List.of(rule))).build();
+    long hour = Duration.ofHours(1).toMillis();
+    long t0 = Math.floorDiv(clock.millis(), hour) * hour + 600_000;
+    Decision a = engine.decideAt(fresh("olga"), t0).join();
+    assertThat(a.allowed()).isTrue();
+    assertThat(engine.decideAt(fresh("olga"), t0 + hour).join().allowed()).as("a new window").isTrue();
+    assertThat(engine.release(a.decisionId()).join()).isTrue();
+    assertThat(engine.decideAt(fresh("olga"), t0 + hour + 1).join().allowed()).as("the window holds one already").isFalse();
+  }
+
+  @Test
   void resetForgetsARecipient() {
     Engine engine = engine(SEED);
     for (int i = 0; i < 15; i++) {

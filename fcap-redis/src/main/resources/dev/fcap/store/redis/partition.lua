@@ -769,8 +769,10 @@ local function fw_record(state, spec, align, now, cost)
 end
 
 local function fw_release(state, spec, align, now, eventtime, cost)
-  local start = fw_start(now, spec.windows[1], align)
-  if not state or unpack('>i8', state, 1) < start or eventtime < start then
+  -- FixedWindow.release: only a message of the count's window (the newest message's), while live
+  local window = spec.windows[1]
+  if not state or unpack('>i8', state, 1) < fw_start(now, window, align)
+      or eventtime < fw_start(unpack('>i8', state, 1), window, align) then
     return state
   end
   local count = unpack('>I4', state, 9) - cost
