@@ -43,6 +43,8 @@ public final class Engine implements AutoCloseable {
   private final Clock clock;
   private final boolean callerTime;
   private final ReleaseLedger ledger;
+  /** The latest caller-supplied time seen: a caller-time engine's "now" for a release (see {@link #release}). */
+  private final java.util.concurrent.atomic.AtomicLong latestCallerTime = new java.util.concurrent.atomic.AtomicLong(Long.MIN_VALUE);
   private volatile Map<String, CompiledPolicy> policies = Map.of();
 
   private Engine(Builder b) {
@@ -113,6 +115,7 @@ public final class Engine implements AutoCloseable {
     if (epochMillis == PartitionRequest.STORE_TIME) {
       throw new IllegalArgumentException("time out of range");
     }
+    latestCallerTime.accumulateAndGet(epochMillis, Math::max);
     return epochMillis;
   }
 
@@ -168,9 +171,9 @@ public final class Engine implements AutoCloseable {
     CompiledPolicy current = policies.get(entry.tenant);
     List<PartitionRequest> undo = new ArrayList<>();
     for (int i = 0; i < entry.recorded.size(); i++) {
-      PartitionRequest r = current(entry.recorded.get(i), current, entry.times[i]);
+      PartitionRequest r = current(entry.recorded.get(i), current, entry.times[i], latestCallerTime.get());
       if (r != null) {
-        undo.add(r.asRelease(entry.times[i]));
+        undo.add(r);
       }
     }
     return undo.isEmpty() ? CompletableFuture.completedFuture(true) : store.applyAll(undo).thenApply(ignored -> true);
@@ -182,9 +185,14 @@ public final class Engine implements AutoCloseable {
    * never hashes a limit or a window) and must be counted by its rule as it is now, or the release
    * would prune and count by a rule that no longer holds (an old, smaller limit pruned a log that a
    * raised one still reads). Counters whose rule is gone are left alone; null if nothing is left to
-   * undo (a message id the request carries is still forgotten).
+   * undo (a message id the request carries is still forgotten). The release runs now: at the store's
+   * time for a decision at the store's time, else at the latest caller-supplied time the engine has
+   * seen (never before the decision's), so that an algorithm gives back only what the message still
+   * holds then (a fixed window's unit only while its window is the current one, a gcra cell only
+   * what has not drained).
    */
-  private static PartitionRequest current(PartitionRequest recorded, CompiledPolicy current, long recordedAt) {
+  private static PartitionRequest current(PartitionRequest recorded, CompiledPolicy current, long recordedAt,
+      long latestCallerTime) {
     List<CounterRequest> counters = new ArrayList<>(recorded.counters().size());
     if (current != null) {
       for (CounterRequest c : recorded.counters()) {
@@ -197,8 +205,10 @@ public final class Engine implements AutoCloseable {
     if (counters.isEmpty() && recorded.idempotency() == null) {
       return null;
     }
-    return new PartitionRequest(recorded.partition(), recorded.operation(), recorded.time(), recorded.cost(), counters,
-        recorded.eventTime(), recorded.idempotency());
+    long at = recorded.time() == PartitionRequest.STORE_TIME ? PartitionRequest.STORE_TIME
+        : Math.max(recorded.time(), latestCallerTime);
+    return new PartitionRequest(recorded.partition(), Operation.RELEASE, at, recorded.cost(), counters, recordedAt,
+        recorded.idempotency());
   }
 
   /**

@@ -55,7 +55,7 @@ public final class Traffic {
   public record Options(boolean releases, boolean olderReleases, boolean dryRuns, boolean edits, boolean resets,
       boolean clockBack, int recipients) {
     /** Everything the engine and the stores answer exactly today (see docs/algorithms.md, "How it is tested"). */
-    public static final Options ALL = new Options(true, false, true, true, true, true, 40);
+    public static final Options ALL = new Options(true, true, true, true, true, true, 40);
     /** What a send log can hold: decisions only (in log order, clock steps back included). */
     public static final Options SEND_LOG = new Options(false, false, false, false, false, true, 40);
 

@@ -402,6 +402,18 @@ public abstract class StoreContract {
   }
 
   @Test
+  void releasingAGcraMessageWhoseCellHasDrainedGivesNothingBack() {
+    Rule rule = Rule.of("metered", 1, Duration.ofHours(1), Dimension.RECIPIENT).withAlgorithm(Algorithm.GCRA);
+    Engine engine = Engine.builder(store).clock(clock).callerTime(true).policy(new Policy("default", 1, List.of(rule))).build();
+    long t0 = clock.millis();
+    long hour = Duration.ofHours(1).toMillis();
+    Decision a = engine.decideAt(fresh("pia"), t0).join();
+    assertThat(engine.decideAt(fresh("pia"), t0 + hour).join().allowed()).as("a's cell has drained").isTrue();
+    assertThat(engine.release(a.decisionId()).join()).isTrue();
+    assertThat(engine.decideAt(fresh("pia"), t0 + hour + 1).join().allowed()).as("the second cell is held").isFalse();
+  }
+
+  @Test
   void resetForgetsARecipient() {
     Engine engine = engine(SEED);
     for (int i = 0; i < 15; i++) {

@@ -703,6 +703,9 @@ local function sc_release(state, spec, align, now, eventtime, cost)
   local width = sc_width(spec)
   local idx, cnt, n = sc_decode(state, width)
   local bucket = floordiv(eventtime, width)
+  if bucket < sc_oldest(now, spec.windows[1], width) then
+    return state -- SlidingCounter.release: its sub-window no longer counts
+  end
   for i = 1, n do
     if idx[i] == bucket then
       cnt[i] = math.max(0, cnt[i] - cost)
@@ -845,7 +848,12 @@ local function gcra_release(state, spec, align, now, eventtime, cost)
   end
   local t = gcra_interval(spec)
   local nowus = now * 1000
-  local tat = gcra_tat(state, t, nowus) - cost * t
+  -- Gcra.release: only what is left of the event's cell [eventtime, eventtime + cost T)
+  local held = math.min(cost * t, eventtime * 1000 + cost * t - nowus)
+  if held <= 0 then
+    return state
+  end
+  local tat = gcra_tat(state, t, nowus) - held
   if tat <= nowus then
     return nil
   end
