@@ -158,7 +158,9 @@ public final class Engine implements AutoCloseable {
 
   /**
    * Undoes an admitted decision (the send failed). Idempotent: true once the decision is released,
-   * however often asked; false for an unknown, denied or forgotten decision id.
+   * however often asked; false for an unknown, denied or forgotten decision id. It gives back what
+   * the decision's messages still hold now, counted by the rules in force now (docs/algorithms.md,
+   * "Releases"); a caller-time decision is released at the latest caller time the engine has seen.
    */
   public CompletableFuture<Boolean> release(String decisionId) {
     ReleaseLedger.Entry entry = ledger.find(decisionId);
