@@ -9,9 +9,11 @@ import java.util.List;
  * @param time the time to decide at (epoch ms), or {@link #STORE_TIME} to use the store's clock
  * @param cost the message's cost
  * @param eventTime for {@link Operation#RELEASE}: the time the message was recorded at
+ * @param category the message's category (null: none); stores ignore it, a failover decorator reads
+ *     it to pick the failure policy's action
  */
-public record PartitionRequest(
-    byte[] partition, Operation operation, long time, long cost, List<CounterRequest> counters, long eventTime) {
+public record PartitionRequest(byte[] partition, Operation operation, long time, long cost,
+    List<CounterRequest> counters, long eventTime, String category) {
 
   /** Asks the store to read its own clock. */
   public static final long STORE_TIME = Long.MIN_VALUE;
@@ -20,18 +22,33 @@ public record PartitionRequest(
     counters = List.copyOf(counters);
   }
 
+  public PartitionRequest(byte[] partition, Operation operation, long time, long cost, List<CounterRequest> counters,
+      long eventTime) {
+    this(partition, operation, time, cost, counters, eventTime, null);
+  }
+
   public static PartitionRequest of(byte[] partition, Operation op, long time, long cost, List<CounterRequest> counters) {
-    return new PartitionRequest(partition, op, time, cost, counters, 0L);
+    return new PartitionRequest(partition, op, time, cost, counters, 0L, null);
+  }
+
+  /** This request for a message of {@code category}. */
+  public PartitionRequest withCategory(String category) {
+    return new PartitionRequest(partition, operation, time, cost, counters, eventTime, category);
+  }
+
+  /** This request at a caller-supplied time (a replay of a step decided elsewhere at {@code at}). */
+  public PartitionRequest at(long at) {
+    return new PartitionRequest(partition, operation, at, cost, counters, eventTime, category);
   }
 
   /** This request as a release of what it recorded at {@code recordedAt} (a refused or released decision). */
   public PartitionRequest asRelease(long recordedAt) {
-    return new PartitionRequest(partition, Operation.RELEASE, time, cost, counters, recordedAt);
+    return new PartitionRequest(partition, Operation.RELEASE, time, cost, counters, recordedAt, category);
   }
 
   /** This request as a dry run. */
   public PartitionRequest asCheck() {
-    return new PartitionRequest(partition, Operation.CHECK, time, cost, counters, eventTime);
+    return new PartitionRequest(partition, Operation.CHECK, time, cost, counters, eventTime, category);
   }
 
   /** The number of checks over all counters: the length of the result arrays. */

@@ -9,5 +9,16 @@ package dev.fcap.store;
  * @param used cost counted in each check's window before this message
  * @param retryAt per check: {@code time} if it admits, the earliest time it would admit the same
  *     message if nothing else were recorded, or {@link Long#MAX_VALUE} if never
+ * @param degraded true when a failover decorator answered from its outage store instead of the store
  */
-public record PartitionResult(long time, boolean allowed, long[] used, long[] retryAt) {}
+public record PartitionResult(long time, boolean allowed, long[] used, long[] retryAt, boolean degraded) {
+
+  public PartitionResult(long time, boolean allowed, long[] used, long[] retryAt) {
+    this(time, allowed, used, retryAt, false);
+  }
+
+  /** This result, marked as decided by an outage store. */
+  public PartitionResult asDegraded() {
+    return new PartitionResult(time, allowed, used, retryAt, true);
+  }
+}

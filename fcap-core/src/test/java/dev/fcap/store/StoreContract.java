@@ -476,9 +476,9 @@ public abstract class StoreContract {
       batch.add(to("xena", "same"));
     }
     batch.add(Message.builder("yuri").sender("s").build());
-    List<Decision> decisions = engine.decideAll(batch, false).join();
+    List<Decision> decisions = Store.all(engine.decideAll(batch, false)).join();
     assertThat(decisions).extracting(Decision::allowed).containsExactly(true, true, false, false, true);
-    List<Decision> dry = engine.decideAll(List.of(to("zoe", "a"), to("zoe", "a"), to("zoe", "a")), true).join();
+    List<Decision> dry = Store.all(engine.decideAll(List.of(to("zoe", "a"), to("zoe", "a"), to("zoe", "a")), true)).join();
     assertThat(dry).extracting(Decision::allowed).containsExactly(true, true, true);
   }
 

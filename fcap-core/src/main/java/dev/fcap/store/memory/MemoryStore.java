@@ -28,9 +28,13 @@ import java.util.concurrent.atomic.LongAdder;
  * when touched, by an incremental sweep that visits a slot on every write, and by a full sweep of a
  * segment before it would exceed its share of {@code maxBytes}.
  *
- * <p><b>When full.</b> If a segment is still over its share after dropping everything expired, a
- * request that would add a new partition fails with {@link StoreException.Reason#FULL} (and is counted
- * in {@link #rejected()}); partitions already held keep working. Evicting live counters instead would
+ * <p><b>When full.</b> A segment's share of {@code maxBytes} bounds its records and its tables (a
+ * resize the insert would cause included), so {@link #bytes()} never exceeds {@code maxBytes}; what
+ * it leaves out is the JVM's own overhead per array (estimated in {@code Segment.cost}). If a segment
+ * is still over its share after dropping everything expired, a request that would add a new
+ * partition fails with {@link StoreException.Reason#FULL} (and is counted in {@link #rejected()});
+ * partitions already held keep working, and only that request fails. A refusal is as cheap as a
+ * decision: the segment sweeps again only once a record can have expired ({@code Segment.nextExpiry}). Evicting live counters instead would
  * silently admit more than the rules allow, which is the one thing fcap must not do; the failure
  * policy of the server decides what a refused request means.
  */
@@ -111,9 +115,12 @@ public final class MemoryStore implements Store {
       segment.replaceAt(slot, next);
       return;
     }
-    if (segment.bytes + Segment.cost(next) > segmentBudget) {
-      segment.sweepAll(now);
-      if (segment.bytes + Segment.cost(next) > segmentBudget) {
+    if (segment.bytesAfterInsert(next) > segmentBudget) {
+      // sweep only if something can have expired since the last sweep: a refusal costs O(1)
+      if (now >= segment.nextExpiry) {
+        segment.sweepAll(now);
+      }
+      if (segment.bytesAfterInsert(next) > segmentBudget) {
         rejected.increment();
         throw new StoreException(StoreException.Reason.FULL, "memory store is full (maxBytes reached); "
             + "new recipients are refused until counters expire");

@@ -13,6 +13,12 @@ final class Segment {
   int size;
   /** Heap held by the records themselves (headers included, padded to 8). */
   long bytes;
+  /**
+   * No record expires before this (a lower bound, kept on every write and recomputed by
+   * {@link #sweepAll}): until then a full sweep cannot free anything, so a full segment refuses in
+   * O(1) instead of sweeping again.
+   */
+  long nextExpiry = Long.MAX_VALUE;
   private int sweepCursor;
   private int sweepTicks;
   static final int SWEEP_EVERY = 8;
@@ -21,8 +27,19 @@ final class Segment {
     return ARRAY_HEADER + ((record.length + 7) & ~7);
   }
 
+  /** The two tables: a reference (counted as 8 bytes) and a hash (4) per slot. */
   long tableBytes() {
-    return 2L * ARRAY_HEADER + records.length * 8L;
+    return tableBytes(records.length);
+  }
+
+  private static long tableBytes(int capacity) {
+    return 2L * ARRAY_HEADER + capacity * 12L;
+  }
+
+  /** Heap this segment holds after inserting {@code record}: records, tables, a resize included. */
+  long bytesAfterInsert(byte[] record) {
+    int capacity = (size + 1) * 4L > records.length * 3L ? records.length * 2 : records.length;
+    return bytes + cost(record) + tableBytes(capacity);
   }
 
   /**
@@ -52,11 +69,13 @@ final class Segment {
     records[i] = record;
     size++;
     bytes += cost(record);
+    nextExpiry = Math.min(nextExpiry, PartitionRecord.expiresAt(record));
   }
 
   void replaceAt(int slot, byte[] record) {
     bytes += cost(record) - cost(records[slot]);
     records[slot] = record;
+    nextExpiry = Math.min(nextExpiry, PartitionRecord.expiresAt(record));
   }
 
   void removeAt(int slot) {
@@ -109,12 +128,17 @@ final class Segment {
 
   int sweepAll(long now) {
     int dropped = 0;
+    long next = Long.MAX_VALUE;
     for (int i = 0; i < records.length; i++) {
       while (records[i] != null && PartitionRecord.expiresAt(records[i]) <= now) {
         removeAt(i); // the backward shift may move another record into slot i
         dropped++;
       }
+      if (records[i] != null) {
+        next = Math.min(next, PartitionRecord.expiresAt(records[i]));
+      }
     }
+    nextExpiry = next;
     shrinkIfSparse();
     return dropped;
   }

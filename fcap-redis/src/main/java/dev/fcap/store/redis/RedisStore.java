@@ -57,6 +57,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class RedisStore implements Store {
   private static final String SCRIPT = "partition.lua";
+  private static final byte[] WARM_UP_PARTITION = {'f', 'c', 'a', 'p', ':', 'w', 'a', 'r', 'm'};
 
   private final Backend backend;
   private final RedisKeys keys;
@@ -95,6 +96,14 @@ public final class RedisStore implements Store {
       long redis = await(backend.time(), "TIME");
       redisOffsetMs = redis - localClock.millis();
     }
+    // warm both connections and the script path before anyone decides: a first decision should not
+    // pay for connecting, class loading or the first EVALSHA (it would look like a slow store)
+    byte[] probe = keys.key(WARM_UP_PARTITION);
+    byte[] read = RedisRequests.encodeRead(clock == null ? PartitionRequest.STORE_TIME : clock.millis());
+    await(call(backend.evalsha(sha, probe, read), probe, read, "READ"), "warm-up READ");
+    List<CompletionStage<List<Object>>> pipelined = new ArrayList<>();
+    backend.pipelined(() -> pipelined.add(backend.evalshaPipelined(sha, probe, read)));
+    await(call(pipelined.get(0), probe, read, "READ"), "warm-up pipelined READ");
   }
 
   private <T> T await(CompletionStage<T> stage, String what) {
@@ -122,15 +131,16 @@ public final class RedisStore implements Store {
 
   /**
    * Sends the requests pipelined: grouped by the node that owns each partition, issued without
-   * flushing, then flushed once per node. Each request is still one atomic script call; results
-   * come back in request order. If any request fails, the returned future fails with its
-   * StoreException (the others may have been applied).
+   * flushing, then flushed once per node. Each request is still one atomic script call and
+   * completes on its own (a failed one fails with its StoreException; the others are unaffected).
+   * How long a call may take is the caller's business: the server's failover decorator splits a
+   * batch into calls that fit its deadline.
    */
   @Override
-  public CompletableFuture<List<PartitionResult>> applyAll(List<PartitionRequest> requests) {
+  public List<CompletableFuture<PartitionResult>> applyAll(List<PartitionRequest> requests) {
     int n = requests.size();
     if (n == 1) {
-      return apply(requests.get(0)).thenApply(List::of);
+      return List.of(apply(requests.get(0)));
     }
     byte[][] keyOf = new byte[n][];
     byte[][] argOf = new byte[n][];
@@ -139,7 +149,8 @@ public final class RedisStore implements Store {
       PartitionRequest r = requests.get(i);
       String invalid = RedisRequests.invalid(r);
       if (invalid != null) {
-        return CompletableFuture.failedFuture(new StoreException(Reason.ERROR, "request " + i + ": " + invalid));
+        StoreException bad = new StoreException(Reason.ERROR, "request " + i + ": " + invalid);
+        return requests.stream().map(x -> CompletableFuture.<PartitionResult>failedFuture(bad)).toList();
       }
       keyOf[i] = keys.key(r.partition());
       argOf[i] = RedisRequests.encode(r, timeFor(r));
@@ -159,9 +170,7 @@ public final class RedisStore implements Store {
             .thenApply(reply -> observe(RedisRequests.result(r, reply))));
       }
     });
-    return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new))
-        .thenApply(ignored -> futures.stream().map(CompletableFuture::join).toList())
-        .exceptionallyCompose(e -> CompletableFuture.failedFuture(Failures.map(e, "batch")));
+    return futures;
   }
 
   @Override

@@ -46,7 +46,7 @@ class RedisOutageIT {
       assertThat(promo.degraded()).isTrue();
       assertThat(promo.allowed()).isFalse();
       assertThat(node.get("/ready").status()).isEqualTo(503);
-      assertThat(node.server.engine().storeDown()).isTrue();
+      assertThat(node.server.failover().down()).isTrue();
 
       redis.restart();
       awaitRecovery(node);
@@ -101,7 +101,7 @@ class RedisOutageIT {
       recovered = !node.decide("{\"recipient\": \"probe\", \"dryRun\": true}").degraded();
     }
     assertThat(recovered).isTrue();
-    assertThat(node.server.engine().storeDown()).isFalse();
+    assertThat(node.server.failover().down()).isFalse();
   }
 
   private static List<?> keys(RedisServer redis, String pattern) throws Exception {

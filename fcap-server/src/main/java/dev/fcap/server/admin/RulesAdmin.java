@@ -8,7 +8,7 @@ import dev.fcap.policy.PolicyException;
 import dev.fcap.policy.PolicyParser;
 import dev.fcap.server.ApiException;
 import dev.fcap.server.audit.AuditLog;
-import dev.fcap.server.failure.FailoverEngine;
+import dev.fcap.engine.Engine;
 import dev.fcap.server.metrics.ServerMetrics;
 import dev.fcap.store.Clock;
 import java.io.IOException;
@@ -36,7 +36,7 @@ public final class RulesAdmin implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(RulesAdmin.class);
   private static final Set<String> POLICY_FIELDS = Set.of("tenant", "version", "rules");
   private final RulesSource source;
-  private final FailoverEngine engine;
+  private final Engine engine;
   private final Clock clock;
   private final AuditLog audit;
   private final ServerMetrics metrics;
@@ -44,7 +44,7 @@ public final class RulesAdmin implements AutoCloseable {
   private final ArrayDeque<RuleChange> history = new ArrayDeque<>();
   private Map<String, Policy> policies = Map.of();
 
-  public RulesAdmin(RulesSource source, FailoverEngine engine, Clock clock, AuditLog audit, ServerMetrics metrics,
+  public RulesAdmin(RulesSource source, Engine engine, Clock clock, AuditLog audit, ServerMetrics metrics,
       int historySize) {
     this.source = source;
     this.engine = engine;
