@@ -54,9 +54,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>State.</b> One immutable {@link State} in an {@link AtomicReference}, replaced by CAS: the start
  * of the current failure streak, and the {@link Outage} (null while up): its start, its local store and
- * the journal of what the local store admitted. Going down: {@code compareAndSet(seen, down)} (the
- * loser drops its fresh store); recovering: the journal is written back and only then
- * {@code compareAndSet(down, up)}. A call reads one snapshot.
+ * the journal of what the local store admitted. Going down: {@code compareAndSet(seen, down)};
+ * recovering: the journal is written back and only then {@code compareAndSet(down, up)}. A call reads
+ * one snapshot. The local store itself lives as long as this decorator (see {@link #local}).
  *
  * <p><b>Clock.</b> The injected {@link Clock} and {@link Scheduler} time deadlines, the window and the
  * probes; the local store decides at the clock too. Worked example (timeout 250 ms, window 1 s,
@@ -68,8 +68,9 @@ import org.slf4j.LoggerFactory;
  * <p><b>During an outage</b> a request of a category whose action is {@code local} is decided by the
  * outage store (its result marked {@link PartitionResult#degraded()}); any other fails at once with
  * {@link Down}, and the decision service applies allow or deny. Per node, the local store enforces the
- * rules on what it admitted during the outage only: a recipient may get up to one limit more per
- * window per node while the store is down, and after the write-back the store counts it all.
+ * rules on what this node admitted during outages only: the store's limit plus, per node cut off from
+ * it, one more limit per window (over all outages in that window); after the write-back the store
+ * counts it all and admits nothing more until the window frees.
  *
  * <p>Tested as a trace on a manual clock and scheduler ({@code FailoverStoreTest}), and against real
  * Redis processes stopped, paused and killed ({@code RedisOutageIT}).
@@ -86,6 +87,11 @@ public final class FailoverStore implements Store {
   private final long timeoutMs;
   private final AtomicReference<State> state = new AtomicReference<>(State.UP);
   private final AtomicBoolean probing = new AtomicBoolean();
+  /**
+   * The outage store, kept across outages: its counters expire by themselves, and a recipient whose
+   * outages flap within one window is held to one limit per node, not one per outage.
+   */
+  private final MemoryStore local;
   private final LongAdder lateReleases = new LongAdder();
   private final LongAdder writtenBack = new LongAdder();
   private final LongAdder outages = new LongAdder();
@@ -113,6 +119,8 @@ public final class FailoverStore implements Store {
     this.clock = clock;
     this.scheduler = scheduler;
     this.timeoutMs = policy.timeout().toMillis();
+    this.local = MemoryStore.builder().clock(clock).maxBytes(Math.max(1 << 20, Runtime.getRuntime().maxMemory() / 8))
+        .build();
   }
 
   /** Decorates a store with {@code policy}'s deadline and outage handling. */
@@ -388,15 +396,14 @@ public final class FailoverStore implements Store {
       if (now - s.failingSince < policy.window().toMillis()) {
         return;
       }
-      Outage outage = new Outage(now, MemoryStore.builder().clock(clock).build(),
-          new Journal(policy.journalCapacity()));
+      Outage outage = new Outage(now, local, new Journal(policy.journalCapacity()));
       if (state.compareAndSet(s, new State(s.failingSince, outage))) {
         outages.increment();
         LOG.warn("store outage: failing since {} ms; the failure policy decides until the store answers again "
             + "(probe every {} ms)", now - s.failingSince, policy.probeInterval().toMillis());
         return;
       }
-      // lost the race: the winner's outage stands, this fresh store is dropped
+      // lost the race: the winner's outage stands
     }
   }
 
