@@ -43,7 +43,7 @@ public final class ConfigLoader {
   static {
     SETTINGS.put("listen", "127.0.0.1:8080");
     SETTINGS.put("store.uri", "memory");
-    SETTINGS.put("store.timeout", "250ms");
+    SETTINGS.put("store.timeout", "500ms");
     SETTINGS.put("store.callSize", "500");
     SETTINGS.put("store.maxBytes", "0");
     SETTINGS.put("rules.source", "data/rules.yaml");

@@ -33,6 +33,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.ServiceLoader;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.stream.Collectors;
@@ -60,6 +62,7 @@ public final class FcapServer implements AutoCloseable {
   private final Engine engine;
   private final FailoverStore failover;
   private final ScheduledExecutorService scheduler;
+  private final ExecutorService delivery;
   private final Store store;
 
   private FcapServer(ServerConfig config, Store storeOverride, Clock clock) throws IOException {
@@ -78,7 +81,12 @@ public final class FcapServer implements AutoCloseable {
     timers.setRemoveOnCancelPolicy(true); // most deadlines are cancelled: the store answered
     this.scheduler = timers;
     registerStoreGauges(raw);
-    Store chain = raw.decorate(FailoverStore.newDecorator(config.failure(), clock, Scheduler.of(scheduler)))
+    this.delivery = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()), r -> {
+      Thread t = new Thread(r, "fcap-store-answers");
+      t.setDaemon(true);
+      return t;
+    });
+    Store chain = raw.decorate(FailoverStore.newDecorator(config.failure(), clock, Scheduler.of(scheduler), delivery))
         .decorate(MeteredStore.newDecorator(metrics));
     this.failover = chain.as(FailoverStore.class).orElseThrow();
     metrics.gauge("fcap_store_up", "1 while the store answers, 0 during an outage (failure policy in force)",
@@ -109,6 +117,7 @@ public final class FcapServer implements AutoCloseable {
       audit.close();
       engine.close();
       scheduler.shutdownNow();
+      delivery.shutdownNow();
       metrics.close();
       throw e;
     }
@@ -275,6 +284,7 @@ public final class FcapServer implements AutoCloseable {
     audit.close();
     engine.close();
     scheduler.shutdownNow();
+    delivery.shutdownNow();
     metrics.close();
     LOG.info("stopped: requests drained in {} ms, audit flushed ({} events written, {} dropped) in {} ms",
         (stopped - start) / 1_000_000, audit.written(), audit.dropped(), (System.nanoTime() - stopped) / 1_000_000);

@@ -24,11 +24,18 @@ class HealthyRedisIT {
   static final RedisExtension REDIS = RedisExtension.standalone();
 
   /** The product defaults for the deadline and the outage window, not the test harness's. */
-  private static final Map<String, String> DEFAULTS = Map.of("store.timeout", "250ms", "failure.window", "1s");
+  private static final Map<String, String> DEFAULTS = Map.of("store.timeout", "500ms", "failure.window", "1s");
+  /**
+   * For the big batches: a deadline that a cold server on this shared 2-core machine (load average
+   * often above 10) meets. What is tested is exactness, no outage and no fallback; that a slow call is
+   * busy and not an outage is traced in FailoverStoreTest, and the default deadline's figures under
+   * load are in docs/benchmarks.md ({@code fcap bench}).
+   */
+  private static final Map<String, String> GENEROUS = Map.of("store.timeout", "5s", "failure.window", "1s");
 
   @Test
   void fourConcurrentBatchesOfTenThousandAreDecidedByRedisExactly() throws Exception {
-    try (Node node = Node.onRedis(REDIS.uri(), "healthy:rules", "healthy:audit", DEFAULTS)) {
+    try (Node node = Node.onRedis(REDIS.uri(), "healthy:rules", "healthy:audit", GENEROUS)) {
       ExecutorService pool = Executors.newFixedThreadPool(4);
       try {
         List<Future<JsonNode>> replies = new ArrayList<>();

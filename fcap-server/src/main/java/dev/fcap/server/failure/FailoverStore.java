@@ -21,7 +21,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
@@ -84,6 +86,7 @@ public final class FailoverStore implements Store {
   private final FailurePolicy policy;
   private final Clock clock;
   private final Scheduler scheduler;
+  private final Executor delivery;
   private final long timeoutMs;
   private final AtomicReference<State> state = new AtomicReference<>(State.UP);
   private final AtomicBoolean probing = new AtomicBoolean();
@@ -113,19 +116,29 @@ public final class FailoverStore implements Store {
     }
   }
 
-  FailoverStore(Store delegate, FailurePolicy policy, Clock clock, Scheduler scheduler) {
+  FailoverStore(Store delegate, FailurePolicy policy, Clock clock, Scheduler scheduler, Executor delivery) {
     this.delegate = delegate;
     this.policy = policy;
     this.clock = clock;
     this.scheduler = scheduler;
+    this.delivery = delivery;
     this.timeoutMs = policy.timeout().toMillis();
     this.local = MemoryStore.builder().clock(clock).maxBytes(Math.max(1 << 20, Runtime.getRuntime().maxMemory() / 8))
         .build();
   }
 
-  /** Decorates a store with {@code policy}'s deadline and outage handling. */
+  /**
+   * Decorates a store with {@code policy}'s deadline and outage handling; the answers of a call of
+   * several requests are handed on on {@code delivery} (see {@link #settleWithin}).
+   */
+  public static Function<Store, FailoverStore> newDecorator(FailurePolicy policy, Clock clock, Scheduler scheduler,
+      Executor delivery) {
+    return store -> new FailoverStore(store, policy, clock, scheduler, delivery);
+  }
+
+  /** {@link #newDecorator(FailurePolicy, Clock, Scheduler, Executor)} handing answers on in place (tests). */
   public static Function<Store, FailoverStore> newDecorator(FailurePolicy policy, Clock clock, Scheduler scheduler) {
-    return store -> new FailoverStore(store, policy, clock, scheduler);
+    return newDecorator(policy, clock, scheduler, Runnable::run);
   }
 
   public Store delegate() {
@@ -283,44 +296,81 @@ public final class FailoverStore implements Store {
   /**
    * Completes {@code out[i]} from {@code sent[i]}, or with TIMEOUT if the call does not answer within
    * the deadline (one timer for the whole call, none if it already answered). Feeds the health state.
+   *
+   * <p>An answer is taken when it arrives (a cheap CAS on the client's thread), and the answers of a
+   * call of several requests are handed on together on the delivery executor once every request of
+   * the call is settled: the work they trigger downstream (decisions, responses) must not run on the
+   * client's I/O thread ahead of the answers still to be read there, or the deadline would measure
+   * this server's own work instead of the store.
    */
   private <T> void settleWithin(List<CompletableFuture<T>> sent, List<CompletableFuture<T>> out, Late<T> late) {
-    boolean done = true;
-    for (CompletableFuture<T> f : sent) {
-      done &= f.isDone();
-    }
+    int n = sent.size();
+    boolean done = sent.stream().allMatch(CompletableFuture::isDone);
+    AtomicIntegerArray fate = new AtomicIntegerArray(n); // 0 waiting, 1 answered, 2 missed the deadline
+    Object[] values = new Object[n];
+    Throwable[] errors = new Throwable[n];
+    AtomicInteger settled = new AtomicInteger();
+    Runnable deliver = () -> {
+      for (int i = 0; i < n; i++) {
+        if (fate.get(i) == 1) {
+          if (errors[i] == null) {
+            @SuppressWarnings("unchecked")
+            T value = (T) values[i];
+            out.get(i).complete(value);
+          } else {
+            out.get(i).completeExceptionally(errors[i]);
+          }
+        }
+      }
+    };
+    Runnable whenSettled = () -> {
+      if (n == 1 || done) {
+        deliver.run();
+      } else {
+        delivery.execute(deliver);
+      }
+    };
     Runnable cancel = () -> {};
     if (!done) {
       cancel = scheduler.schedule(() -> {
-        boolean missed = false;
-        for (CompletableFuture<T> o : out) {
-          missed |= o.completeExceptionally(new StoreException(Reason.TIMEOUT,
-              "the store did not answer within store.timeout (" + timeoutMs + " ms)"));
+        int missed = 0;
+        for (int i = 0; i < n; i++) {
+          if (fate.compareAndSet(i, 0, 2)) {
+            missed++;
+            out.get(i).completeExceptionally(new StoreException(Reason.TIMEOUT,
+                "the store did not answer within store.timeout (" + timeoutMs + " ms)"));
+          }
         }
-        if (missed) {
+        if (missed > 0) {
           failed();
+          if (settled.addAndGet(missed) == n) {
+            whenSettled.run();
+          }
         }
       }, timeoutMs);
     }
-    AtomicInteger pending = new AtomicInteger(sent.size());
     Runnable stopTimer = cancel;
-    for (int i = 0; i < sent.size(); i++) {
+    for (int i = 0; i < n; i++) {
       int at = i;
       sent.get(i).whenComplete((value, error) -> {
-        if (pending.decrementAndGet() == 0) {
-          stopTimer.run();
-        }
-        if (error == null) {
+        StoreException se = error == null ? null : storeException(error);
+        if (se == null) {
           succeeded();
-          if (!out.get(at).complete(value)) {
+        }
+        if (!fate.compareAndSet(at, 0, 1)) {
+          if (se == null) {
             late.arrived(at, value);
           }
           return;
         }
-        StoreException se = storeException(error);
-        if (out.get(at).completeExceptionally(se) && (se.reason() == Reason.TIMEOUT
-            || se.reason() == Reason.UNAVAILABLE)) {
+        if (se != null && (se.reason() == Reason.TIMEOUT || se.reason() == Reason.UNAVAILABLE)) {
           failed();
+        }
+        values[at] = value;
+        errors[at] = se;
+        if (settled.incrementAndGet() == n) {
+          stopTimer.run();
+          whenSettled.run();
         }
       });
     }

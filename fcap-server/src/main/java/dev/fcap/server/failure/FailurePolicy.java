@@ -24,7 +24,7 @@ public record FailurePolicy(Duration timeout, FailureAction defaultAction, Map<S
     Duration probeInterval, Duration window, int callSize, int journalCapacity) {
 
   public static final String TRANSACTIONAL = "transactional";
-  public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(250);
+  public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(500);
   public static final Duration DEFAULT_PROBE_INTERVAL = Duration.ofSeconds(1);
   public static final Duration DEFAULT_WINDOW = Duration.ofSeconds(1);
   public static final int DEFAULT_CALL_SIZE = 500;
