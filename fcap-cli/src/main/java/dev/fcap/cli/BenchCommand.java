@@ -302,7 +302,7 @@ final class BenchCommand implements Callable<Integer> {
     private final String path = batch == 1 ? "/v1/decisions" : "/v1/decisions/batch";
 
     @Override
-    public void send(SplittableRandom rnd, Consumer<Integer> done) {
+    public void send(SplittableRandom rnd, Consumer<Reply> done) {
       if (baseline) {
         client.get("/health").aggregate().whenComplete((res, error) -> done.accept(
             error != null ? Reply.failed(error.toString()) : res.status().code() != 200
@@ -379,7 +379,7 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     @Override
-    public void send(SplittableRandom rnd, Consumer<Integer> done) {
+    public void send(SplittableRandom rnd, Consumer<Reply> done) {
       if (batch == 1) {
         stub.decide(DecideRequest.newBuilder().setMessage(message(rnd)).setDryRun(dryRun).build(),
             observer(d -> new Reply(d.getAllowed() ? 1 : 0, d.getDegraded() ? 1 : 0, 0, null), done));
