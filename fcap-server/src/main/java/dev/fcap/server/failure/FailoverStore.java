@@ -43,10 +43,13 @@ import org.slf4j.LoggerFactory;
  * {@link Reason#TIMEOUT}: the caller gets backpressure (HTTP 429 / RESOURCE_EXHAUSTED), never a local
  * decision. A batch is split into calls of at most {@code callSize} requests, sent one after another,
  * each with its own deadline; after a call that missed it, the rest of the batch is not sent (a slow
- * store gets no more load) and fails as busy. An outage is declared only when the store has failed
- * for {@code window}: every call and probe since the first failure failed (timeouts and unreachable
- * alike) and the first failure is at least {@code window} old. One slow call, or a slow start, never
- * declares one; a full store or a script error is not an outage at all (the store answered).
+ * store gets no more load) and fails as busy. An outage is declared only by a probe: a failed call
+ * (timed out, unreachable) starts a failure streak and schedules a probe a {@code window} later; the
+ * probe waits up to another {@code window} for any answer. If nothing answered since the streak began
+ * (no call, no late answer, not the probe) the outage begins: a refusing store after one window, a
+ * silent one after two. Any answer, however late, ends the streak: an overloaded store that answers
+ * late is backpressure, never an outage, and so is a slow start. A full store or a script error is
+ * not an outage at all (the store answered).
  *
  * <p><b>What a timeout means.</b> The call may still run in Redis. The deadline here is shorter than
  * the client's own command timeout, so the late answer is usually seen: if it admitted, the
@@ -63,9 +66,9 @@ import org.slf4j.LoggerFactory;
  * <p><b>Clock.</b> The injected {@link Clock} and {@link Scheduler} time deadlines, the window and the
  * probes; the local store decides at the clock too. Worked example (timeout 250 ms, window 1 s,
  * probe 1 s): t0 a call times out (429; streak starts; probe due at t0+1 s); t0+300 ms a call
- * succeeds (streak over, nothing declared). Or: calls keep failing; at t0+1 s the probe fails too:
- * outage, local decisions (degraded); each later probe reads the store; the first that passes writes
- * the journal back, then the store decides again.
+ * succeeds (streak over, nothing declared). Or: the store refuses connections; at t0+1 s the probe is
+ * refused too: outage, local decisions (degraded); each later probe reads the store; the first that
+ * passes writes the journal back, then the store decides again.
  *
  * <p><b>During an outage</b> a request of a category whose action is {@code local} is decided by the
  * outage store (its result marked {@link PartitionResult#degraded()}); any other fails at once with
@@ -428,22 +431,25 @@ public final class FailoverStore implements Store {
     }
   }
 
-  /** A call or probe failed: start a streak, or declare an outage once the streak is a window old. */
+  /** A call failed (timed out, unreachable): start a streak, and the probe that may end in an outage. */
   private void failed() {
+    long now = clock.millis();
+    State s = state.get();
+    if (s.outage == null && s.failingSince == NONE && state.compareAndSet(s, new State(now, null))) {
+      probe(policy.window().toMillis());
+    }
+  }
+
+  /**
+   * A probe failed: the outage begins if the streak is at least a window old. Only a probe declares
+   * an outage, never a caller's call: under load callers time out while the store still answers,
+   * late, and any answer (a late one too) ends the streak.
+   */
+  private void probeFailed() {
     long now = clock.millis();
     while (true) {
       State s = state.get();
-      if (s.outage != null) {
-        return;
-      }
-      if (s.failingSince == NONE) {
-        if (state.compareAndSet(s, new State(now, null))) {
-          probe(policy.window().toMillis());
-          return;
-        }
-        continue;
-      }
-      if (now - s.failingSince < policy.window().toMillis()) {
+      if (s.outage != null || s.failingSince == NONE || now - s.failingSince < policy.window().toMillis()) {
         return;
       }
       Outage outage = new Outage(now, local, new Journal(policy.journalCapacity()));
@@ -453,7 +459,6 @@ public final class FailoverStore implements Store {
             + "(probe every {} ms)", now - s.failingSince, policy.probeInterval().toMillis());
         return;
       }
-      // lost the race: the winner's outage stands
     }
   }
 
@@ -473,21 +478,19 @@ public final class FailoverStore implements Store {
       }
       return;
     }
+    // a probe waits a whole window for its answer (not store.timeout): it asks "is anyone there",
+    // not "is it fast"; a refusal fails it at once
     CompletableFuture<PartitionSnapshot> read = new CompletableFuture<>();
-    CompletableFuture<PartitionSnapshot> sent = call(() -> delegate.read(PROBE_PARTITION));
-    if (seen.outage == null) {
-      settleWithin(List.of(sent), List.of(read), (i, r) -> {});
-    } else {
-      // during an outage, probes do not feed the streak (it is over): only a passing probe matters
-      settleQuietly(sent, read);
-    }
+    settleQuietly(call(() -> delegate.read(PROBE_PARTITION)), read, policy.window().toMillis());
     read.whenComplete((r, error) -> {
       if (error == null && seen.outage != null) {
         recover(seen).whenComplete((v, e) -> nextProbe());
         return;
       }
-      if (error != null && seen.outage == null) {
-        failed(); // a probe at the end of the window with no success since: the outage begins
+      if (error == null) {
+        succeeded();
+      } else if (seen.outage == null) {
+        probeFailed();
       }
       nextProbe();
     });
@@ -500,12 +503,13 @@ public final class FailoverStore implements Store {
     }
   }
 
-  private <T> void settleQuietly(CompletableFuture<T> sent, CompletableFuture<T> out) {
+  private <T> void settleQuietly(CompletableFuture<T> sent, CompletableFuture<T> out, long deadlineMs) {
     Runnable cancel = sent.isDone() ? () -> {} : scheduler.schedule(
-        () -> out.completeExceptionally(new StoreException(Reason.TIMEOUT, "probe timed out")), timeoutMs);
+        () -> out.completeExceptionally(new StoreException(Reason.TIMEOUT, "probe timed out")), deadlineMs);
     sent.whenComplete((v, e) -> {
       cancel.run();
       if (e == null) {
+        succeeded(); // an answer, however late: the store is there
         out.complete(v);
       } else {
         out.completeExceptionally(e);

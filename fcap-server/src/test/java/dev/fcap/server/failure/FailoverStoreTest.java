@@ -179,6 +179,34 @@ class FailoverStoreTest {
   }
 
   @Test
+  void aSilentStoreIsAnOutageAfterTwoWindowsAndASlowOneNever() {
+    // slow: for 5 s every call misses its deadline, but each answer comes, 100 ms late
+    gate.mode = GateStore.Mode.HOLD;
+    for (int i = 0; i < 20; i++) {
+      CompletableFuture<Decision> slow = engine.decide(to("slow" + i));
+      scheduler.tick(250);
+      assertThat(failure(slow).reason()).isEqualTo(StoreException.Reason.TIMEOUT);
+      scheduler.tick(100);
+      gate.release();
+    }
+    assertThat(failover.down()).as("an overloaded store is backpressure, not an outage").isFalse();
+    assertThat(failover.outages()).isZero();
+    assertThat(failover.lateReleases()).isEqualTo(20);
+    gate.release();
+    scheduler.tick(5000);
+
+    // silent: nothing answers; the probe at t1 + 1 s waits another second, then the outage begins
+    CompletableFuture<Decision> hung = engine.decide(to("hung"));
+    scheduler.tick(250);
+    failure(hung);
+    scheduler.tick(1000);
+    assertThat(failover.down()).isFalse();
+    scheduler.tick(1000);
+    assertThat(failover.down()).isTrue();
+    assertThat(engine.decide(to("hung")).join().degraded()).isTrue();
+  }
+
+  @Test
   void theProbeEndsAStreakWhenTheStoreAnswersAgain() {
     gate.mode = GateStore.Mode.DOWN;
     failure(engine.decide(to("x")));
