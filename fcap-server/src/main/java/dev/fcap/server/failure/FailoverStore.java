@@ -419,7 +419,7 @@ public final class FailoverStore implements Store {
   }
 
   private static StoreException busy(String why) {
-    return new StoreException(Reason.TIMEOUT, "the store is busy: " + why);
+    return new StoreException(Reason.TIMEOUT, why);
   }
 
   // --- health: the failure streak and the outage -------------------------------------------------
