@@ -22,21 +22,24 @@ import org.junit.jupiter.api.Test;
 /**
  * What a Sentinel failover loses: the master is killed (SIGKILL) under load, the replica promoted,
  * and every recipient's count on the new master is compared with the admissions the callers were
- * told about. Asynchronous replication may lose the last ones; with {@code replicaAcks(1)} (WAIT)
- * none is lost: an admission is answered only once the replica has it, and the promoted master,
- * which has no replica left, admits nothing (its calls fail UNAVAILABLE) until one attaches.
- * docs/redis.md quotes the figures this prints (lost admissions; decisions/s before the kill).
+ * told about: asynchronous replication may lose the last ones (a measurement, run on demand). With
+ * {@code replicaAcks(1)} (WAIT) an admission is answered only once the replica has it, and a master
+ * without a replica admits nothing (checked in the suite). docs/redis.md quotes the figures.
  */
 class SentinelLostAdmissionsIT {
   private static final Policy POLICY = new Policy("default", 1,
       List.of(Rule.of("per-hour", 1_000_000, Duration.ofHours(1), Dimension.RECIPIENT)));
   private static final int RECIPIENTS = 50;
 
+  /**
+   * A measurement, not a check (its figure goes to docs/redis.md), so not in the suite:
+   * {@code ./mvnw -B verify -pl fcap-redis -am -Dit.test=SentinelLostAdmissionsIT -Dfcap.measure=true}.
+   */
   @Test
+  @org.junit.jupiter.api.condition.EnabledIfSystemProperty(named = "fcap.measure", matches = "true")
   void asynchronousReplicationMayLoseTheLastAdmissions() throws Exception {
-    long lost = failover(0);
+    long lost = failover();
     System.out.printf("Sentinel failover under load, replicaAcks 0: %d admissions lost%n", lost);
-    assertThat(lost).isGreaterThanOrEqualTo(0);
   }
 
   @Test
@@ -59,17 +62,13 @@ class SentinelLostAdmissionsIT {
     }
   }
 
-  private static long failover(int acks) throws Exception {
+  private static long failover() throws Exception {
     try (RedisDeployment d = RedisDeployment.start(RedisDeployment.Kind.SENTINEL)) {
       RedisServer master = d.servers().get(0);
       RedisServer replica = d.servers().get(1);
       RedisStore.Builder b = RedisStore.builder(d.uri()).commandTimeout(Duration.ofMillis(500));
-      if (acks > 0) {
-        b.replicaAcks(acks, Duration.ofMillis(200));
-      }
       Map<String, AtomicInteger> admitted = new ConcurrentHashMap<>();
       AtomicInteger ok = new AtomicInteger();
-      AtomicInteger unacknowledged = new AtomicInteger();
       List<String> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
       try (RedisStore store = b.build(); Engine engine = Engine.builder(store).policy(POLICY).build()) {
         Thread[] load = new Thread[4];
@@ -87,14 +86,9 @@ class SentinelLostAdmissionsIT {
                 }
               } catch (CompletionException e) {
                 // the failover: refused or timed out calls are not admissions
-                String why = String.valueOf(e.getCause().getMessage());
-                if (why.contains("replicas acknowledged")) {
-                  unacknowledged.incrementAndGet();
-                } else {
-                  failures.add(why); // the last few, for the failure message
-                  if (failures.size() > 5) {
-                    failures.remove(0);
-                  }
+                failures.add(String.valueOf(e.getCause().getMessage())); // the last few, for the failure message
+                if (failures.size() > 5) {
+                  failures.remove(0);
                 }
               }
             }
@@ -103,20 +97,14 @@ class SentinelLostAdmissionsIT {
         }
         long start = System.nanoTime();
         RedisDeployment.awaitCondition(() -> ok.get() > 5000, "admissions before the failover");
-        System.out.printf("replicaAcks %d: %.0f admissions/s before the failover (4 threads, one at a time each)%n",
-            acks, ok.get() / ((System.nanoTime() - start) / 1e9));
+        System.out.printf("%.0f admissions/s before the failover (4 threads, one at a time each)%n",
+            ok.get() / ((System.nanoTime() - start) / 1e9));
         master.kill();
         RedisDeployment.awaitCondition(() -> "master".equals(replica.info("replication", "role")),
             "sentinel to promote the replica");
         int before = ok.get();
-        if (acks == 0) {
-          RedisDeployment.awaitCondition(() -> ok.get() > before + 2000, "admissions after the failover");
-        } else {
-          // no replica is left to acknowledge: the promoted master's writes are refused, not admitted
-          int refused = unacknowledged.get();
-          RedisDeployment.awaitCondition(() -> unacknowledged.get() > refused + 100,
-              "unacknowledged writes refused; other failures " + failures);
-        }
+        RedisDeployment.awaitCondition(() -> ok.get() > before + 2000,
+            "admissions after the failover; last failures " + failures);
         stop.set(true);
         for (Thread t : load) {
           t.join(30_000);
