@@ -11,10 +11,21 @@ package dev.fcap.store;
  *     message if nothing else were recorded, or {@link Long#MAX_VALUE} if never
  * @param replayOf null, or the id of the earlier admitted decision of the same message id: this is
  *     that decision's result again ({@code time} is when it was decided) and nothing was recorded
+ * @param degraded true when a failover decorator answered from its outage store instead of the store
  */
-public record PartitionResult(long time, boolean allowed, long[] used, long[] retryAt, String replayOf) {
+public record PartitionResult(long time, boolean allowed, long[] used, long[] retryAt, String replayOf,
+    boolean degraded) {
 
   public PartitionResult(long time, boolean allowed, long[] used, long[] retryAt) {
-    this(time, allowed, used, retryAt, null);
+    this(time, allowed, used, retryAt, null, false);
+  }
+
+  public PartitionResult(long time, boolean allowed, long[] used, long[] retryAt, String replayOf) {
+    this(time, allowed, used, retryAt, replayOf, false);
+  }
+
+  /** This result, marked as decided by an outage store. */
+  public PartitionResult asDegraded() {
+    return new PartitionResult(time, allowed, used, retryAt, replayOf, true);
   }
 }
