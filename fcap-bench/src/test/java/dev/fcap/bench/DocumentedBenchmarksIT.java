@@ -48,7 +48,7 @@ class DocumentedBenchmarksIT {
         Map.of("--decisions", "2000", "--reps", "1", "--recipients", "500")));
     SHRINK.put("dev.fcap.bench.OracleVerify", args -> positional(args, "3000"));
     SHRINK.put("bench-embedded.sh", args -> positional(args, "1"));
-    SHRINK.put("bench-durability", args -> positional(args, "1", "2000"));
+    SHRINK.put("bench-durability", args -> List.of("1", "2000")); // one round, one small recovery
     SHRINK.put(JMH, args -> jmh(args));
   }
 
