@@ -35,7 +35,8 @@ import java.util.concurrent.TimeUnit;
  * The fcap store on Redis: standalone, Sentinel-managed or Redis Cluster, through Lettuce.
  *
  * <p><b>Design.</b> A partition (a recipient, or a shared key such as a sender) is ONE Redis string
- * holding all its counters, packed exactly like {@code MemoryStore}'s records, with a TTL equal to the
+ * holding all its counters in the layout docs/redis.md gives byte by byte (the counter states are
+ * fcap-core's, but for Redis-only forms: sliding logs in gap form, large logs in block keys), with a TTL equal to the
  * expiry of its longest-lived counter: an idle recipient costs nothing. Every {@link #apply} is ONE
  * {@code EVALSHA} of {@code partition.lua}, the Lua mirror of {@code PartitionStep}: it reads the
  * clock (Redis {@code TIME} unless the request or the builder supplies a time), evaluates every
