@@ -11,7 +11,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class ServeAndBenchCommandTest {
+class ServeAndBenchCommandIT {
   @TempDir Path dir;
 
   @Test
