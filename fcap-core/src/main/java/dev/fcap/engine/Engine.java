@@ -413,7 +413,7 @@ public final class Engine implements AutoCloseable {
     boolean allowed = blocked.isEmpty();
     boolean degraded = false;
     for (PartitionResult r : results) {
-      degraded |= r.degraded();
+      degraded |= r != null && r.degraded(); // null: not reached by a replayed decision
     }
     String id = replayOf != null ? replayOf : p.decisionId != null ? p.decisionId : ledger.newId();
     if (allowed && p.op == Operation.DECIDE && replayOf == null) {
