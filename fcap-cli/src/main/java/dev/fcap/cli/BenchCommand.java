@@ -129,7 +129,7 @@ final class BenchCommand implements Callable<Integer> {
     long base = seed != null ? seed : System.nanoTime();
     run(sender, warmupMs, Integer.MAX_VALUE, null, base);
     long[] latencies = new long[maxRequests];
-    int errors = 0;
+    boolean valid = true;
     for (int round = 1; round <= rounds; round++) {
       long serverCpu0 = serverCpuNanos();
       long ownCpu0 = ownCpuNanos();
@@ -139,10 +139,9 @@ final class BenchCommand implements Callable<Integer> {
       if (rounds > 1) {
         out().printf("round %d of %d%n", round, rounds);
       }
-      report(r, latencies);
-      errors += r.errors.get();
+      valid &= report(r, latencies);
     }
-    return errors == 0 ? 0 : 1;
+    return valid ? 0 : 1;
   }
 
   private static long ms(String text) {
@@ -157,15 +156,27 @@ final class BenchCommand implements Callable<Integer> {
     final AtomicLong decisions = new AtomicLong();
     final AtomicLong allowed = new AtomicLong();
     final AtomicInteger errors = new AtomicInteger();
+    final AtomicLong degraded = new AtomicLong();
+    final AtomicLong itemErrors = new AtomicLong();
     volatile String firstError;
     long nanos;
     long serverCpu = -1;
     long ownCpu;
   }
 
-  /** Sends one request of {@code batch} messages; calls back with the allowed count, or -1 on error. */
+  /**
+   * What one request came back with: admitted, degraded (decided by the failure policy, not the
+   * store) and refused items (a batch item with its own error); or the request's error.
+   */
+  record Reply(int allowed, int degraded, int itemErrors, String error) {
+    static Reply failed(String error) {
+      return new Reply(0, 0, 0, error);
+    }
+  }
+
+  /** Sends one request of {@code batch} messages; calls back with what came back. */
   interface Sender {
-    void send(SplittableRandom rnd, Consumer<Integer> done);
+    void send(SplittableRandom rnd, Consumer<Reply> done);
   }
 
   /** CPU time (user + system) of the server process, from /proc; -1 without --server-pid. */
@@ -213,23 +224,33 @@ final class BenchCommand implements Callable<Integer> {
       return;
     }
     long t0 = System.nanoTime();
-    sender.send(rnd, allowed -> {
+    sender.send(rnd, reply -> {
       long t = System.nanoTime() - t0;
       if (latencies != null) {
         latencies[slot] = t;
       }
       r.done.incrementAndGet();
-      if (allowed < 0) {
+      if (reply.error() != null) {
         r.errors.incrementAndGet();
+        if (r.firstError == null) {
+          r.firstError = reply.error();
+        }
       } else {
-        r.decisions.addAndGet(batch);
-        r.allowed.addAndGet(allowed);
+        r.decisions.addAndGet(batch - reply.itemErrors());
+        r.allowed.addAndGet(reply.allowed());
+        r.degraded.addAndGet(reply.degraded());
+        r.itemErrors.addAndGet(reply.itemErrors());
       }
       next(sender, r, rnd, deadline, limit, latencies, finished);
     });
   }
 
-  private void report(Result r, long[] latencies) {
+  /**
+   * Prints one run; true if it is a valid throughput figure: no request failed, no item was refused
+   * and no decision was degraded (a degraded decision was made by the failure policy, not the store,
+   * so it measures the fallback, not fcap).
+   */
+  private boolean report(Result r, long[] latencies) {
     int n = Math.min(r.done.get(), latencies.length);
     long[] l = Arrays.copyOf(latencies, n);
     Arrays.sort(l);
@@ -250,8 +271,13 @@ final class BenchCommand implements Callable<Integer> {
     }
     out().printf("  client CPU   %.1f s; %.1f us per request%n", r.ownCpu / 1e9, r.ownCpu / 1e3 / Math.max(1,
         r.done.get()));
-    out().printf("  errors       %d%s%n", r.errors.get(), r.firstError == null ? "" : " (first: " + r.firstError
-        + ")");
+    out().printf("  degraded     %,d decisions (made by the failure policy, not the store)%n", r.degraded.get());
+    out().printf("  errors       %d requests, %,d batch items%s%n", r.errors.get(), r.itemErrors.get(),
+        r.firstError == null ? "" : " (first: " + r.firstError + ")");
+    boolean valid = r.errors.get() == 0 && r.itemErrors.get() == 0 && r.degraded.get() == 0;
+    out().printf("  verdict      %s%n", valid ? "valid throughput figure"
+        : "NOT a valid throughput figure: the run had degraded decisions or errors");
+    return valid;
   }
 
   private java.io.PrintWriter out() {
@@ -276,10 +302,11 @@ final class BenchCommand implements Callable<Integer> {
     private final String path = batch == 1 ? "/v1/decisions" : "/v1/decisions/batch";
 
     @Override
-    public void send(SplittableRandom rnd, Consumer<Integer> done) {
+    public void send(SplittableRandom rnd, Consumer<Reply> done) {
       if (baseline) {
-        client.get("/health").aggregate().whenComplete((res, error) ->
-            done.accept(error != null || res.status().code() != 200 ? -1 : 1));
+        client.get("/health").aggregate().whenComplete((res, error) -> done.accept(
+            error != null ? Reply.failed(error.toString()) : res.status().code() != 200
+                ? Reply.failed("HTTP " + res.status().code()) : new Reply(1, 0, 0, null)));
         return;
       }
       StringBuilder b = new StringBuilder(batch * 96);
@@ -302,13 +329,19 @@ final class BenchCommand implements Callable<Integer> {
       CompletableFuture<AggregatedHttpResponse> f = client.execute(HttpRequest.of(h.build(),
           com.linecorp.armeria.common.HttpData.ofUtf8(b.toString()))).aggregate();
       f.whenComplete((res, error) -> {
-        if (error != null || res.status().code() != 200) {
-          done.accept(-1);
+        if (error != null) {
+          done.accept(Reply.failed(error.toString()));
           return;
         }
         String body = res.contentUtf8();
-        // a decision object starts with "allowed"; a rule outcome starts with "id"
-        done.accept(count(body, "{\"allowed\":true"));
+        if (res.status().code() != 200) {
+          done.accept(Reply.failed("HTTP " + res.status().code() + " " + body.substring(0, Math.min(200,
+              body.length()))));
+          return;
+        }
+        // a decision object starts with "allowed"; a rule outcome starts with "id"; a refused item is an error
+        done.accept(new Reply(count(body, "{\"allowed\":true"), count(body, "\"degraded\":true"),
+            count(body, "{\"error\":"), null));
       });
     }
 
@@ -346,32 +379,44 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     @Override
-    public void send(SplittableRandom rnd, Consumer<Integer> done) {
+    public void send(SplittableRandom rnd, Consumer<Reply> done) {
       if (batch == 1) {
         stub.decide(DecideRequest.newBuilder().setMessage(message(rnd)).setDryRun(dryRun).build(),
-            observer(d -> d.getAllowed() ? 1 : 0, done));
+            observer(d -> new Reply(d.getAllowed() ? 1 : 0, d.getDegraded() ? 1 : 0, 0, null), done));
       } else {
         BatchRequest.Builder b = BatchRequest.newBuilder().setDryRun(dryRun);
         for (int i = 0; i < batch; i++) {
           b.addRequests(message(rnd));
         }
-        stub.decideBatch(b.build(), observer((BatchReply r) -> (int) r.getResultsList().stream()
-            .filter(x -> x.hasDecision() && x.getDecision().getAllowed()).count(), done));
+        stub.decideBatch(b.build(), observer((BatchReply r) -> {
+          int allowed = 0;
+          int degraded = 0;
+          int refused = 0;
+          for (var x : r.getResultsList()) {
+            if (!x.hasDecision()) {
+              refused++;
+            } else {
+              allowed += x.getDecision().getAllowed() ? 1 : 0;
+              degraded += x.getDecision().getDegraded() ? 1 : 0;
+            }
+          }
+          return new Reply(allowed, degraded, refused, null);
+        }, done));
       }
     }
 
-    private <T> StreamObserver<T> observer(java.util.function.ToIntFunction<T> allowed, Consumer<Integer> done) {
+    private <T> StreamObserver<T> observer(java.util.function.Function<T, Reply> read, Consumer<Reply> done) {
       return new StreamObserver<>() {
-        private int value = -1;
+        private Reply value = Reply.failed("no reply");
 
         @Override
         public void onNext(T reply) {
-          value = allowed.applyAsInt(reply);
+          value = read.apply(reply);
         }
 
         @Override
         public void onError(Throwable t) {
-          done.accept(-1);
+          done.accept(Reply.failed(t.toString()));
         }
 
         @Override

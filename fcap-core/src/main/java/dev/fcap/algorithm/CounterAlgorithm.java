@@ -14,7 +14,7 @@ import dev.fcap.store.CounterSpec;
 public interface CounterAlgorithm {
 
   /** Sentinel for {@code retryAt}: the message can never be admitted (its cost exceeds the limit). */
-  long NEVER = Long.MAX_VALUE;
+  long NEVER = dev.fcap.store.PartitionResult.NEVER;
 
   /**
    * Evaluates every check of the counter for a message of {@code cost} at {@code now}, writing

@@ -84,10 +84,6 @@ public final class Engine implements AutoCloseable {
     return policies.values().stream().map(cp -> cp.policy).sorted(Comparator.comparing(Policy::tenant)).toList();
   }
 
-  public Store store() {
-    return store;
-  }
-
   /** Decides and, if admitted, records the message. */
   public CompletableFuture<Decision> decide(Message message) {
     return run(message, Operation.DECIDE, PartitionRequest.STORE_TIME);
@@ -120,10 +116,11 @@ public final class Engine implements AutoCloseable {
   }
 
   /**
-   * Decides many messages (dry run if {@code dryRun}); results in order. Each decision is atomic on
-   * its own; single-partition decisions go to the store in one {@link Store#applyAll} call.
+   * Decides many messages (dry run if {@code dryRun}); one future per message, in order. Each decision
+   * is atomic on its own and completes (or fails) on its own; single-partition decisions go to the
+   * store in one {@link Store#applyAll} call.
    */
-  public CompletableFuture<List<Decision>> decideAll(List<Message> messages, boolean dryRun) {
+  public List<CompletableFuture<Decision>> decideAll(List<Message> messages, boolean dryRun) {
     Operation op = dryRun ? Operation.CHECK : Operation.DECIDE;
     List<CompletableFuture<Decision>> out = new ArrayList<>(messages.size());
     List<Prepared> single = new ArrayList<>();
@@ -142,18 +139,25 @@ public final class Engine implements AutoCloseable {
       }
     }
     if (!singleRequests.isEmpty()) {
-      store.applyAll(singleRequests).whenComplete((results, error) -> {
-        for (int i = 0; i < single.size(); i++) {
+      // one future per request: a request the store refuses (full) or fails fails its decision only
+      List<CompletableFuture<PartitionResult>> results = store.applyAll(singleRequests);
+      for (int i = 0; i < single.size(); i++) {
+        Prepared p = single.get(i);
+        CompletableFuture<Decision> slot = singleSlots.get(i);
+        results.get(i).whenComplete((r, error) -> {
           if (error != null) {
-            singleSlots.get(i).completeExceptionally(error);
+            slot.completeExceptionally(error);
           } else {
-            singleSlots.get(i).complete(finish(single.get(i), new PartitionResult[] {results.get(i)}));
+            try {
+              slot.complete(finish(p, new PartitionResult[] {r}));
+            } catch (RuntimeException e) {
+              slot.completeExceptionally(e);
+            }
           }
-        }
-      });
+        });
+      }
     }
-    return CompletableFuture.allOf(out.toArray(CompletableFuture[]::new))
-        .thenApply(ignored -> out.stream().map(CompletableFuture::join).toList());
+    return out;
   }
 
   /**
@@ -178,7 +182,8 @@ public final class Engine implements AutoCloseable {
         undo.add(r);
       }
     }
-    return undo.isEmpty() ? CompletableFuture.completedFuture(true) : store.applyAll(undo).thenApply(ignored -> true);
+    return undo.isEmpty() ? CompletableFuture.completedFuture(true)
+        : Store.all(store.applyAll(undo)).thenApply(ignored -> true);
   }
 
   /**
@@ -210,7 +215,7 @@ public final class Engine implements AutoCloseable {
     long at = recorded.time() == PartitionRequest.STORE_TIME ? PartitionRequest.STORE_TIME
         : Math.max(recorded.time(), latestCallerTime);
     return new PartitionRequest(recorded.partition(), Operation.RELEASE, at, recorded.cost(), counters, recordedAt,
-        recorded.idempotency());
+        recorded.idempotency(), recorded.category());
   }
 
   /**
@@ -358,7 +363,7 @@ public final class Engine implements AutoCloseable {
     byte[] partitionKey = partition.recipient
         ? Keys.recipientPartition(tenantUtf8, m.recipient())
         : Keys.sharedPartition(m.tenant(), partition.dims, values(m, partition.dims), fingerprint);
-    return PartitionRequest.of(partitionKey, op, time, m.cost(), List.of(counters));
+    return new PartitionRequest(partitionKey, op, time, m.cost(), List.of(counters), 0L, null, m.category());
   }
 
   private static String[] values(Message m, List<dev.fcap.model.Dimension> dims) {
@@ -389,7 +394,16 @@ public final class Engine implements AutoCloseable {
     if (i == p.requests.length) {
       return CompletableFuture.completedFuture(results);
     }
-    return store.apply(p.requests[i]).thenCompose(r -> {
+    return store.apply(p.requests[i]).exceptionallyCompose(error -> {
+      // a later partition failed (unreachable, full): take back what the earlier ones recorded
+      List<CompletableFuture<?>> undo = new ArrayList<>();
+      for (int j = 0; j < i && p.op == Operation.DECIDE; j++) {
+        undo.add(store.apply(p.requests[j].asRelease(results[j].time())));
+      }
+      return CompletableFuture.allOf(undo.toArray(CompletableFuture[]::new))
+          .handle((ignored, e) -> (PartitionResult) null)
+          .thenCompose(ignored -> CompletableFuture.failedFuture(error));
+    }).thenCompose(r -> {
       results[i] = r;
       if (r.replayOf() != null) {
         return CompletableFuture.completedFuture(results); // decided before: the other partitions were counted then
@@ -439,6 +453,10 @@ public final class Engine implements AutoCloseable {
       }
     }
     boolean allowed = blocked.isEmpty();
+    boolean degraded = false;
+    for (PartitionResult r : results) {
+      degraded |= r != null && r.degraded(); // null: not reached by a replayed decision
+    }
     String id = replayOf != null ? replayOf : p.decisionId != null ? p.decisionId : ledger.newId();
     if (allowed && p.op == Operation.DECIDE && replayOf == null) {
       long[] times = new long[results.length];
@@ -447,7 +465,7 @@ public final class Engine implements AutoCloseable {
       }
       ledger.remember(new ReleaseLedger.Entry(id, p.message.tenant(), List.of(p.requests), times));
     }
-    return new Decision(allowed, id, retryAfter, blocked, shadowBlocked, outcomes, false, results[0].time(),
+    return new Decision(allowed, id, retryAfter, blocked, shadowBlocked, outcomes, degraded, results[0].time(),
         p.policy.policy.version(), replayOf != null);
   }
 

@@ -8,8 +8,10 @@ import java.util.Objects;
 /**
  * At most {@link #limit()} (in cost units) per {@link #window()} for the messages that share the
  * values of {@link #key()}, among the messages that satisfy {@link #match()} and not
- * {@link #exempt()}. Rules are validated by {@link dev.fcap.policy.PolicyValidator}; this record
- * only guards against nulls.
+ * {@link #exempt()}. Rules read from a rules file or the API are validated whole by
+ * {@link dev.fcap.policy.PolicyParser} (limits, windows, keys, ids: an invalid policy is refused with
+ * every error); this record itself only guards against nulls, so rules built in code are the
+ * caller's to keep valid.
  *
  * @param precision sub-windows per window, for {@code sliding-counter} only
  * @param zone time zone whose midnight aligns {@code fixed-window} rules of whole days; null aligns to the epoch

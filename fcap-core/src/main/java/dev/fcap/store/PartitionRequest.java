@@ -11,10 +11,12 @@ import java.util.List;
  * @param eventTime for {@link Operation#RELEASE}: the time the message was recorded at
  * @param idempotency the message id to remember with an admitted decision (or forget on release); null
  *     for none
+ * @param category the message's category (null: none); stores ignore it, a failover decorator reads
+ *     it to pick the failure policy's action
  */
 public record PartitionRequest(
     byte[] partition, Operation operation, long time, long cost, List<CounterRequest> counters, long eventTime,
-    Idempotency idempotency) {
+    Idempotency idempotency, String category) {
 
   /** Asks the store to read its own clock. */
   public static final long STORE_TIME = Long.MIN_VALUE;
@@ -25,11 +27,21 @@ public record PartitionRequest(
 
   public PartitionRequest(
       byte[] partition, Operation operation, long time, long cost, List<CounterRequest> counters, long eventTime) {
-    this(partition, operation, time, cost, counters, eventTime, null);
+    this(partition, operation, time, cost, counters, eventTime, null, null);
+  }
+
+  /** This request for a message of {@code category}. */
+  public PartitionRequest withCategory(String category) {
+    return new PartitionRequest(partition, operation, time, cost, counters, eventTime, idempotency, category);
+  }
+
+  /** This request at a caller-supplied time (a replay of a step decided elsewhere at {@code at}). */
+  public PartitionRequest at(long at) {
+    return new PartitionRequest(partition, operation, at, cost, counters, eventTime, idempotency, category);
   }
 
   public static PartitionRequest of(byte[] partition, Operation op, long time, long cost, List<CounterRequest> counters) {
-    return new PartitionRequest(partition, op, time, cost, counters, 0L, null);
+    return new PartitionRequest(partition, op, time, cost, counters, 0L, null, null);
   }
 
   /**
@@ -37,17 +49,17 @@ public record PartitionRequest(
    * decision); a message id it carries is forgotten with it.
    */
   public PartitionRequest asRelease(long recordedAt) {
-    return new PartitionRequest(partition, Operation.RELEASE, time, cost, counters, recordedAt, idempotency);
+    return new PartitionRequest(partition, Operation.RELEASE, time, cost, counters, recordedAt, idempotency, category);
   }
 
   /** This request as a dry run. */
   public PartitionRequest asCheck() {
-    return new PartitionRequest(partition, Operation.CHECK, time, cost, counters, eventTime, idempotency);
+    return new PartitionRequest(partition, Operation.CHECK, time, cost, counters, eventTime, idempotency, category);
   }
 
   /** This request, remembering (or, for a release, forgetting) a message id. */
   public PartitionRequest withIdempotency(Idempotency id) {
-    return new PartitionRequest(partition, operation, time, cost, counters, eventTime, id);
+    return new PartitionRequest(partition, operation, time, cost, counters, eventTime, id, category);
   }
 
   /** The number of checks over all counters: the length of the result arrays. */

@@ -8,13 +8,27 @@ package dev.fcap.store;
  * @param allowed true iff every enforced check admitted (for DECIDE: the message was then recorded)
  * @param used cost counted in each check's window before this message
  * @param retryAt per check: {@code time} if it admits, the earliest time it would admit the same
- *     message if nothing else were recorded, or {@link Long#MAX_VALUE} if never
+ *     message if nothing else were recorded, or {@link #NEVER}
  * @param replayOf null, or the id of the earlier admitted decision of the same message id: this is
  *     that decision's result again ({@code time} is when it was decided) and nothing was recorded
+ * @param degraded true when a failover decorator answered from its outage store instead of the store
  */
-public record PartitionResult(long time, boolean allowed, long[] used, long[] retryAt, String replayOf) {
+public record PartitionResult(long time, boolean allowed, long[] used, long[] retryAt, String replayOf,
+    boolean degraded) {
+
+  /** {@code retryAt} of a check that can never admit the message (its cost exceeds the limit). */
+  public static final long NEVER = Long.MAX_VALUE;
 
   public PartitionResult(long time, boolean allowed, long[] used, long[] retryAt) {
-    this(time, allowed, used, retryAt, null);
+    this(time, allowed, used, retryAt, null, false);
+  }
+
+  public PartitionResult(long time, boolean allowed, long[] used, long[] retryAt, String replayOf) {
+    this(time, allowed, used, retryAt, replayOf, false);
+  }
+
+  /** This result, marked as decided by an outage store. */
+  public PartitionResult asDegraded() {
+    return new PartitionResult(time, allowed, used, retryAt, replayOf, true);
   }
 }

@@ -2,7 +2,9 @@ package dev.fcap.store;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 
 /**
  * Where counters live. A store knows no rules: only partitions of counters, each counter with an
@@ -12,6 +14,10 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>Implementations: {@code MemoryStore} (embedded) and {@code RedisStore} (module fcap-redis).
  * Both must pass the store test kit ({@code StoreContract} in fcap-core's test jar).
+ *
+ * <p><b>Decorators</b> (metrics, failover) wrap a store and are stores themselves; build the chain
+ * inside out with {@link #decorate}, the last decorator outermost, and find a layer with {@link #as}:
+ * {@code redis.decorate(FailoverStore.newDecorator(...)).decorate(MeteredStore.newDecorator(...))}.
  */
 public interface Store extends AutoCloseable {
 
@@ -19,16 +25,16 @@ public interface Store extends AutoCloseable {
   CompletableFuture<PartitionResult> apply(PartitionRequest request);
 
   /**
-   * Applies many requests; each is atomic on its own, and results come back in order. Stores that
+   * Applies many requests; each is atomic on its own and completes on its own (one future per
+   * request, in request order), so one refused or failed request never fails the others. Stores that
    * talk over a network pipeline them.
    */
-  default CompletableFuture<List<PartitionResult>> applyAll(List<PartitionRequest> requests) {
+  default List<CompletableFuture<PartitionResult>> applyAll(List<PartitionRequest> requests) {
     List<CompletableFuture<PartitionResult>> futures = new ArrayList<>(requests.size());
     for (PartitionRequest r : requests) {
       futures.add(apply(r));
     }
-    return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new))
-        .thenApply(ignored -> futures.stream().map(CompletableFuture::join).toList());
+    return futures;
   }
 
   /** The counters of a partition that still matter at the store's time, for inspection. */
@@ -52,4 +58,23 @@ public interface Store extends AutoCloseable {
 
   @Override
   default void close() {}
+
+  /** This store wrapped by {@code decorator} (e.g. {@code MeteredStore.newDecorator(metrics)}). */
+  default Store decorate(Function<? super Store, ? extends Store> decorator) {
+    return decorator.apply(this);
+  }
+
+  /**
+   * This store or the layer under it of type {@code type}: decorators override this to look at
+   * themselves, then at their delegate.
+   */
+  default <T> Optional<T> as(Class<T> type) {
+    return type.isInstance(this) ? Optional.of(type.cast(this)) : Optional.empty();
+  }
+
+  /** Completes when every future has, with their values in order; fails if any fails. */
+  static <T> CompletableFuture<List<T>> all(List<CompletableFuture<T>> futures) {
+    return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new))
+        .thenApply(ignored -> futures.stream().map(CompletableFuture::join).toList());
+  }
 }

@@ -592,9 +592,9 @@ public abstract class StoreContract {
       batch.add(to("xena", "same"));
     }
     batch.add(Message.builder("yuri").sender("s").build());
-    List<Decision> decisions = engine.decideAll(batch, false).join();
+    List<Decision> decisions = Store.all(engine.decideAll(batch, false)).join();
     assertThat(decisions).extracting(Decision::allowed).containsExactly(true, true, false, false, true);
-    List<Decision> dry = engine.decideAll(List.of(to("zoe", "a"), to("zoe", "a"), to("zoe", "a")), true).join();
+    List<Decision> dry = Store.all(engine.decideAll(List.of(to("zoe", "a"), to("zoe", "a"), to("zoe", "a")), true)).join();
     assertThat(dry).extracting(Decision::allowed).containsExactly(true, true, true);
   }
 
@@ -727,8 +727,8 @@ public abstract class StoreContract {
   @Test
   void batchesRememberMessageIdsToo() {
     Engine engine = engine(SEED);
-    List<Decision> ds = engine.decideAll(List.of(withId("rex", "a"), withId("rex", "a"), withId("rex", "b")), false)
-        .join();
+    List<Decision> ds = Store.all(engine.decideAll(List.of(withId("rex", "a"), withId("rex", "a"), withId("rex", "b")),
+        false)).join();
     assertThat(ds.get(0).decisionId()).isEqualTo(ds.get(1).decisionId());
     assertThat(ds).extracting(Decision::replayed).containsExactly(false, true, false);
     assertThat(outcome(engine.decide(fresh("rex")).join(), "recipient-per-minute").used()).isEqualTo(2);

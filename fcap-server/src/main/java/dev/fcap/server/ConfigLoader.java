@@ -43,7 +43,8 @@ public final class ConfigLoader {
   static {
     SETTINGS.put("listen", "127.0.0.1:8080");
     SETTINGS.put("store.uri", "memory");
-    SETTINGS.put("store.timeout", "100ms");
+    SETTINGS.put("store.timeout", "500ms");
+    SETTINGS.put("store.callSize", "500");
     SETTINGS.put("store.maxBytes", "0");
     SETTINGS.put("store.fsync", "1s");
     SETTINGS.put("store.dir", "''");
@@ -61,6 +62,8 @@ public final class ConfigLoader {
     SETTINGS.put("failure.default", "local");
     SETTINGS.put("failure.categories", "{transactional: allow}");
     SETTINGS.put("failure.probeInterval", "1s");
+    SETTINGS.put("failure.window", "1s");
+    SETTINGS.put("failure.journal", "1000000");
     SETTINGS.put("limits.maxBodyBytes", "8MB");
     SETTINGS.put("limits.maxBatch", "10000");
     SETTINGS.put("limits.maxAttributes", "64");
@@ -194,7 +197,9 @@ public final class ConfigLoader {
       }
       int port = intRange("listen", listen.substring(colon + 1), 0, 65535);
       FailurePolicy failure = new FailurePolicy(duration("store.timeout"), action("failure.default",
-          text("failure.default")), categories(), duration("failure.probeInterval"));
+          text("failure.default")), categories(), duration("failure.probeInterval"), duration("failure.window"),
+          intRange("store.callSize", text("store.callSize"), 1, 100_000),
+          intRange("failure.journal", text("failure.journal"), 0, 100_000_000));
       return new ServerConfig(host, port, text("store.uri"), bytes("store.maxBytes"), durability(), text("rules.source"),
           text("rules.seed"), intRange("rules.history", text("rules.history"), 1, 1_000_000), apiKeys(),
           auditSink(), ratio("audit.sampleAdmissions"), intRange("audit.queue", text("audit.queue"), 1, 10_000_000),

@@ -1,65 +1,206 @@
 package dev.fcap.server;
 
+import dev.fcap.engine.Engine;
 import dev.fcap.engine.Inspection;
 import dev.fcap.model.Decision;
 import dev.fcap.model.Message;
+import dev.fcap.model.Policy;
 import dev.fcap.server.audit.AuditLog;
 import dev.fcap.server.audit.RecentDenials;
 import dev.fcap.server.auth.Principal;
-import dev.fcap.server.failure.FailoverEngine;
+import dev.fcap.server.auth.Role;
+import dev.fcap.server.failure.FailoverStore;
+import dev.fcap.server.failure.FailureAction;
+import dev.fcap.server.failure.FailurePolicy;
 import dev.fcap.server.metrics.ServerMetrics;
 import dev.fcap.store.Clock;
+import dev.fcap.store.StoreException;
+import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.IntFunction;
 
 /**
- * What both APIs call once a request is authenticated and validated: decisions through the
- * {@link FailoverEngine}, then metrics and audit. Also remembers the tenant of recent admitted
- * decisions, so that a key can release only its own tenants' decisions.
+ * What the HTTP and gRPC APIs call once they have read a request: the one transport-neutral place for
+ * role checks, batch assembly, the failure policy's allow/deny rule, decision-id bookkeeping, metrics
+ * and audit. Transports only parse and render.
+ *
+ * <p><b>When the store fails.</b> The {@link Engine} decides on the store chain (metered, then
+ * failover, then the store). A decision that fails because the store is down ({@link FailoverStore.Down},
+ * for a category not decided locally) or full (a new partition the embedded store cannot hold) gets
+ * the category's action alone: {@code allow} admits, {@code deny} refuses, and {@code local} refuses
+ * too, since there is no store left to decide on (degraded either way, nothing counted). A store that
+ * is slow (a call past its deadline) is backpressure: {@code 429 store_busy} with a retry delay; one
+ * that fails before an outage is declared is {@code 503 store_unavailable}. Nothing was recorded for
+ * either (see {@link FailoverStore} on late answers).
  */
 public final class DecisionService {
   private static final int OWNERS = 1 << 16;
-  private final FailoverEngine engine;
+  /** Decision ids are 24 hex characters; anything longer than this is refused unread. */
+  public static final int MAX_DECISION_ID = 64;
+  private final Engine engine;
+  private final FailoverStore failover;
+  private final FailurePolicy failure;
   private final AuditLog audit;
   private final ServerMetrics metrics;
   private final Clock clock;
+  private final int maxBatch;
   private final AtomicReferenceArray<String[]> owners = new AtomicReferenceArray<>(OWNERS);
 
-  public DecisionService(FailoverEngine engine, AuditLog audit, ServerMetrics metrics, Clock clock) {
+  public DecisionService(Engine engine, FailoverStore failover, FailurePolicy failure, AuditLog audit,
+      ServerMetrics metrics, Clock clock, int maxBatch) {
     this.engine = engine;
+    this.failover = failover;
+    this.failure = failure;
     this.audit = audit;
     this.metrics = metrics;
     this.clock = clock;
+    this.maxBatch = maxBatch;
   }
 
-  public FailoverEngine engine() {
-    return engine;
-  }
+  /** One item of a batch: its decision, or why it was not decided. */
+  public record Outcome(Decision decision, ApiException error) {}
 
-  public CompletableFuture<Decision> decide(Message m, boolean dryRun, Principal who) {
+  /** A recipient's counters, whether they come from the outage store, and recent denials. */
+  public record Inspected(Inspection inspection, boolean degraded, List<RecentDenials.Denial> recentDenials) {}
+
+  /** Readiness: the store answers within its deadline and no outage is in force. */
+  public record Readiness(boolean ready, boolean storeDown) {}
+
+  public CompletableFuture<Decision> decide(Principal who, Message m, boolean dryRun) {
+    who.require(Role.DECIDE, m.tenant());
     long start = System.nanoTime();
-    return engine.decide(m, dryRun).whenComplete((d, error) -> {
+    CompletableFuture<Decision> d = dryRun ? engine.check(m) : engine.decide(m);
+    return d.handle((decision, error) -> error == null ? local(m, decision) : fallback(m, error)).whenComplete((x, error) -> {
       metrics.recordDecisionNanos(dryRun ? "check" : "decide", System.nanoTime() - start);
-      if (d != null && !dryRun) {
-        recorded(m, d, who);
+      if (x != null) {
+        recorded(m, x, who, dryRun);
       }
     });
   }
 
-  public CompletableFuture<List<Decision>> decideAll(List<Message> messages, boolean dryRun, Principal who) {
+  /**
+   * Decides a batch of {@code size} items read by {@code read} (which throws {@link ApiException} for
+   * an invalid item); results in order, a bad or undecided item with its own error. If every valid item
+   * failed with the same store error (busy, unavailable), the whole batch fails with it.
+   */
+  public CompletableFuture<List<Outcome>> decideBatch(Principal who, int size, IntFunction<Message> read,
+      boolean dryRun) {
+    if (size > maxBatch) {
+      throw ApiException.badRequest("batch_too_large", "a batch holds at most " + maxBatch + " requests, got " + size,
+          "requests");
+    }
+    Outcome[] outcomes = new Outcome[size];
+    List<Message> valid = new ArrayList<>(size);
+    List<Integer> positions = new ArrayList<>(size);
+    for (int i = 0; i < size; i++) {
+      try {
+        Message m = read.apply(i);
+        who.require(Role.DECIDE, m.tenant());
+        valid.add(m);
+        positions.add(i);
+      } catch (ApiException e) {
+        outcomes[i] = new Outcome(null, e);
+      }
+    }
     long start = System.nanoTime();
-    return engine.decideAll(messages, dryRun).whenComplete((ds, error) -> {
+    List<CompletableFuture<Decision>> decided = engine.decideAll(valid, dryRun);
+    List<CompletableFuture<Outcome>> pending = new ArrayList<>(decided.size());
+    for (int i = 0; i < decided.size(); i++) {
+      Message m = valid.get(i);
+      pending.add(decided.get(i).handle((d, error) -> {
+        try {
+          Decision x = error == null ? local(m, d) : fallback(m, error);
+          recorded(m, x, who, dryRun);
+          return new Outcome(x, null);
+        } catch (ApiException e) {
+          return new Outcome(null, e);
+        }
+      }));
+    }
+    return CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).thenApply(ignored -> {
       metrics.recordDecisionNanos("batch", System.nanoTime() - start);
-      if (ds != null && !dryRun) {
-        for (int i = 0; i < ds.size(); i++) {
-          recorded(messages.get(i), ds.get(i), who);
+      ApiException common = null;
+      int failed = 0;
+      for (int i = 0; i < pending.size(); i++) {
+        Outcome o = pending.get(i).join();
+        outcomes[positions.get(i)] = o;
+        if (o.error() != null && o.error().status() >= 429) {
+          failed++;
+          common = common == null || common.status() == o.error().status() ? o.error() : common;
         }
       }
+      if (failed > 0 && failed == pending.size() && common != null) {
+        throw common;
+      }
+      return List.of(outcomes);
     });
   }
 
-  private void recorded(Message m, Decision d, Principal who) {
+  /** Releases a decision the caller may see; false when unknown, denied, forgotten or of another tenant. */
+  public CompletableFuture<Boolean> release(Principal who, String decisionId) {
+    who.require(Role.DECIDE);
+    if (decisionId == null || decisionId.isEmpty() || decisionId.length() > MAX_DECISION_ID) {
+      throw ApiException.badRequest("invalid_field", "decisionId is not a decision id", "decisionId");
+    }
+    String[] owner = owners.get(slot(decisionId));
+    String tenant = owner != null && owner[0].equals(decisionId) ? owner[1] : null;
+    if (tenant == null ? !who.mayUse("*") : !who.mayUse(tenant)) {
+      return CompletableFuture.completedFuture(false);
+    }
+    return engine.release(decisionId).exceptionally(DecisionService::storeError);
+  }
+
+  /** Releases the admitted decision of a message id, named by the message as it was decided. */
+  public CompletableFuture<Boolean> releaseMessage(Principal who, Message m) {
+    who.require(Role.DECIDE, m.tenant());
+    if (m.messageId() == null) {
+      throw ApiException.badRequest("missing_field", "messageId is required to release by message id", "messageId");
+    }
+    return engine.releaseMessage(m).exceptionally(DecisionService::storeError);
+  }
+
+  public CompletableFuture<Inspected> inspect(Principal who, String tenant, String recipient) {
+    who.require(Role.READ, tenant);
+    boolean degraded = failover.down();
+    return engine.inspect(tenant, recipient)
+        .thenApply(i -> new Inspected(i, degraded || failover.down(), audit.recent().of(tenant, recipient)))
+        .exceptionally(DecisionService::storeError);
+  }
+
+  public CompletableFuture<Boolean> reset(Principal who, String tenant, String recipient) {
+    who.require(Role.ADMIN, tenant);
+    return engine.reset(tenant, recipient).thenApply(held -> {
+      audit.recent().forget(tenant, recipient);
+      // an erasure request: the audit line names who reset, not whom
+      audit.admin("reset", clock.millis(), tenant, null, 0, who.name(), null);
+      return held;
+    }).exceptionally(DecisionService::storeError);
+  }
+
+  public CompletableFuture<Readiness> ready() {
+    return failover.ready().thenApply(ok -> new Readiness(ok, failover.down()));
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  /** A decision of the engine: counted as degraded when the outage store made it. */
+  private Decision local(Message m, Decision d) {
+    if (d.degraded()) {
+      metrics.degraded(m.tenant(), FailureAction.LOCAL.id());
+    }
+    return d;
+  }
+
+  private void recorded(Message m, Decision d, Principal who, boolean dryRun) {
+    if (dryRun) {
+      return;
+    }
     metrics.decision(m.tenant(), d);
     audit.decision(m, d, who.name());
     if (d.allowed()) {
@@ -67,36 +208,43 @@ public final class DecisionService {
     }
   }
 
-  /** Releases a decision the caller may see; false when unknown, denied, forgotten or of another tenant. */
-  public CompletableFuture<Boolean> release(String decisionId, Principal who) {
-    String[] owner = owners.get(slot(decisionId));
-    String tenant = owner != null && owner[0].equals(decisionId) ? owner[1] : null;
-    if (tenant == null ? !who.mayUse("*") : !who.mayUse(tenant)) {
-      return CompletableFuture.completedFuture(false);
+  /** The failure policy's rule for a decision the store could not make (see the class comment). */
+  private Decision fallback(Message m, Throwable error) {
+    Throwable t = unwrap(error);
+    if (t instanceof StoreException se && (se instanceof FailoverStore.Down || se.reason() == StoreException.Reason.FULL)) {
+      boolean allow = failure.actionFor(m.category()) == FailureAction.ALLOW;
+      metrics.degraded(m.tenant(), allow ? FailureAction.ALLOW.id() : FailureAction.DENY.id());
+      long version = engine.policy(m.tenant()).map(Policy::version).orElse(0L);
+      return new Decision(allow, syntheticId(), allow ? 0 : failure.probeInterval().toMillis(), List.of(), List.of(),
+          List.of(), true, clock.millis(), version);
     }
-    return engine.release(decisionId);
+    return storeError(t);
   }
 
-  /** Releases the admitted decision of a message id; the caller has been checked for the message's tenant. */
-  public CompletableFuture<Boolean> releaseMessage(Message m, Principal who) {
-    return engine.releaseMessage(m);
+  /** Maps a store failure to the API's error; rethrows anything else (a bug: HTTP 500). */
+  private static <T> T storeError(Throwable error) {
+    Throwable t = unwrap(error);
+    if (t instanceof StoreException se) {
+      if (se.reason() == StoreException.Reason.TIMEOUT) {
+        throw new ApiException(429, "store_busy", "the store is busy (" + se.getMessage() + "); nothing was "
+            + "recorded: retry after the Retry-After delay", null);
+      }
+      throw new ApiException(503, "store_unavailable", se.getMessage() + "; retry later", null);
+    }
+    throw t instanceof RuntimeException re ? re : new CompletionException(t);
   }
 
-  public CompletableFuture<FailoverEngine.Result<Inspection>> inspect(String tenant, String recipient) {
-    return engine.inspect(tenant, recipient);
+  private static Throwable unwrap(Throwable t) {
+    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t;
   }
 
-  public List<RecentDenials.Denial> recentDenials(String tenant, String recipient) {
-    return audit.recent().of(tenant, recipient);
-  }
-
-  public CompletableFuture<Boolean> reset(String tenant, String recipient, Principal who) {
-    return engine.reset(tenant, recipient).thenApply(held -> {
-      audit.recent().forget(tenant, recipient);
-      // an erasure request: the audit line names who reset, not whom
-      audit.admin("reset", clock.millis(), tenant, null, 0, who.name(), null);
-      return held;
-    });
+  private static String syntheticId() {
+    byte[] b = new byte[12];
+    ThreadLocalRandom.current().nextBytes(b);
+    return HexFormat.of().formatHex(b);
   }
 
   private static int slot(String decisionId) {

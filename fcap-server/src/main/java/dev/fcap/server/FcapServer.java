@@ -15,7 +15,8 @@ import dev.fcap.server.audit.AuditSink;
 import dev.fcap.server.audit.FileAuditSink;
 import dev.fcap.server.audit.RecentDenials;
 import dev.fcap.server.auth.Authenticator;
-import dev.fcap.server.failure.FailoverEngine;
+import dev.fcap.server.failure.FailoverStore;
+import dev.fcap.server.failure.Scheduler;
 import dev.fcap.server.grpc.GrpcApi;
 import dev.fcap.server.http.ConsoleRoutes;
 import dev.fcap.server.http.HttpApi;
@@ -36,8 +37,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.ServiceLoader;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,10 +48,12 @@ import org.slf4j.LoggerFactory;
 /**
  * The fcap server: HTTP/JSON and gRPC on one port.
  *
- * <p>Wiring, from the store up: the {@link Store} (timed by {@link MeteredStore}) under an
- * {@link Engine}, guarded by the {@link FailoverEngine} (timeout and failure policy); policies kept by
- * {@link RulesAdmin} from a {@link RulesSource}; {@link DecisionService} adds metrics and audit; the
- * {@link HttpApi} and {@link GrpcApi} authenticate and validate. {@link #close()} stops taking
+ * <p>Wiring, from the store up: the {@link Store}, decorated by {@link FailoverStore} (deadline per
+ * call, outage, local store, write-back) and then {@link MeteredStore} (outermost, so it times what the
+ * engine waits for); one {@link Engine} on that chain; policies kept by {@link RulesAdmin} from a
+ * {@link RulesSource}; the {@link DecisionService} (roles, batches, the failure policy's allow/deny,
+ * metrics, audit); the {@link HttpApi} and {@link GrpcApi} authenticate, parse and render. A call runs
+ * transport -> decision service -> engine -> metered -> failover -> store. {@link #close()} stops taking
  * requests, lets in-flight ones finish (up to {@code shutdown.grace}), then flushes the audit.
  */
 public final class FcapServer implements AutoCloseable {
@@ -58,8 +63,10 @@ public final class FcapServer implements AutoCloseable {
   private final ServerMetrics metrics;
   private final AuditLog audit;
   private final RulesAdmin rules;
-  private final FailoverEngine engine;
+  private final Engine engine;
+  private final FailoverStore failover;
   private final ScheduledExecutorService scheduler;
+  private final ExecutorService delivery;
   private final Store store;
 
   private FcapServer(ServerConfig config, Store storeOverride, Clock clock) throws IOException {
@@ -78,14 +85,31 @@ public final class FcapServer implements AutoCloseable {
     this.store = raw;
     this.metrics = new ServerMetrics(config.safeguards().metricsMaxTenants(),
         config.safeguards().metricsMaxRulesPerTenant());
-    this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+    ScheduledThreadPoolExecutor timers = new ScheduledThreadPoolExecutor(1, r -> {
       Thread t = new Thread(r, "fcap-scheduler");
       t.setDaemon(true);
       return t;
     });
+    timers.setRemoveOnCancelPolicy(true); // most deadlines are cancelled: the store answered
+    this.scheduler = timers;
     registerStoreGauges(raw);
-    Engine primary = Engine.builder(new MeteredStore(raw, metrics)).clock(raw::now).build();
-    this.engine = new FailoverEngine(primary, config.failure(), clock, metrics, scheduler);
+    this.delivery = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()), r -> {
+      Thread t = new Thread(r, "fcap-store-answers");
+      t.setDaemon(true);
+      return t;
+    });
+    Store chain = raw.decorate(FailoverStore.newDecorator(config.failure(), clock, Scheduler.of(scheduler), delivery))
+        .decorate(MeteredStore.newDecorator(metrics));
+    this.failover = chain.as(FailoverStore.class).orElseThrow();
+    metrics.gauge("fcap_store_up", "1 while the store answers, 0 during an outage (failure policy in force)",
+        failover, f -> f.down() ? 0 : 1);
+    metrics.functionCounter("fcap_store_outages", "outages declared (the store failed for failure.window)",
+        failover, FailoverStore::outages);
+    metrics.functionCounter("fcap_store_written_back", "decisions of the outage store written back to the store",
+        failover, FailoverStore::writtenBack);
+    metrics.functionCounter("fcap_store_late_released", "admissions answered after their deadline and released",
+        failover, FailoverStore::lateReleases);
+    this.engine = Engine.builder(chain).clock(chain::now).build();
     this.audit = new AuditLog(sink, config.auditSampleAdmissions(), config.auditQueue(),
         new RecentDenials(config.recentDenials(), config.recentRecipients()));
     metrics.functionCounter("fcap_audit_dropped", "audit events dropped (queue full or sink failing)", audit,
@@ -104,7 +128,8 @@ public final class FcapServer implements AutoCloseable {
         metrics.authFailure(reason);
         authLog.warn("request refused: " + reason + " API key (every refusal is counted in fcap_auth_failures_total)");
       });
-      DecisionService decisions = new DecisionService(engine, audit, metrics, clock);
+      DecisionService decisions = new DecisionService(engine, failover, config.failure(), audit, metrics, clock,
+          config.maxBatch());
       this.server = buildServer(config, decisions, auth, clock);
       server.start().join();
     } catch (RuntimeException | IOException e) {
@@ -113,6 +138,7 @@ public final class FcapServer implements AutoCloseable {
       audit.close();
       engine.close();
       scheduler.shutdownNow();
+      delivery.shutdownNow();
       metrics.close();
       throw e;
     }
@@ -139,10 +165,10 @@ public final class FcapServer implements AutoCloseable {
         LoggerFactory.getLogger(RequestGuard.class), clock, ThrottledLog.DEFAULT_INTERVAL_MS));
     sb.decorator(guard);
     sb.errorHandler(new JsonErrorHandler(guard));
-    new HttpApi(decisions, rules, auth, metrics, config.maxBatch()).bind(sb);
+    new HttpApi(decisions, rules, auth, metrics).bind(sb);
     // protobuf only: the gRPC-JSON marshaller costs seconds of start-up (bytecode generation); JSON has its own API
     sb.service(GrpcService.builder().supportedSerializationFormats(GrpcSerializationFormats.PROTO)
-        .addService(new GrpcApi(decisions, rules, auth, config.maxBatch()))
+        .addService(new GrpcApi(decisions, rules, auth))
         .intercept(new GrpcShapeCheck(config.safeguards().limits())).build());
     // the operator console: static files at / and /console/, a client of the API above (docs/console.md)
     ConsoleRoutes.bind(sb);
@@ -263,8 +289,13 @@ public final class FcapServer implements AutoCloseable {
     return metrics;
   }
 
-  public FailoverEngine engine() {
+  public Engine engine() {
     return engine;
+  }
+
+  /** The failover layer of the store chain (outage state, write-back counts). */
+  public FailoverStore failover() {
+    return failover;
   }
 
   /** One line for the start log: where, which store, which policies. */
@@ -293,6 +324,7 @@ public final class FcapServer implements AutoCloseable {
     audit.close();
     engine.close();
     scheduler.shutdownNow();
+    delivery.shutdownNow();
     metrics.close();
     LOG.info("stopped: requests drained in {} ms, audit flushed ({} events written, {} dropped) in {} ms",
         (stopped - start) / 1_000_000, audit.written(), audit.dropped(), (System.nanoTime() - stopped) / 1_000_000);

@@ -9,7 +9,8 @@ import java.util.List;
  * Everything the server is configured with; read by {@link ConfigLoader} from defaults, {@code fcap.yaml},
  * environment variables and command-line flags (later ones win). docs/server.md lists every key.
  *
- * @param storeUri {@code memory}; later {@code redis://...}, {@code redis-sentinel://...}, {@code redis-cluster://...}
+ * @param storeUri {@code memory}, {@code redis://...}, {@code redis-sentinel://...} or {@code redis-cluster://...}
+ *     (the Redis ones through fcap-server-redis)
  * @param rulesSource where the rules live: a YAML file path (or {@code file:PATH})
  * @param rulesSeed copied to a file rules source that does not exist yet; {@code builtin} is the seed policy
  *     shipped in the jar (examples/rules.yaml)

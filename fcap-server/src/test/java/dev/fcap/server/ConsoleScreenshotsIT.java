@@ -12,6 +12,7 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 /**
  * Screenshots of every console view, light and dark, laptop and phone width, with real traffic
@@ -22,7 +23,11 @@ import org.junit.jupiter.api.Test;
  *     -Dit.test=ConsoleScreenshotsIT -Dfailsafe.failIfNoSpecifiedTests=false \
  *     -Dconsole.screenshots=$PWD/docs/console
  * </pre>
+ *
+ * <p>It makes pictures for the docs and checks nothing the browser tests ({@code ConsoleIT}) do not,
+ * so it runs only when {@code console.screenshots} is set, never in {@code scripts/test}.
  */
+@EnabledIfSystemProperty(named = "console.screenshots", matches = ".+")
 class ConsoleScreenshotsIT {
   private static final String RULES = """
       policies:

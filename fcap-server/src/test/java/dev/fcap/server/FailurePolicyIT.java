@@ -5,9 +5,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.fcap.store.memory.MemoryStore;
 import java.util.Map;
+import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 
-/** The failure policy end to end: outage, timeout, per-category actions, automatic recovery. */
+/**
+ * The failure policy end to end over HTTP: an unreachable or hanging store is an error (503, 429) until
+ * it has failed for {@code failure.window}; then the outage: per-category actions, degraded decisions;
+ * automatic recovery with the outage's admissions written back. (Traces on a manual clock:
+ * {@code FailoverStoreTest}; real Redis: {@code RedisOutageIT}.)
+ */
 class FailurePolicyIT {
   private static final String RULES = """
       policies:
@@ -16,14 +22,34 @@ class FailurePolicyIT {
             - {id: per-minute, limit: 2, window: 1m, key: [recipient]}
       """;
   private static final Map<String, String> SETTINGS = Map.of("store.timeout", "200ms", "failure.probeInterval",
-      "100ms", "failure.categories", "{marketing: deny}");
+      "100ms", "failure.window", "300ms", "failure.categories", "{marketing: deny}");
+
+  /** Polls (bounded, 20 s) until {@code condition} holds. */
+  static void await(String what, BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + 20_000_000_000L;
+    while (!condition.getAsBoolean()) {
+      assertThat(System.nanoTime()).as("waited 20 s for " + what).isLessThan(deadline);
+      Thread.sleep(20);
+    }
+  }
+
+  private static boolean degraded(TestServer.Reply r) {
+    return r.status() == 200 && r.body().get("degraded").asBoolean();
+  }
 
   @Test
-  void outageFallsBackPerCategoryAndRecovers() throws Exception {
+  void outageFallsBackPerCategoryAndRecoversWithTheLocalAdmissionsWrittenBack() throws Exception {
     FlakyStore store = new FlakyStore(MemoryStore.builder().build());
     try (TestServer s = TestServer.start(RULES, SETTINGS, store)) {
       assertThat(s.decide("{\"recipient\": \"r\"}").body().get("degraded").asBoolean()).isFalse();
       store.mode = FlakyStore.Mode.DOWN;
+
+      // before the window is over: an error to retry, not a local decision
+      TestServer.Reply early = s.decide("{\"recipient\": \"early\"}");
+      assertThat(early.status()).isEqualTo(503);
+      assertThat(early.errorCode()).isEqualTo("store_unavailable");
+      assertThat(early.raw().headers().firstValue("retry-after")).hasValue("1");
+      await("the outage", () -> degraded(s.decide("{\"recipient\": \"probe\", \"dryRun\": true}")));
 
       // default category: local store for the outage, still enforcing the rules, marked degraded
       JsonNode first = s.decide("{\"recipient\": \"r\"}").body();
@@ -44,59 +70,73 @@ class FailurePolicyIT {
 
       TestServer.Reply ready = s.get("/ready");
       assertThat(ready.status()).isEqualTo(503);
+      assertThat(ready.body().get("storeDown").asBoolean()).isTrue();
       assertThat(s.get("/metrics").raw().body()).contains("fcap_store_up 0.0")
-          .contains("fcap_degraded_decisions_total{action=\"deny\",tenant=\"default\"}");
+          .contains("fcap_degraded_decisions_total{action=\"deny\",tenant=\"default\"}")
+          .contains("fcap_degraded_decisions_total{action=\"local\",tenant=\"default\"}");
 
       store.mode = FlakyStore.Mode.UP;
-      boolean recovered = false;
-      for (int i = 0; i < 100 && !recovered; i++) {
-        Thread.sleep(50);
-        recovered = !s.decide("{\"recipient\": \"after\", \"dryRun\": true}").body().get("degraded").asBoolean();
-      }
-      assertThat(recovered).isTrue();
-      // back on the store: r had one admission there before the outage
+      await("recovery", () -> !degraded(s.decide("{\"recipient\": \"after\", \"dryRun\": true}")));
+      // back on the store: r had one admission there before the outage and two in the outage store
       JsonNode back = s.decide("{\"recipient\": \"r\"}").body();
       assertThat(back.get("degraded").asBoolean()).isFalse();
-      assertThat(back.get("rules").get(0).get("used").asLong()).isEqualTo(1);
+      assertThat(back.get("allowed").asBoolean()).isFalse();
+      assertThat(back.get("rules").get(0).get("used").asLong()).isEqualTo(3);
       assertThat(s.get("/ready").status()).isEqualTo(200);
+      assertThat(s.server.failover().writtenBack()).isEqualTo(2);
     }
   }
 
   @Test
-  void aHangingStoreIsCutOffByTheTimeout() {
+  void aHangingStoreIsBackpressureFirstThenAnOutage() throws Exception {
     FlakyStore store = new FlakyStore(MemoryStore.builder().build());
     try (TestServer s = TestServer.start(RULES, SETTINGS, store)) {
       store.mode = FlakyStore.Mode.HANG;
-      JsonNode d = s.decide("{\"recipient\": \"h\"}").body();
-      assertThat(d.get("degraded").asBoolean()).isTrue();
-      assertThat(d.get("allowed").asBoolean()).isTrue();
-      JsonNode batch = s.post("/v1/decisions/batch", "{\"requests\": [{\"recipient\": \"h\"}, "
+      long start = System.nanoTime();
+      TestServer.Reply busy = s.decide("{\"recipient\": \"h\"}");
+      long tookMs = (System.nanoTime() - start) / 1_000_000;
+      assertThat(busy.status()).isEqualTo(429);
+      assertThat(busy.errorCode()).isEqualTo("store_busy");
+      assertThat(busy.raw().headers().firstValue("retry-after")).hasValue("1");
+      assertThat(tookMs).as("cut off by store.timeout, not the client").isLessThan(10_000);
+      TestServer.Reply batch = s.post("/v1/decisions/batch", "{\"requests\": [{\"recipient\": \"h\"}, "
+          + "{\"recipient\": \"h\", \"category\": \"marketing\"}]}");
+      assertThat(batch.status()).as("every item busy: the batch is busy").isIn(429, 200);
+
+      // silence over the window (the probe hangs too): an outage
+      await("the outage", () -> degraded(s.decide("{\"recipient\": \"h\"}")));
+      JsonNode items = s.post("/v1/decisions/batch", "{\"requests\": [{\"recipient\": \"h\"}, "
           + "{\"recipient\": \"h\", \"category\": \"marketing\"}]}").body().get("results");
-      assertThat(batch.get(0).get("degraded").asBoolean()).isTrue();
-      assertThat(batch.get(1).get("allowed").asBoolean()).isFalse();
+      assertThat(items.get(0).get("degraded").asBoolean()).isTrue();
+      assertThat(items.get(1).get("allowed").asBoolean()).isFalse();
       assertThat(s.get("/v1/recipients/h").body().get("degraded").asBoolean()).isTrue();
       assertThat(s.delete("/v1/recipients/h").status()).isEqualTo(503);
     }
   }
 
   @Test
-  void aFullStoreFallsBackForThatRequestOnly() {
+  void aFullStoreGetsTheFailurePolicyForThatRequestOnly() {
     FlakyStore store = new FlakyStore(MemoryStore.builder().build());
     try (TestServer s = TestServer.start(RULES, SETTINGS, store)) {
       store.mode = FlakyStore.Mode.FULL;
-      assertThat(s.decide("{\"recipient\": \"f\"}").body().get("degraded").asBoolean()).isTrue();
-      assertThat(s.server.engine().storeDown()).isFalse();
+      JsonNode local = s.decide("{\"recipient\": \"f\"}").body();
+      assertThat(local.get("degraded").asBoolean()).isTrue();
+      assertThat(local.get("allowed").asBoolean()).as("local: nothing to decide on, refused").isFalse();
+      JsonNode otp = s.decide("{\"recipient\": \"f\", \"category\": \"transactional\"}").body();
+      assertThat(otp.get("allowed").asBoolean()).isTrue();
+      assertThat(s.server.failover().down()).isFalse();
       store.mode = FlakyStore.Mode.UP;
       assertThat(s.decide("{\"recipient\": \"f\"}").body().get("degraded").asBoolean()).isFalse();
     }
   }
 
   @Test
-  void allowAndDenyDefaults() {
+  void allowAndDenyDefaults() throws Exception {
     FlakyStore store = new FlakyStore(MemoryStore.builder().build());
-    try (TestServer s = TestServer.start(RULES, Map.of("failure.default", "deny", "failure.probeInterval", "1m"),
-        store)) {
+    try (TestServer s = TestServer.start(RULES, Map.of("failure.default", "deny", "failure.probeInterval", "1m",
+        "failure.window", "50ms"), store)) {
       store.mode = FlakyStore.Mode.DOWN;
+      await("the outage", () -> degraded(s.decide("{\"recipient\": \"d\"}")));
       assertThat(s.decide("{\"recipient\": \"d\"}").body().get("allowed").asBoolean()).isFalse();
       assertThat(s.decide("{\"recipient\": \"d\", \"category\": \"transactional\"}").body().get("allowed")
           .asBoolean()).isTrue();

@@ -5,7 +5,6 @@ import dev.fcap.store.PartitionResult;
 import dev.fcap.store.PartitionSnapshot;
 import dev.fcap.store.Store;
 import dev.fcap.store.StoreException;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -41,11 +40,6 @@ final class FlakyStore implements Store {
   @Override
   public CompletableFuture<PartitionResult> apply(PartitionRequest request) {
     return guard(() -> delegate.apply(request));
-  }
-
-  @Override
-  public CompletableFuture<List<PartitionResult>> applyAll(List<PartitionRequest> requests) {
-    return guard(() -> delegate.applyAll(requests));
   }
 
   @Override

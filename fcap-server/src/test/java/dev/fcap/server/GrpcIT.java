@@ -98,5 +98,14 @@ class GrpcIT {
           assertThat(e.getStatus().getDescription()).contains("cost");
         });
     assertThat(ops.inspect(RecipientRequest.newBuilder().setRecipient("g3").build()).getCountersCount()).isZero();
+    // the decision id is checked as over HTTP (one place: DecisionService)
+    assertThatThrownBy(() -> ops.release(ReleaseRequest.newBuilder().setDecisionId("x".repeat(65)).build()))
+        .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+          assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+          assertThat(e.getStatus().getDescription()).contains("decisionId");
+        });
+    assertThatThrownBy(() -> ops.release(ReleaseRequest.newBuilder().setDecisionId("").build()))
+        .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
+            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT));
   }
 }

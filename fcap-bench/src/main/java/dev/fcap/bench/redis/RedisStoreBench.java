@@ -325,7 +325,7 @@ public final class RedisStoreBench {
         for (int i = 0; i < batch; i++) {
           messages.add(randomMessage(randoms[t]));
         }
-        return engine.decideAll(messages, false).join().size();
+        return dev.fcap.store.Store.all(engine.decideAll(messages, false)).join().size();
       });
     }
   }

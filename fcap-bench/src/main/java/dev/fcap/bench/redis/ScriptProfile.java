@@ -133,7 +133,7 @@ public final class ScriptProfile {
           for (int i = 0; i < batch; i++) {
             messages.add(message(random, recipients));
           }
-          engine.decideAll(messages, false).join();
+          dev.fcap.store.Store.all(engine.decideAll(messages, false)).join();
         }
       }
 

@@ -15,6 +15,12 @@ final class Segment {
   long bytes;
   /** The segment's large sliding logs, kept beside the records (see {@link LargeLogTable}). */
   final LargeLogTable large = new LargeLogTable();
+  /**
+   * No record expires before this (a lower bound, kept on every write and recomputed by
+   * {@link #sweepAll}): until then a full sweep cannot free anything, so a full segment refuses in
+   * O(1) instead of sweeping again.
+   */
+  long nextExpiry = Long.MAX_VALUE;
   private int sweepCursor;
   private int sweepTicks;
   static final int SWEEP_EVERY = 8;
@@ -23,8 +29,19 @@ final class Segment {
     return ARRAY_HEADER + ((record.length + 7) & ~7);
   }
 
+  /** The two tables: a reference (counted as 8 bytes) and a hash (4) per slot. */
   long tableBytes() {
-    return 2L * ARRAY_HEADER + records.length * 8L;
+    return tableBytes(records.length);
+  }
+
+  private static long tableBytes(int capacity) {
+    return 2L * ARRAY_HEADER + capacity * 12L;
+  }
+
+  /** Heap this segment holds after inserting {@code record}: records, tables, a resize included. */
+  long bytesAfterInsert(byte[] record) {
+    int capacity = (size + 1) * 4L > records.length * 3L ? records.length * 2 : records.length;
+    return bytes + large.bytes + cost(record) + tableBytes(capacity);
   }
 
   /**
@@ -54,11 +71,13 @@ final class Segment {
     records[i] = record;
     size++;
     bytes += cost(record);
+    nextExpiry = Math.min(nextExpiry, PartitionRecord.expiresAt(record));
   }
 
   void replaceAt(int slot, byte[] record) {
     bytes += cost(record) - cost(records[slot]);
     records[slot] = record;
+    nextExpiry = Math.min(nextExpiry, PartitionRecord.expiresAt(record));
   }
 
   void removeAt(int slot) {
@@ -121,12 +140,17 @@ final class Segment {
   /** Drops every record that expired by {@code horizon} (the store's sweep time, as in {@link #sweepNext}). */
   int sweepAll(long horizon) {
     int dropped = 0;
+    long next = Long.MAX_VALUE;
     for (int i = 0; i < records.length; i++) {
       while (records[i] != null && PartitionRecord.expiresAt(records[i]) <= horizon) {
         removeAt(i); // the backward shift may move another record into slot i
         dropped++;
       }
+      if (records[i] != null) {
+        next = Math.min(next, PartitionRecord.expiresAt(records[i]));
+      }
     }
+    nextExpiry = next;
     shrinkIfSparse();
     return dropped + large.sweep(horizon);
   }

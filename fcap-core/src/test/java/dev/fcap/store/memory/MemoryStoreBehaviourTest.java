@@ -96,6 +96,31 @@ class MemoryStoreBehaviourTest {
   }
 
   @Test
+  void theBoundHoldsWithTheTablesCountedAndAFullStoreRefusesOnlyNewPartitions() {
+    ManualClock clock = new ManualClock();
+    long maxBytes = 64 << 10;
+    MemoryStore store = MemoryStore.builder().clock(clock).segments(16).maxBytes(maxBytes).build();
+    Random random = new Random(7);
+    java.util.Set<String> held = new java.util.HashSet<>();
+    int refused = 0;
+    for (int i = 0; i < 20_000; i++) {
+      String recipient = "recipient-" + random.nextInt(1_000_000);
+      try {
+        store.apply(decide(recipient)).join();
+        held.add(recipient);
+      } catch (CompletionException e) {
+        refused++;
+      }
+      assertThat(store.bytes()).as("after %d requests", i).isLessThanOrEqualTo(maxBytes);
+    }
+    assertThat(refused).isPositive();
+    assertThat(store.rejected()).isEqualTo(refused);
+    // full: within a few segments' worth of the bound, not far below it
+    assertThat(store.bytes()).isGreaterThan(maxBytes * 3 / 4);
+    assertThat(store.size()).isEqualTo(held.size());
+  }
+
+  @Test
   void checkNeverCreatesAPartition() {
     MemoryStore store = MemoryStore.builder().clock(new ManualClock()).build();
     PartitionRequest check = PartitionRequest.of("x".getBytes(StandardCharsets.UTF_8), Operation.CHECK,

@@ -33,6 +33,12 @@ interface Backend extends AutoCloseable {
   /** SCRIPT LOAD on every master; completes with the SHA-1 digest. */
   CompletionStage<String> scriptLoad(byte[] script);
 
+  /**
+   * WAIT on the given connection (the pipelining one if {@code pipelined}): completes with how many
+   * replicas acknowledged every write sent on it before. Standalone and Sentinel only.
+   */
+  CompletionStage<Long> waitReplicas(boolean pipelined, int replicas, long timeoutMs);
+
   /** Redis TIME of some master, epoch ms. */
   CompletionStage<Long> time();
 

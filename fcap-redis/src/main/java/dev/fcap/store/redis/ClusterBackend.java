@@ -29,6 +29,12 @@ final class ClusterBackend extends LettuceBackend<RedisAdvancedClusterAsyncComma
     this.connection = (StatefulRedisClusterConnection<byte[], byte[]>) connections.connection();
   }
 
+  /** Not offered: WAIT would have to go to the node of each key (the builder refuses the setting). */
+  @Override
+  public java.util.concurrent.CompletionStage<Long> waitReplicas(boolean pipelined, int replicas, long timeoutMs) {
+    throw new UnsupportedOperationException("replica acknowledgements are not offered on a cluster");
+  }
+
   @Override
   public String nodeOf(byte[] key) {
     RedisClusterNode node = connection.getPartitions().getPartitionBySlot(SlotHash.getSlot(key));

@@ -74,6 +74,11 @@ abstract class LettuceBackend<C extends RedisScriptingAsyncCommands<byte[], byte
     return batchCommands.evalsha(sha, ScriptOutputType.MULTI, new byte[][] {key}, arg);
   }
 
+  /** The commands of one connection: the pipelining one if {@code pipelined}. */
+  protected C commands(boolean pipelined) {
+    return pipelined ? batchCommands : commands;
+  }
+
   @Override
   public CompletionStage<Long> del(byte[] key) {
     return commands.del(key);

@@ -1,6 +1,5 @@
 package dev.fcap.store.redis;
 
-import dev.fcap.algorithm.CounterAlgorithm;
 import dev.fcap.algorithm.PartitionStep;
 import dev.fcap.model.Algorithm;
 import dev.fcap.store.CounterRequest;
@@ -130,7 +129,7 @@ final class RedisRequests {
       for (int i = 0; i < checks; i++) {
         used[i] = b.getLong();
         long delay = b.getLong();
-        retryAt[i] = delay < 0 ? CounterAlgorithm.NEVER : time + delay;
+        retryAt[i] = delay < 0 ? PartitionResult.NEVER : time + delay;
       }
     }
     return new PartitionResult(time, allowed, used, retryAt);

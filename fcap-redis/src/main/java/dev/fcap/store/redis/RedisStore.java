@@ -1,6 +1,7 @@
 package dev.fcap.store.redis;
 
 import dev.fcap.store.Clock;
+import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
 import dev.fcap.store.PartitionSnapshot;
@@ -34,7 +35,8 @@ import java.util.concurrent.TimeUnit;
  * The fcap store on Redis: standalone, Sentinel-managed or Redis Cluster, through Lettuce.
  *
  * <p><b>Design.</b> A partition (a recipient, or a shared key such as a sender) is ONE Redis string
- * holding all its counters, packed exactly like {@code MemoryStore}'s records, with a TTL equal to the
+ * holding all its counters in the layout docs/redis.md gives byte by byte (the counter states are
+ * fcap-core's, but for Redis-only forms: sliding logs in gap form, large logs in block keys), with a TTL equal to the
  * expiry of its longest-lived counter: an idle recipient costs nothing. Every {@link #apply} is ONE
  * {@code EVALSHA} of {@code partition.lua}, the Lua mirror of {@code PartitionStep}: it reads the
  * clock (Redis {@code TIME} unless the request or the builder supplies a time), evaluates every
@@ -57,6 +59,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class RedisStore implements Store {
   private static final String SCRIPT = "partition.lua";
+  private static final byte[] WARM_UP_PARTITION = {'f', 'c', 'a', 'p', ':', 'w', 'a', 'r', 'm'};
 
   private final Backend backend;
   private final RedisKeys keys;
@@ -65,6 +68,8 @@ public final class RedisStore implements Store {
   private final Clock clock;
   private final Clock localClock;
   private final Duration commandTimeout;
+  private final int replicaAcks;
+  private final long replicaAckTimeoutMs;
   private volatile long redisOffsetMs;
 
   private RedisStore(Builder b, Backend backend) {
@@ -75,6 +80,8 @@ public final class RedisStore implements Store {
     this.clock = b.clock;
     this.localClock = b.localClock;
     this.commandTimeout = b.commandTimeout;
+    this.replicaAcks = b.replicaAcks;
+    this.replicaAckTimeoutMs = b.replicaAckTimeout.toMillis();
   }
 
   public static Builder builder(String uri) {
@@ -95,6 +102,14 @@ public final class RedisStore implements Store {
       long redis = await(backend.time(), "TIME");
       redisOffsetMs = redis - localClock.millis();
     }
+    // warm both connections and the script path before anyone decides: a first decision should not
+    // pay for connecting, class loading or the first EVALSHA (it would look like a slow store)
+    byte[] probe = keys.key(WARM_UP_PARTITION);
+    byte[] read = RedisRequests.encodeRead(clock == null ? PartitionRequest.STORE_TIME : clock.millis());
+    await(call(backend.evalsha(sha, probe, read), null, probe, read, "READ"), "warm-up READ");
+    List<CompletionStage<List<Object>>> pipelined = new ArrayList<>();
+    backend.pipelined(() -> pipelined.add(backend.evalshaPipelined(sha, probe, read)));
+    await(call(pipelined.get(0), null, probe, read, "READ"), "warm-up pipelined READ");
   }
 
   private <T> T await(CompletionStage<T> stage, String what) {
@@ -116,21 +131,24 @@ public final class RedisStore implements Store {
     }
     byte[] key = keys.key(request.partition());
     byte[] arg = RedisRequests.encode(request, timeFor(request));
-    return call(backend.evalsha(sha, key, arg), key, arg, request.operation().name())
+    CompletionStage<List<Object>> sent = backend.evalsha(sha, key, arg);
+    CompletionStage<Long> acked = acks(request, false);
+    return call(sent, acked, key, arg, request.operation().name())
         .thenApply(reply -> observe(RedisRequests.result(request, reply)));
   }
 
   /**
    * Sends the requests pipelined: grouped by the node that owns each partition, issued without
-   * flushing, then flushed once per node. Each request is still one atomic script call; results
-   * come back in request order. If any request fails, the returned future fails with its
-   * StoreException (the others may have been applied).
+   * flushing, then flushed once per node. Each request is still one atomic script call and
+   * completes on its own (a failed one fails with its StoreException; the others are unaffected).
+   * How long a call may take is the caller's business: the server's failover decorator splits a
+   * batch into calls that fit its deadline.
    */
   @Override
-  public CompletableFuture<List<PartitionResult>> applyAll(List<PartitionRequest> requests) {
+  public List<CompletableFuture<PartitionResult>> applyAll(List<PartitionRequest> requests) {
     int n = requests.size();
     if (n == 1) {
-      return apply(requests.get(0)).thenApply(List::of);
+      return List.of(apply(requests.get(0)));
     }
     byte[][] keyOf = new byte[n][];
     byte[][] argOf = new byte[n][];
@@ -139,7 +157,8 @@ public final class RedisStore implements Store {
       PartitionRequest r = requests.get(i);
       String invalid = RedisRequests.invalid(r);
       if (invalid != null) {
-        return CompletableFuture.failedFuture(new StoreException(Reason.ERROR, "request " + i + ": " + invalid));
+        StoreException bad = new StoreException(Reason.ERROR, "request " + i + ": " + invalid);
+        return requests.stream().map(x -> CompletableFuture.<PartitionResult>failedFuture(bad)).toList();
       }
       keyOf[i] = keys.key(r.partition());
       argOf[i] = RedisRequests.encode(r, timeFor(r));
@@ -153,22 +172,32 @@ public final class RedisStore implements Store {
       futures.add(null);
     }
     backend.pipelined(() -> {
+      List<CompletionStage<List<Object>>> sent = new ArrayList<>(n);
+      for (int i = 0; i < n; i++) {
+        sent.add(null);
+      }
+      boolean writes = false;
+      for (int i : order) {
+        sent.set(i, backend.evalshaPipelined(sha, keyOf[i], argOf[i]));
+        writes |= requests.get(i).operation() != Operation.CHECK;
+      }
+      // one WAIT after the batch's writes, on the same connection: it covers every one of them
+      CompletionStage<Long> acked = replicaAcks > 0 && writes
+          ? backend.waitReplicas(true, replicaAcks, replicaAckTimeoutMs) : null;
       for (int i : order) {
         PartitionRequest r = requests.get(i);
-        futures.set(i, call(backend.evalshaPipelined(sha, keyOf[i], argOf[i]), keyOf[i], argOf[i], r.operation().name())
-            .thenApply(reply -> observe(RedisRequests.result(r, reply))));
+        futures.set(i, call(sent.get(i), r.operation() == Operation.CHECK ? null : acked, keyOf[i], argOf[i],
+            r.operation().name()).thenApply(reply -> observe(RedisRequests.result(r, reply))));
       }
     });
-    return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new))
-        .thenApply(ignored -> futures.stream().map(CompletableFuture::join).toList())
-        .exceptionallyCompose(e -> CompletableFuture.failedFuture(Failures.map(e, "batch")));
+    return futures;
   }
 
   @Override
   public CompletableFuture<PartitionSnapshot> read(byte[] partition) {
     byte[] key = keys.key(partition);
     byte[] arg = RedisRequests.encodeRead(clock == null ? PartitionRequest.STORE_TIME : clock.millis());
-    return call(backend.evalsha(sha, key, arg), key, arg, "READ").thenApply(RedisRequests::snapshot);
+    return call(backend.evalsha(sha, key, arg), null, key, arg, "READ").thenApply(RedisRequests::snapshot);
   }
 
   @Override
@@ -213,13 +242,39 @@ public final class RedisStore implements Store {
     return result;
   }
 
-  /** Runs a script call, retrying once with EVAL on NOSCRIPT, and maps failures. */
-  private CompletableFuture<List<Object>> call(CompletionStage<List<Object>> first, byte[] key, byte[] arg, String what) {
-    return first.toCompletableFuture()
-        .exceptionallyCompose(e -> Failures.isNoScript(e)
-            ? backend.eval(script, key, arg).toCompletableFuture()
-            : CompletableFuture.failedFuture(e))
+  /** The WAIT after a request that may write, if replica acknowledgements are asked for; else null. */
+  private CompletionStage<Long> acks(PartitionRequest request, boolean pipelined) {
+    return replicaAcks > 0 && request.operation() != Operation.CHECK
+        ? backend.waitReplicas(pipelined, replicaAcks, replicaAckTimeoutMs) : null;
+  }
+
+  /**
+   * Runs a script call, retrying once with EVAL on NOSCRIPT, and maps failures. With {@code acked}
+   * (the WAIT sent right after the call), the answer counts only once enough replicas have it; a
+   * retried EVAL gets a WAIT of its own.
+   */
+  private CompletableFuture<List<Object>> call(CompletionStage<List<Object>> first, CompletionStage<Long> acked,
+      byte[] key, byte[] arg, String what) {
+    CompletableFuture<List<Object>> answered = acked == null ? first.toCompletableFuture()
+        : first.toCompletableFuture().thenCombine(acked, this::replicated);
+    return answered
+        .exceptionallyCompose(e -> {
+          if (!Failures.isNoScript(e)) {
+            return CompletableFuture.failedFuture(e);
+          }
+          CompletableFuture<List<Object>> again = backend.eval(script, key, arg).toCompletableFuture();
+          return acked == null ? again
+              : again.thenCombine(backend.waitReplicas(false, replicaAcks, replicaAckTimeoutMs), this::replicated);
+        })
         .exceptionallyCompose(e -> CompletableFuture.failedFuture(Failures.map(e, what)));
+  }
+
+  private List<Object> replicated(List<Object> reply, Long replicas) {
+    if (replicas < replicaAcks) {
+      throw new StoreException(Reason.UNAVAILABLE, "only " + replicas + " of " + replicaAcks + " replicas "
+          + "acknowledged within " + replicaAckTimeoutMs + " ms (the write stays on the master: it may over-count)");
+    }
+    return reply;
   }
 
   private static byte[] loadScript() {
@@ -258,6 +313,8 @@ public final class RedisStore implements Store {
     private Clock localClock = Clock.system();
     private String keyPrefix = "fc:";
     private int maxRedirects = 5;
+    private int replicaAcks;
+    private Duration replicaAckTimeout = Duration.ofMillis(100);
 
     private Builder(String uri) {
       this.uri = Objects.requireNonNull(uri, "uri");
@@ -307,6 +364,22 @@ public final class RedisStore implements Store {
     }
 
     /**
+     * Answer a call that may write (DECIDE, RELEASE) only once {@code replicas} replicas have it
+     * (Redis {@code WAIT} after it, on the same connection; one WAIT per batch). If fewer acknowledge
+     * within {@code timeout}, the call fails UNAVAILABLE; its write stays on the master (it can only
+     * over-count). Narrows what a failover can lose to what no replica had acknowledged; WAIT is not
+     * a consensus (docs/redis.md). Standalone and Sentinel only. Default 0: off.
+     */
+    public Builder replicaAcks(int replicas, Duration timeout) {
+      if (replicas < 0) {
+        throw new IllegalArgumentException("replicaAcks must not be negative");
+      }
+      this.replicaAcks = replicas;
+      this.replicaAckTimeout = positive(timeout, "replicaAckTimeout");
+      return this;
+    }
+
+    /**
      * Connects, loads the script on every master and reads the Redis clock.
      *
      * @throws IllegalArgumentException if the URI is malformed
@@ -314,6 +387,9 @@ public final class RedisStore implements Store {
      */
     public RedisStore build() {
       RedisUris.Target target = RedisUris.parse(uri);
+      if (target.cluster() && replicaAcks > 0) {
+        throw new IllegalArgumentException("replicaAcks is not offered on a Redis Cluster (standalone and Sentinel only)");
+      }
       Backend backend;
       try {
         backend = target.cluster() ? cluster(target.nodes()) : standalone(target.nodes().get(0));

@@ -25,4 +25,9 @@ final class StandaloneBackend extends LettuceBackend<RedisAsyncCommands<byte[], 
   public String nodeOf(byte[] key) {
     return "";
   }
+
+  @Override
+  public java.util.concurrent.CompletionStage<Long> waitReplicas(boolean pipelined, int replicas, long timeoutMs) {
+    return commands(pipelined).waitForReplication(replicas, timeoutMs);
+  }
 }

@@ -8,6 +8,7 @@ import dev.fcap.model.Dimension;
 import dev.fcap.model.Message;
 import dev.fcap.model.Policy;
 import dev.fcap.model.Rule;
+import dev.fcap.store.Store;
 import dev.fcap.store.redis.testing.RedisExtension;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -78,7 +79,7 @@ class RedisConcurrencyIT {
               for (int j = 0; j < 4; j++) {
                 batch.add(Message.builder("hot").content(thread + "/" + i + "/" + j).build());
               }
-              for (Decision d : engine.decideAll(batch, false).join()) {
+              for (Decision d : Store.all(engine.decideAll(batch, false)).join()) {
                 decided.incrementAndGet();
                 if (d.allowed()) {
                   admitted.incrementAndGet();

@@ -20,7 +20,10 @@ import java.util.Set;
  * <ul>
  *   <li>{@code store.uri}: {@code redis://}, {@code rediss://}, {@code redis-sentinel://},
  *       {@code redis-cluster://} (and the TLS variants): a {@link RedisStore} whose command timeout is
- *       {@code store.timeout}; optional {@code ?prefix=NAME:} namespaces its keys (default {@code fc:}).
+ *       {@link #clientTimeout} of {@code store.timeout}: longer than the server's deadline per call, so
+ *       that a late answer is still seen (and a late admission released) rather than dropped;
+ *       optional {@code ?replicaAcks=N&replicaAckTimeout=100ms} answers a writing call only once N
+ *       replicas have it (Redis WAIT, standalone and Sentinel; docs/redis.md); optional {@code ?prefix=NAME:} namespaces its keys (default {@code fc:}).
  *       Decisions use Redis {@code TIME}; the server's clock is the local clock the store's
  *       {@code now()} adds the observed offset to.
  *   <li>{@code rules.source}: the same URIs with optional {@code ?key=NAME} (default
@@ -40,14 +43,31 @@ public final class RedisStoreProvider implements StoreProvider {
   static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(2);
   static final long DEFAULT_MAXLEN = 1_000_000;
 
+  /** Lettuce's command timeout for a server deadline of {@code deadline}: ten times it, at least 2 s. */
+  static Duration clientTimeout(Duration deadline) {
+    Duration tenfold = deadline.multipliedBy(10);
+    return tenfold.compareTo(Duration.ofSeconds(2)) < 0 ? Duration.ofSeconds(2) : tenfold;
+  }
+
   @Override
   public Optional<Store> open(String uri, Clock clock, ServerConfig config) {
     if (!RedisEndpoint.handles(uri)) {
       return Optional.empty();
     }
-    RedisEndpoint e = RedisEndpoint.parse("store.uri", uri, Set.of("prefix"));
-    RedisStore.Builder b = RedisStore.builder(e.uri()).commandTimeout(config.failure().timeout())
+    RedisEndpoint e = RedisEndpoint.parse("store.uri", uri, Set.of("prefix", "replicaAcks", "replicaAckTimeout"));
+    RedisStore.Builder b = RedisStore.builder(e.uri()).commandTimeout(clientTimeout(config.failure().timeout()))
         .connectTimeout(CONNECT_TIMEOUT).localClock(clock);
+    int acks = (int) e.longParam("replicaAcks", 0, 0);
+    if (acks > 0) {
+      String text = e.param("replicaAckTimeout", "100ms");
+      Duration ackTimeout = dev.fcap.policy.Durations.parse(text).orElseThrow(() -> new IllegalArgumentException(
+          "store.uri: replicaAckTimeout must be a duration such as 100ms, got '" + text + "'"));
+      try {
+        b.replicaAcks(acks, ackTimeout);
+      } catch (IllegalArgumentException bad) {
+        throw new IllegalArgumentException("store.uri: " + bad.getMessage(), bad);
+      }
+    }
     try {
       b.keyPrefix(e.param("prefix", "fc:"));
     } catch (IllegalArgumentException bad) {

@@ -8,7 +8,7 @@ import dev.fcap.policy.PolicyException;
 import dev.fcap.policy.PolicyParser;
 import dev.fcap.server.ApiException;
 import dev.fcap.server.audit.AuditLog;
-import dev.fcap.server.failure.FailoverEngine;
+import dev.fcap.engine.Engine;
 import dev.fcap.server.metrics.ServerMetrics;
 import dev.fcap.store.Clock;
 import java.io.IOException;
@@ -40,7 +40,7 @@ public final class RulesAdmin implements AutoCloseable {
   /** {@code rejectedEdit} is read-only: a body read by GET may be sent back as it is. */
   private static final Set<String> POLICY_FIELDS = Set.of("tenant", "version", "rules", "rejectedEdit");
   private final RulesSource source;
-  private final FailoverEngine engine;
+  private final Engine engine;
   private final Clock clock;
   private final AuditLog audit;
   private final ServerMetrics metrics;
@@ -49,13 +49,13 @@ public final class RulesAdmin implements AutoCloseable {
   private final ArrayDeque<RuleChange> history = new ArrayDeque<>();
   private Map<String, Policy> policies = Map.of();
 
-  public RulesAdmin(RulesSource source, FailoverEngine engine, Clock clock, AuditLog audit, ServerMetrics metrics,
+  public RulesAdmin(RulesSource source, Engine engine, Clock clock, AuditLog audit, ServerMetrics metrics,
       int historySize) {
     this(source, engine, clock, audit, metrics, historySize, PolicyParser.MAX_RULES);
   }
 
   /** @param maxRules rules per policy ({@code limits.maxRulesPerPolicy}) */
-  public RulesAdmin(RulesSource source, FailoverEngine engine, Clock clock, AuditLog audit, ServerMetrics metrics,
+  public RulesAdmin(RulesSource source, Engine engine, Clock clock, AuditLog audit, ServerMetrics metrics,
       int historySize, int maxRules) {
     this.maxRules = maxRules;
     this.source = source;

@@ -1,33 +1,51 @@
 package dev.fcap.server.failure;
 
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 
 /**
- * How the server decides when the store fails.
+ * How the server decides when the store fails (docs/server.md, "When the store fails").
  *
- * @param timeout the longest a caller waits for the store; past it the failure policy answers
+ * @param timeout the deadline of one store call ({@code store.timeout}): a batch is split into calls
+ *     of at most {@code callSize} requests, each with this deadline; a call past it fails as busy
+ *     (HTTP 429), it does not start an outage
  * @param defaultAction for categories not listed
  * @param categories per message category; {@code transactional} is {@code allow} unless configured
- * @param probeInterval how often a failed store is probed for recovery
+ * @param probeInterval how often a failing or failed store is probed
+ * @param window how long the store must fail (every call and probe since the first failure) before
+ *     an outage is declared and the failure policy decides ({@code failure.window})
+ * @param callSize the most requests in one store call ({@code store.callSize})
+ * @param journalCapacity the most decisions the outage store admits (they are written back to the
+ *     store when it returns); past it the outage store refuses ({@code failure.journal})
  */
 public record FailurePolicy(Duration timeout, FailureAction defaultAction, Map<String, FailureAction> categories,
-    Duration probeInterval) {
+    Duration probeInterval, Duration window, int callSize, int journalCapacity) {
 
   public static final String TRANSACTIONAL = "transactional";
+  public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(500);
+  public static final Duration DEFAULT_PROBE_INTERVAL = Duration.ofSeconds(1);
+  public static final Duration DEFAULT_WINDOW = Duration.ofSeconds(1);
+  public static final int DEFAULT_CALL_SIZE = 500;
+  public static final int DEFAULT_JOURNAL_CAPACITY = 1_000_000;
 
   public FailurePolicy {
     Objects.requireNonNull(timeout, "timeout");
     Objects.requireNonNull(defaultAction, "defaultAction");
     Objects.requireNonNull(probeInterval, "probeInterval");
-    java.util.HashMap<String, FailureAction> c = new java.util.HashMap<>(categories);
+    Objects.requireNonNull(window, "window");
+    if (callSize < 1 || journalCapacity < 0) {
+      throw new IllegalArgumentException("callSize must be positive and journalCapacity not negative");
+    }
+    HashMap<String, FailureAction> c = new HashMap<>(categories);
     c.putIfAbsent(TRANSACTIONAL, FailureAction.ALLOW);
     categories = Map.copyOf(c);
   }
 
   public static FailurePolicy defaults() {
-    return new FailurePolicy(Duration.ofMillis(100), FailureAction.LOCAL, Map.of(), Duration.ofSeconds(1));
+    return new FailurePolicy(DEFAULT_TIMEOUT, FailureAction.LOCAL, Map.of(), DEFAULT_PROBE_INTERVAL, DEFAULT_WINDOW,
+        DEFAULT_CALL_SIZE, DEFAULT_JOURNAL_CAPACITY);
   }
 
   /** The action for a message of {@code category} (null: no category). */

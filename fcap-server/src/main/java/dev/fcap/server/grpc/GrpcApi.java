@@ -45,29 +45,28 @@ import java.util.function.Function;
  * The gRPC API ({@code fcap/v1/fcap.proto}), served by Armeria on the HTTP port. Same validation,
  * keys and semantics as the HTTP API: the key comes from the {@code authorization: Bearer ...} or
  * {@code x-api-key} metadata, and {@link ApiException}s map to gRPC statuses (400 to
- * INVALID_ARGUMENT, 401 to UNAUTHENTICATED, 403 to PERMISSION_DENIED, 503 to UNAVAILABLE), the
- * description being {@code code: message (field)}.
+ * INVALID_ARGUMENT, 401 to UNAUTHENTICATED, 403 to PERMISSION_DENIED, 429 to RESOURCE_EXHAUSTED, 503 to
+ * UNAVAILABLE), the description being {@code code: message (field)}; a busy or unavailable store adds
+ * the trailer {@code retry-after-ms}. Role checks and batch assembly are the {@link DecisionService}'s.
  */
 public final class GrpcApi extends FcapServiceGrpc.FcapServiceImplBase {
+  static final io.grpc.Metadata.Key<String> RETRY_AFTER_MS =
+      io.grpc.Metadata.Key.of("retry-after-ms", io.grpc.Metadata.ASCII_STRING_MARSHALLER);
   private final DecisionService decisions;
   private final RulesAdmin rules;
   private final Authenticator auth;
-  private final int maxBatch;
 
-  public GrpcApi(DecisionService decisions, RulesAdmin rules, Authenticator auth, int maxBatch) {
+  public GrpcApi(DecisionService decisions, RulesAdmin rules, Authenticator auth) {
     this.decisions = decisions;
     this.rules = rules;
     this.auth = auth;
-    this.maxBatch = maxBatch;
   }
 
   @Override
   public void decide(DecideRequest request, StreamObserver<Decision> out) {
     run(out, () -> {
       Principal who = principal();
-      Message m = message(request.getMessage());
-      who.require(Role.DECIDE, m.tenant());
-      return decisions.decide(m, request.getDryRun(), who).thenApply(GrpcApi::decision);
+      return decisions.decide(who, message(request.getMessage()), request.getDryRun()).thenApply(GrpcApi::decision);
     });
   }
 
@@ -75,29 +74,16 @@ public final class GrpcApi extends FcapServiceGrpc.FcapServiceImplBase {
   public void decideBatch(BatchRequest request, StreamObserver<BatchReply> out) {
     run(out, () -> {
       Principal who = principal();
-      if (request.getRequestsCount() > maxBatch) {
-        throw ApiException.badRequest("batch_too_large", "a batch holds at most " + maxBatch + " requests, got "
-            + request.getRequestsCount(), "requests");
-      }
-      BatchItem[] items = new BatchItem[request.getRequestsCount()];
-      List<Message> valid = new ArrayList<>();
-      List<Integer> positions = new ArrayList<>();
-      for (int i = 0; i < items.length; i++) {
-        try {
-          Message m = message(request.getRequests(i));
-          who.require(Role.DECIDE, m.tenant());
-          valid.add(m);
-          positions.add(i);
-        } catch (ApiException e) {
-          items[i] = BatchItem.newBuilder().setError(Error.newBuilder().setCode(e.code()).setMessage(e.getMessage())
-              .setField(e.field() == null ? "" : e.field())).build();
+      return decisions.decideBatch(who, request.getRequestsCount(), i -> message(request.getRequests(i)),
+          request.getDryRun()).thenApply(results -> {
+        BatchReply.Builder reply = BatchReply.newBuilder();
+        for (DecisionService.Outcome r : results) {
+          ApiException e = r.error();
+          reply.addResults(e == null ? BatchItem.newBuilder().setDecision(decision(r.decision())).build()
+              : BatchItem.newBuilder().setError(Error.newBuilder().setCode(e.code()).setMessage(e.getMessage())
+                  .setField(e.field() == null ? "" : e.field())).build());
         }
-      }
-      return decisions.decideAll(valid, request.getDryRun(), who).thenApply(ds -> {
-        for (int i = 0; i < ds.size(); i++) {
-          items[positions.get(i)] = BatchItem.newBuilder().setDecision(decision(ds.get(i))).build();
-        }
-        return BatchReply.newBuilder().addAllResults(List.of(items)).build();
+        return reply.build();
       });
     });
   }
@@ -106,17 +92,11 @@ public final class GrpcApi extends FcapServiceGrpc.FcapServiceImplBase {
   public void release(ReleaseRequest request, StreamObserver<ReleaseReply> out) {
     run(out, () -> {
       Principal who = principal();
-      who.require(Role.DECIDE);
       if (request.hasMessage()) {
-        Message m = message(request.getMessage());
-        if (m.messageId() == null) {
-          throw ApiException.badRequest("missing_field", "message.message_id is required to release by message id",
-              "message_id");
-        }
-        who.require(Role.DECIDE, m.tenant());
-        return decisions.releaseMessage(m, who).thenApply(r -> ReleaseReply.newBuilder().setReleased(r).build());
+        return decisions.releaseMessage(who, message(request.getMessage()))
+            .thenApply(r -> ReleaseReply.newBuilder().setReleased(r).build());
       }
-      return decisions.release(request.getDecisionId(), who)
+      return decisions.release(who, request.getDecisionId())
           .thenApply(r -> ReleaseReply.newBuilder().setReleased(r).build());
     });
   }
@@ -127,9 +107,8 @@ public final class GrpcApi extends FcapServiceGrpc.FcapServiceImplBase {
       Principal who = principal();
       String tenant = Messages.tenant(request.hasTenant() ? request.getTenant() : null);
       String recipient = Messages.recipient(request.getRecipient());
-      who.require(Role.READ, tenant);
-      return decisions.inspect(tenant, recipient).thenApply(r -> inspection(r.value(), r.degraded(),
-          decisions.recentDenials(tenant, recipient)));
+      return decisions.inspect(who, tenant, recipient).thenApply(r -> inspection(r.inspection(), r.degraded(),
+          r.recentDenials()));
     });
   }
 
@@ -139,8 +118,7 @@ public final class GrpcApi extends FcapServiceGrpc.FcapServiceImplBase {
       Principal who = principal();
       String tenant = Messages.tenant(request.hasTenant() ? request.getTenant() : null);
       String recipient = Messages.recipient(request.getRecipient());
-      who.require(Role.ADMIN, tenant);
-      return decisions.reset(tenant, recipient, who).thenApply(r -> ResetReply.newBuilder().setReset(r).build());
+      return decisions.reset(who, tenant, recipient).thenApply(r -> ResetReply.newBuilder().setReset(r).build());
     });
   }
 
@@ -230,7 +208,12 @@ public final class GrpcApi extends FcapServiceGrpc.FcapServiceImplBase {
         out.onNext(reply);
         out.onCompleted();
       } else {
-        out.onError(status(error).asRuntimeException());
+        Status status = status(error);
+        io.grpc.Metadata trailers = new io.grpc.Metadata();
+        if (status.getCode() == Status.Code.RESOURCE_EXHAUSTED || status.getCode() == Status.Code.UNAVAILABLE) {
+          trailers.put(RETRY_AFTER_MS, "1000");
+        }
+        out.onError(status.asRuntimeException(trailers));
       }
     });
   }
@@ -247,6 +230,7 @@ public final class GrpcApi extends FcapServiceGrpc.FcapServiceImplBase {
         case 404 -> Status.NOT_FOUND;
         case 409 -> Status.ALREADY_EXISTS;
         case 412 -> Status.FAILED_PRECONDITION;
+        case 429 -> Status.RESOURCE_EXHAUSTED;
         case 503 -> Status.UNAVAILABLE;
         default -> s >= 500 ? Status.INTERNAL : Status.INVALID_ARGUMENT;
       };

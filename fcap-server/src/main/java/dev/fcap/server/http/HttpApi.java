@@ -54,14 +54,12 @@ public final class HttpApi {
   private final RulesAdmin rules;
   private final Authenticator auth;
   private final ServerMetrics metrics;
-  private final int maxBatch;
 
-  public HttpApi(DecisionService decisions, RulesAdmin rules, Authenticator auth, ServerMetrics metrics, int maxBatch) {
+  public HttpApi(DecisionService decisions, RulesAdmin rules, Authenticator auth, ServerMetrics metrics) {
     this.decisions = decisions;
     this.rules = rules;
     this.auth = auth;
     this.metrics = metrics;
-    this.maxBatch = maxBatch;
   }
 
   /** Binds every route. */
@@ -86,11 +84,11 @@ public final class HttpApi {
       g.writeStringField("status", "up");
       g.writeEndObject();
     }));
-    sb.route().get("/ready").build((ctx, req) -> HttpResponse.of(decisions.engine().ready().thenApply(ok ->
-        Json.response(ok ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE, g -> {
+    sb.route().get("/ready").build((ctx, req) -> HttpResponse.of(decisions.ready().thenApply(r ->
+        Json.response(r.ready() ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE, g -> {
           g.writeStartObject();
-          g.writeBooleanField("ready", ok);
-          g.writeBooleanField("storeDown", decisions.engine().storeDown());
+          g.writeBooleanField("ready", r.ready());
+          g.writeBooleanField("storeDown", r.storeDown());
           g.writeEndObject();
         }))));
   }
@@ -130,7 +128,10 @@ public final class HttpApi {
       t = t.getCause();
     }
     if (t instanceof ApiException e) {
-      return Json.error(e);
+      // busy or unavailable store: tell the caller when to come back (whole seconds, as HTTP wants)
+      return e.status() == 429 || e.status() == 503
+          ? Json.error(e).mapHeaders(h -> h.toBuilder().set(HttpHeaderNames.RETRY_AFTER, "1").build())
+          : Json.error(e);
     }
     if (t instanceof RequestTimeoutException) {
       return Json.error(RequestGuard.timeoutError(0)); // counted and logged by RequestGuard
@@ -158,8 +159,7 @@ public final class HttpApi {
     JsonNode body = Json.parse(req.content().array());
     Message m = MessageReader.read(body, DECIDE_EXTRA);
     boolean dryRun = MessageReader.bool(body, "dryRun");
-    who.require(Role.DECIDE, m.tenant());
-    return decisions.decide(m, dryRun, who).thenApply(d -> Json.ok(g -> Json.decision(g, d)));
+    return decisions.decide(who, m, dryRun).thenApply(d -> Json.ok(g -> Json.decision(g, d)));
   }
 
   private CompletableFuture<HttpResponse> batch(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
@@ -176,53 +176,27 @@ public final class HttpApi {
     if (items == null || !items.isArray()) {
       throw ApiException.badRequest("missing_field", "requests must be an array of messages", "requests");
     }
-    if (items.size() > maxBatch) {
-      throw ApiException.badRequest("batch_too_large", "a batch holds at most " + maxBatch + " requests, got "
-          + items.size(), "requests");
-    }
     boolean dryRun = MessageReader.bool(body, "dryRun");
-    Object[] results = new Object[items.size()];
-    List<Message> valid = new ArrayList<>(items.size());
-    List<Integer> positions = new ArrayList<>(items.size());
-    for (int i = 0; i < items.size(); i++) {
-      try {
-        Message m = MessageReader.read(items.get(i), Set.of());
-        who.require(Role.DECIDE, m.tenant());
-        valid.add(m);
-        positions.add(i);
-      } catch (ApiException e) {
-        results[i] = e;
-      }
-    }
-    return decisions.decideAll(valid, dryRun, who).thenApply(ds -> {
-      for (int i = 0; i < ds.size(); i++) {
-        results[positions.get(i)] = ds.get(i);
-      }
-      return Json.ok(g -> {
-        g.writeStartObject();
-        g.writeArrayFieldStart("results");
-        for (Object r : results) {
-          if (r instanceof Decision d) {
-            Json.decision(g, d);
-          } else {
-            g.writeStartObject();
-            Json.writeErrorField(g, (ApiException) r);
-            g.writeEndObject();
+    return decisions.decideBatch(who, items.size(), i -> MessageReader.read(items.get(i), Set.of()), dryRun)
+        .thenApply(results -> Json.ok(g -> {
+          g.writeStartObject();
+          g.writeArrayFieldStart("results");
+          for (DecisionService.Outcome r : results) {
+            if (r.decision() != null) {
+              Json.decision(g, r.decision());
+            } else {
+              g.writeStartObject();
+              Json.writeErrorField(g, r.error());
+              g.writeEndObject();
+            }
           }
-        }
-        g.writeEndArray();
-        g.writeEndObject();
-      });
-    });
+          g.writeEndArray();
+          g.writeEndObject();
+        }));
   }
 
   private CompletableFuture<HttpResponse> release(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
-    who.require(Role.DECIDE);
-    String id = ctx.pathParam("decisionId");
-    if (id == null || id.length() > 64) {
-      throw ApiException.badRequest("invalid_field", "decisionId is not a decision id", "decisionId");
-    }
-    return decisions.release(id, who).thenApply(released -> Json.ok(g -> {
+    return decisions.release(who, ctx.pathParam("decisionId")).thenApply(released -> Json.ok(g -> {
       g.writeStartObject();
       g.writeBooleanField("released", released);
       g.writeEndObject();
@@ -233,11 +207,7 @@ public final class HttpApi {
   private CompletableFuture<HttpResponse> releaseMessage(ServiceRequestContext ctx, AggregatedHttpRequest req,
       Principal who) {
     Message m = MessageReader.read(Json.parse(req.content().array()), Set.of());
-    if (m.messageId() == null) {
-      throw ApiException.badRequest("missing_field", "messageId is required to release by message id", "messageId");
-    }
-    who.require(Role.DECIDE, m.tenant());
-    return decisions.releaseMessage(m, who).thenApply(released -> Json.ok(g -> {
+    return decisions.releaseMessage(who, m).thenApply(released -> Json.ok(g -> {
       g.writeStartObject();
       g.writeBooleanField("released", released);
       g.writeEndObject();
@@ -249,16 +219,14 @@ public final class HttpApi {
   private CompletableFuture<HttpResponse> inspect(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
     String tenant = Messages.tenant(ctx.queryParam("tenant"));
     String recipient = Messages.recipient(ctx.pathParam("recipient"));
-    who.require(Role.READ, tenant);
-    return decisions.inspect(tenant, recipient).thenApply(r -> Json.ok(g ->
-        Json.inspection(g, r.value(), r.degraded(), decisions.recentDenials(tenant, recipient))));
+    return decisions.inspect(who, tenant, recipient).thenApply(r -> Json.ok(g ->
+        Json.inspection(g, r.inspection(), r.degraded(), r.recentDenials())));
   }
 
   private CompletableFuture<HttpResponse> reset(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
     String tenant = Messages.tenant(ctx.queryParam("tenant"));
     String recipient = Messages.recipient(ctx.pathParam("recipient"));
-    who.require(Role.ADMIN, tenant);
-    return decisions.reset(tenant, recipient, who).thenApply(held -> Json.ok(g -> {
+    return decisions.reset(who, tenant, recipient).thenApply(held -> Json.ok(g -> {
       g.writeStartObject();
       g.writeBooleanField("reset", held);
       g.writeEndObject();

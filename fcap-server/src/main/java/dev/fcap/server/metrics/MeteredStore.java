@@ -7,11 +7,19 @@ import dev.fcap.store.Store;
 import dev.fcap.store.StoreException;
 import io.micrometer.core.instrument.Timer;
 import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
-/** A {@link Store} that times every call ({@code fcap_store_seconds{op}}) and counts failures by reason. */
+/**
+ * A {@link Store} decorator that times every call ({@code fcap_store_seconds{op}}) and counts failures
+ * by reason. Outermost in the server's chain, so it times what the engine waits for, fallbacks
+ * included: {@code store.decorate(FailoverStore.newDecorator(...)).decorate(MeteredStore.newDecorator(metrics))}.
+ */
 public final class MeteredStore implements Store {
   private final Store delegate;
   private final ServerMetrics metrics;
@@ -20,7 +28,7 @@ public final class MeteredStore implements Store {
   private final Timer read;
   private final Timer delete;
 
-  public MeteredStore(Store delegate, ServerMetrics metrics) {
+  MeteredStore(Store delegate, ServerMetrics metrics) {
     this.delegate = delegate;
     this.metrics = metrics;
     this.apply = metrics.storeTimer("apply");
@@ -29,8 +37,18 @@ public final class MeteredStore implements Store {
     this.delete = metrics.storeTimer("delete");
   }
 
+  /** Decorates a store with the metrics of {@code metrics}. */
+  public static Function<Store, MeteredStore> newDecorator(ServerMetrics metrics) {
+    return store -> new MeteredStore(store, metrics);
+  }
+
   public Store delegate() {
     return delegate;
+  }
+
+  @Override
+  public <T> Optional<T> as(Class<T> type) {
+    return type.isInstance(this) ? Optional.of(type.cast(this)) : delegate.as(type);
   }
 
   @Override
@@ -38,9 +56,17 @@ public final class MeteredStore implements Store {
     return timed(apply, () -> delegate.apply(request));
   }
 
+  /** Times the batch until its last request completes; counts each failed request. */
   @Override
-  public CompletableFuture<List<PartitionResult>> applyAll(List<PartitionRequest> requests) {
-    return timed(applyAll, () -> delegate.applyAll(requests));
+  public List<CompletableFuture<PartitionResult>> applyAll(List<PartitionRequest> requests) {
+    long start = System.nanoTime();
+    List<CompletableFuture<PartitionResult>> results = delegate.applyAll(requests);
+    for (CompletableFuture<PartitionResult> r : results) {
+      r.whenComplete((v, error) -> failed(error));
+    }
+    CompletableFuture.allOf(results.toArray(CompletableFuture[]::new))
+        .whenComplete((v, error) -> applyAll.record(System.nanoTime() - start, TimeUnit.NANOSECONDS));
+    return results;
   }
 
   @Override
@@ -68,7 +94,7 @@ public final class MeteredStore implements Store {
     delegate.close();
   }
 
-  private <T> CompletableFuture<T> timed(Timer timer, java.util.function.Supplier<CompletableFuture<T>> call) {
+  private <T> CompletableFuture<T> timed(Timer timer, Supplier<CompletableFuture<T>> call) {
     long start = System.nanoTime();
     CompletableFuture<T> f;
     try {
@@ -78,11 +104,14 @@ public final class MeteredStore implements Store {
     }
     return f.whenComplete((v, error) -> {
       timer.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
-      if (error != null) {
-        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-        metrics.storeError(cause instanceof StoreException se ? se.reason().name().toLowerCase(java.util.Locale.ROOT)
-            : "other");
-      }
+      failed(error);
     });
+  }
+
+  private void failed(Throwable error) {
+    if (error != null) {
+      Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+      metrics.storeError(cause instanceof StoreException se ? se.reason().name().toLowerCase(Locale.ROOT) : "other");
+    }
   }
 }

@@ -152,6 +152,28 @@ public final class RedisServer implements AutoCloseable {
     }
   }
 
+  /** Freezes the process (SIGSTOP): it keeps its connections and data but answers nothing. */
+  public void pause() throws IOException {
+    signal("STOP");
+  }
+
+  /** Thaws a paused process (SIGCONT). */
+  public void resume() throws IOException {
+    signal("CONT");
+  }
+
+  private void signal(String name) throws IOException {
+    try {
+      Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).start();
+      if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+        throw new IOException("kill -" + name + " " + process.pid() + " failed");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted", e);
+    }
+  }
+
   /** Starts the process again on the same port and directory. */
   public void restart() throws IOException {
     stop();

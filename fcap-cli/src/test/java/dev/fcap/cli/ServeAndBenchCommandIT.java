@@ -11,7 +11,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class ServeAndBenchCommandTest {
+class ServeAndBenchCommandIT {
   @TempDir Path dir;
 
   @Test
@@ -48,11 +48,28 @@ class ServeAndBenchCommandTest {
       CliRun http = fcap("bench", "--url", url, "--duration", "60s", "--warmup", "100ms", "--requests", "300",
           "--concurrency", "4");
       assertThat(http.exit()).as(http.err()).isEqualTo(0);
-      assertThat(http.out()).contains("requests     300").contains("errors       0");
+      assertThat(http.out()).contains("requests     300").contains("degraded     0 decisions")
+          .contains("errors       0 requests, 0 batch items").contains("verdict      valid throughput figure");
       CliRun grpc = fcap("bench", "--url", url, "--protocol", "grpc", "--batch", "50", "--duration", "60s", "--warmup",
           "100ms", "--requests", "20", "--concurrency", "2");
       assertThat(grpc.exit()).as(grpc.err()).isEqualTo(0);
       assertThat(grpc.out()).contains("decisions    1,000");
+    } finally {
+      server.close();
+    }
+  }
+
+  @Test
+  void aRunWithDegradedDecisionsIsNotAValidThroughputFigure() {
+    // a full embedded store: new recipients get the failure policy (degraded), not the store
+    FcapServer server = FcapServer.start(ConfigLoader.load(null, Map.of(), Map.of("listen", "127.0.0.1:0",
+        "rules.source", dir.resolve("rules.yaml").toString(), "audit.sink", "none", "store.maxBytes", "4KB")));
+    try {
+      CliRun run = fcap("bench", "--url", "http://127.0.0.1:" + server.port(), "--batch", "100", "--duration", "60s",
+          "--warmup", "100ms", "--requests", "20", "--concurrency", "2");
+      assertThat(run.exit()).as(run.out()).isEqualTo(1);
+      assertThat(run.out()).containsPattern("degraded     [1-9][0-9,]* decisions")
+          .contains("NOT a valid throughput figure");
     } finally {
       server.close();
     }

@@ -1,0 +1,91 @@
+package dev.fcap.server.failure;
+
+import dev.fcap.store.PartitionRequest;
+import dev.fcap.store.PartitionResult;
+import dev.fcap.store.PartitionSnapshot;
+import dev.fcap.store.Store;
+import dev.fcap.store.StoreException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+
+/**
+ * A real store behind a gate the test controls: {@link Mode#UP} passes calls, {@link Mode#DOWN} fails
+ * them as unreachable, {@link Mode#HOLD} keeps them (each already applied to the store, as Redis
+ * would have run a script whose answer is late) until {@link #release()} delivers the answers.
+ */
+final class GateStore implements Store {
+  enum Mode { UP, DOWN, HOLD }
+
+  private final Store delegate;
+  volatile Mode mode = Mode.UP;
+  final List<Integer> callSizes = new ArrayList<>();
+  private final List<Runnable> held = new ArrayList<>();
+
+  GateStore(Store delegate) {
+    this.delegate = delegate;
+  }
+
+  private synchronized <T> CompletableFuture<T> gate(Supplier<CompletableFuture<T>> call) {
+    return switch (mode) {
+      case UP -> call.get();
+      case DOWN -> CompletableFuture.failedFuture(new StoreException(StoreException.Reason.UNAVAILABLE,
+          "connection refused (test)"));
+      case HOLD -> {
+        CompletableFuture<T> answer = call.get();
+        CompletableFuture<T> late = new CompletableFuture<>();
+        held.add(() -> answer.whenComplete((v, e) -> {
+          if (e == null) {
+            late.complete(v);
+          } else {
+            late.completeExceptionally(e);
+          }
+        }));
+        yield late;
+      }
+    };
+  }
+
+  /** Delivers every held answer. */
+  void release() {
+    List<Runnable> now;
+    synchronized (this) {
+      now = new ArrayList<>(held);
+      held.clear();
+    }
+    now.forEach(Runnable::run);
+  }
+
+  @Override
+  public CompletableFuture<PartitionResult> apply(PartitionRequest request) {
+    return gate(() -> delegate.apply(request));
+  }
+
+  @Override
+  public List<CompletableFuture<PartitionResult>> applyAll(List<PartitionRequest> requests) {
+    synchronized (this) {
+      callSizes.add(requests.size());
+    }
+    List<CompletableFuture<PartitionResult>> out = new ArrayList<>();
+    for (PartitionRequest r : requests) {
+      out.add(apply(r));
+    }
+    return out;
+  }
+
+  @Override
+  public CompletableFuture<PartitionSnapshot> read(byte[] partition) {
+    return gate(() -> delegate.read(partition));
+  }
+
+  @Override
+  public CompletableFuture<Boolean> delete(byte[] partition) {
+    return gate(() -> delegate.delete(partition));
+  }
+
+  @Override
+  public long now() {
+    return delegate.now();
+  }
+}
