@@ -22,8 +22,9 @@ import java.util.List;
  *
  * Stores: {@code memory} (the embedded store, two segments), {@code standalone} and {@code cluster}
  * (real redis-server processes on loopback, started and stopped here). Options: {@code --clock-back}
- * adds clock steps back of up to 3 s; {@code --older-releases} releases any recent decision, not only
- * the newest; {@code --first-seed N} starts at another policy and traffic seed (default 1), so runs
+ * adds clock steps back of up to 3 s (still finds over-admissions: docs/algorithms.md);
+ * {@code --older-releases} releases any recent decision, not only the newest (on by default since
+ * issue 9's release fixes; kept for old command lines); {@code --first-seed N} starts at another policy and traffic seed (default 1), so runs
  * can be split. Exit code 1 if anything differed.
  */
 public final class OracleVerify {

@@ -63,8 +63,12 @@ final class FixedWindow implements CounterAlgorithm {
 
   @Override
   public byte[] release(byte[] state, CounterSpec spec, long align, long now, long eventTime, long cost) {
-    long start = windowStart(now, spec.windowMs(0), align);
-    if (state == null || Bytes.getLong(state, 0) < start || eventTime < start) {
+    long window = spec.windowMs(0);
+    // the count is the window of the newest recorded message; the event gives back a unit only if it
+    // lies in that window and the window is still live at the release's time (a release at an older
+    // time, or of an older window's message, must not take a unit of the current window)
+    if (state == null || Bytes.getLong(state, 0) < windowStart(now, window, align)
+        || eventTime < windowStart(Bytes.getLong(state, 0), window, align)) {
       return state;
     }
     long count = Bytes.getUint(state, 8) - cost;

@@ -85,7 +85,13 @@ final class Gcra implements CounterAlgorithm {
     }
     long t = interval(spec);
     long nowUs = now * 1000;
-    long tat = tat(state, t, nowUs) - cost * t;
+    // the event's cell started draining no earlier than eventTime, so at most what is left of
+    // [eventTime, eventTime + cost T) is still held: a cell that has drained is never given back
+    long held = Math.min(cost * t, eventTime * 1000 + cost * t - nowUs);
+    if (held <= 0) {
+      return state;
+    }
+    long tat = tat(state, t, nowUs) - held;
     return tat <= nowUs ? null : state(tat, t);
   }
 

@@ -132,8 +132,11 @@ public final class LargeLog {
     long lo = firstAfter(eventTime - 1);
     for (long i = firstAfter(eventTime) - 1; i >= lo; i--) {
       if (cost(i) == cost) {
-        removeAt(i);
-        prune(spec, now);
+        removeAt(i); // pruning belongs to record: a release drops the released event only
+        if (head == tail) {
+          head = tail = 0;
+          headCum = 0;
+        }
         return;
       }
     }

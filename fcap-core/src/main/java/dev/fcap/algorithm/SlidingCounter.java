@@ -150,6 +150,9 @@ final class SlidingCounter implements CounterAlgorithm {
     long width = width(spec);
     Buckets b = decode(state, width, 0);
     long bucket = Math.floorDiv(eventTime, width);
+    if (bucket < oldestOverlapping(now, spec.windowMs(0), width)) {
+      return state; // its sub-window no longer counts: nothing of it is held
+    }
     for (int i = 0; i < b.n; i++) {
       if (b.index[i] == bucket) {
         b.count[i] = Math.max(0, b.count[i] - cost);
@@ -158,7 +161,7 @@ final class SlidingCounter implements CounterAlgorithm {
           System.arraycopy(b.count, i + 1, b.count, i, b.n - i - 1);
           b.n--;
         }
-        return encode(prune(b, spec, now, width), width);
+        return encode(b, width); // pruning belongs to record: a release drops the released unit only
       }
     }
     return state;

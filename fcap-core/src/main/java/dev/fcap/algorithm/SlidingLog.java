@@ -186,7 +186,7 @@ final class SlidingLog implements CounterAlgorithm {
         System.arraycopy(e.times, i + 1, e.times, i, e.n - i - 1);
         System.arraycopy(e.costs, i + 1, e.costs, i, e.n - i - 1);
         e.n--;
-        return encode(prune(e, spec, now));
+        return encode(e); // pruning belongs to record: a release drops the released event only
       }
     }
     return state;

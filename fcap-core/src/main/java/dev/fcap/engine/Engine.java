@@ -43,6 +43,8 @@ public final class Engine implements AutoCloseable {
   private final Clock clock;
   private final boolean callerTime;
   private final ReleaseLedger ledger;
+  /** The latest caller-supplied time seen: a caller-time engine's "now" for a release (see {@link #release}). */
+  private final java.util.concurrent.atomic.AtomicLong latestCallerTime = new java.util.concurrent.atomic.AtomicLong(Long.MIN_VALUE);
   private volatile Map<String, CompiledPolicy> policies = Map.of();
 
   private Engine(Builder b) {
@@ -109,6 +111,7 @@ public final class Engine implements AutoCloseable {
     if (epochMillis == PartitionRequest.STORE_TIME) {
       throw new IllegalArgumentException("time out of range");
     }
+    latestCallerTime.accumulateAndGet(epochMillis, Math::max);
     return epochMillis;
   }
 
@@ -159,7 +162,9 @@ public final class Engine implements AutoCloseable {
 
   /**
    * Undoes an admitted decision (the send failed). Idempotent: true once the decision is released,
-   * however often asked; false for an unknown, denied or forgotten decision id.
+   * however often asked; false for an unknown, denied or forgotten decision id. It gives back what
+   * the decision's messages still hold now, counted by the rules in force now (docs/algorithms.md,
+   * "Releases"); a caller-time decision is released at the latest caller time the engine has seen.
    */
   public CompletableFuture<Boolean> release(String decisionId) {
     ReleaseLedger.Entry entry = ledger.find(decisionId);
@@ -169,11 +174,48 @@ public final class Engine implements AutoCloseable {
     if (!entry.released.compareAndSet(false, true)) {
       return CompletableFuture.completedFuture(true);
     }
+    CompiledPolicy current = policies.get(entry.tenant);
     List<PartitionRequest> undo = new ArrayList<>();
     for (int i = 0; i < entry.recorded.size(); i++) {
-      undo.add(entry.recorded.get(i).asRelease(entry.times[i]));
+      PartitionRequest r = current(entry.recorded.get(i), current, entry.times[i], latestCallerTime.get());
+      if (r != null) {
+        undo.add(r);
+      }
     }
-    return Store.all(store.applyAll(undo)).thenApply(ignored -> true);
+    return undo.isEmpty() ? CompletableFuture.completedFuture(true)
+        : Store.all(store.applyAll(undo)).thenApply(ignored -> true);
+  }
+
+  /**
+   * {@code recorded} with the specs its counters have in {@code current}, the tenant's policy now:
+   * a rule edited since the decision keeps its counter (the group id, which starts the counter key,
+   * never hashes a limit or a window) and must be counted by its rule as it is now, or the release
+   * would prune and count by a rule that no longer holds (an old, smaller limit pruned a log that a
+   * raised one still reads). Counters whose rule is gone are left alone; null if nothing is left to
+   * undo (a message id the request carries is still forgotten). The release runs now: at the store's
+   * time for a decision at the store's time, else at the latest caller-supplied time the engine has
+   * seen (never before the decision's), so that an algorithm gives back only what the message still
+   * holds then (a fixed window's unit only while its window is the current one, a gcra cell only
+   * what has not drained).
+   */
+  private static PartitionRequest current(PartitionRequest recorded, CompiledPolicy current, long recordedAt,
+      long latestCallerTime) {
+    List<CounterRequest> counters = new ArrayList<>(recorded.counters().size());
+    if (current != null) {
+      for (CounterRequest c : recorded.counters()) {
+        CompiledPolicy.Group g = current.groupById(Keys.groupId(c.key()));
+        if (g != null && g.spec.algorithm() == c.spec().algorithm()) {
+          counters.add(new CounterRequest(c.key(), g.spec, g.alignMs(recordedAt)));
+        }
+      }
+    }
+    if (counters.isEmpty() && recorded.idempotency() == null) {
+      return null;
+    }
+    long at = recorded.time() == PartitionRequest.STORE_TIME ? PartitionRequest.STORE_TIME
+        : Math.max(recorded.time(), latestCallerTime);
+    return new PartitionRequest(recorded.partition(), Operation.RELEASE, at, recorded.cost(), counters, recordedAt,
+        recorded.idempotency(), recorded.category());
   }
 
   /**
@@ -336,7 +378,7 @@ public final class Engine implements AutoCloseable {
     if (p.requests.length == 0) {
       String id = ledger.newId();
       if (p.op == Operation.DECIDE) {
-        ledger.remember(new ReleaseLedger.Entry(id, List.of(), new long[0])); // releasable, undoes nothing
+        ledger.remember(new ReleaseLedger.Entry(id, p.message.tenant(), List.of(), new long[0])); // releasable, undoes nothing
       }
       return CompletableFuture.completedFuture(new Decision(true, id, 0, List.of(), List.of(), List.of(),
           false, clock.millis(), p.policy == null ? 0 : p.policy.policy.version()));
@@ -421,7 +463,7 @@ public final class Engine implements AutoCloseable {
       for (int i = 0; i < times.length; i++) {
         times[i] = results[i].time();
       }
-      ledger.remember(new ReleaseLedger.Entry(id, List.of(p.requests), times));
+      ledger.remember(new ReleaseLedger.Entry(id, p.message.tenant(), List.of(p.requests), times));
     }
     return new Decision(allowed, id, retryAfter, blocked, shadowBlocked, outcomes, degraded, results[0].time(),
         p.policy.policy.version(), replayOf != null);

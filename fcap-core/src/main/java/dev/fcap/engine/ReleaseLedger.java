@@ -17,15 +17,21 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * find it released and change nothing.
  */
 final class ReleaseLedger {
-  /** What an admitted decision recorded: the partitions and the time each recorded at. */
+  /**
+   * What an admitted decision recorded: its tenant, the partitions and the time each recorded at.
+   * The requests carry the specs of the policy in force then; a release counts with the tenant's
+   * current ones (see {@code Engine.release}).
+   */
   static final class Entry {
     final String decisionId;
+    final String tenant;
     final List<PartitionRequest> recorded;
     final long[] times;
     final AtomicBoolean released = new AtomicBoolean();
 
-    Entry(String decisionId, List<PartitionRequest> recorded, long[] times) {
+    Entry(String decisionId, String tenant, List<PartitionRequest> recorded, long[] times) {
       this.decisionId = decisionId;
+      this.tenant = tenant;
       this.recorded = recorded;
       this.times = times;
     }

@@ -50,15 +50,19 @@ import java.util.TreeMap;
  * <p>A decision is all-or-nothing over the enforced rules; shadow rules report but never block.
  * Partitions (the recipient's first, then one per key of the rules keyed without the recipient, in
  * policy order) are decided one after another: if one refuses, the earlier ones recorded the message
- * and released it again, which the oracle replays as a record and a release (a log prunes at both).
+ * and released it again, which the oracle replays as a record and a release (a log prunes at the record
+ * only; a release drops its own entry and nothing else, counted by the rules in force at the release).
  */
 public final class Oracle {
   private static final long NEVER = -1;
 
   private enum Kind { RECORD, RELEASE }
 
-  /** One thing that happened to a counter, with the rule's spec in force then. */
-  private record Op(Kind kind, long time, long cost, long windowMs, long limit, long align) {}
+  /**
+   * One thing that happened to a counter at {@code time}, with the rule's spec in force then; a
+   * release undoes the message recorded at {@code eventTime}.
+   */
+  private record Op(Kind kind, long time, long eventTime, long cost, long windowMs, long limit, long align) {}
 
   /**
    * One counter: a sliding log is its list of entries (oldest first, pruned at every write as the
@@ -89,6 +93,8 @@ public final class Oracle {
   private final Map<String, List<long[]>> history = new HashMap<>();
   private final Map<String, Admitted> admitted = new HashMap<>();
   private long latest = Long.MIN_VALUE;
+  /** The latest decision time seen (dry runs and refusals too): the time a release runs at (Engine.release). */
+  private long seen = Long.MIN_VALUE;
   /** How far back the full history reaches: beyond every window the traffic uses (at most a day) and its steps back. */
   private static final long HISTORY_MS = 2 * 86_400_000L;
 
@@ -142,6 +148,7 @@ public final class Oracle {
    * Sliding-counter outcomes are taken from {@code actual} after checking them against the bound.
    */
   public Verdict decide(Message m, long now, boolean dryRun, Decision actual, String key) {
+    seen = Math.max(seen, now);
     List<String> mismatches = new ArrayList<>();
     List<Rule> rules = applicable(m);
     Map<String, RuleOutcome> actualById = new HashMap<>();
@@ -197,7 +204,7 @@ public final class Oracle {
       return false;
     }
     for (String id : a.counters()) {
-      addOp(id, Kind.RELEASE, a.time(), a.message().cost());
+      addOp(id, Kind.RELEASE, Math.max(a.time(), seen), a.time(), a.message().cost());
       List<long[]> h = history.get(id);
       if (h != null) {
         for (int i = h.size() - 1; i >= 0; i--) {
@@ -277,7 +284,7 @@ public final class Oracle {
     return -r.zone().getRules().getOffset(Instant.ofEpochMilli(now)).getTotalSeconds() * 1000L;
   }
 
-  private void addOp(String id, Kind kind, long time, long cost) {
+  private void addOp(String id, Kind kind, long time, long eventTime, long cost) {
     Counter c = counters.get(id);
     Rule r = ruleOf(id);
     if (c == null || r == null) {
@@ -285,10 +292,10 @@ public final class Oracle {
     }
     if (c.algorithm == Algorithm.SLIDING_LOG) {
       long[] spec = logSpecs.get(r.id());
-      writeLog(c.log, kind, time, cost, spec[0], spec[1]);
+      writeLog(c.log, kind, eventTime, cost, spec[0], spec[1]);
       return;
     }
-    c.ops.add(new Op(kind, time, cost, r.windowMs(), r.limit(), align(r, time)));
+    c.ops.add(new Op(kind, time, eventTime, cost, r.windowMs(), r.limit(), align(r, eventTime)));
     if (c.ops.size() >= CHECKPOINT) {
       c.base = c.algorithm == Algorithm.FIXED_WINDOW ? fixedWindow(c) : c.algorithm == Algorithm.GCRA
           ? new long[] {gcra(c)} : null;
@@ -332,13 +339,13 @@ public final class Oracle {
         break; // this partition refused: the ones before it recorded and now give it back
       }
       for (Map.Entry<String, Rule> c : p.getValue().entrySet()) {
-        addOp(c.getKey(), Kind.RECORD, now, m.cost());
+        addOp(c.getKey(), Kind.RECORD, now, now, m.cost());
         recorded.add(c.getKey());
       }
     }
     if (!allowed) {
       for (String c : recorded) {
-        addOp(c, Kind.RELEASE, now, m.cost());
+        addOp(c, Kind.RELEASE, now, now, m.cost());
       }
       return;
     }
@@ -458,7 +465,7 @@ public final class Oracle {
         r.enforced(), retry);
   }
 
-  /** One write to a log, then the documented retention: the longest window, the newest capacity units. */
+  /** One write to a log; a record then keeps the documented retention: the longest window, the newest capacity units. */
   private static void writeLog(List<long[]> log, Kind kind, long time, long cost, long maxWindow, long capacity) {
     if (kind == Kind.RECORD) {
       int at = log.size();
@@ -473,10 +480,10 @@ public final class Oracle {
           found = i;
         }
       }
-      if (found < 0) {
-        return; // nothing to release (reset, or already forgotten): the log is not rewritten
+      if (found >= 0) {
+        log.remove(found);
       }
-      log.remove(found);
+      return; // a release drops the released entry only: pruning belongs to record
     }
     long newer = 0;
     int keepFrom = log.size();
@@ -503,7 +510,9 @@ public final class Oracle {
       if (op.kind() == Kind.RECORD) {
         s = s != null && s[0] >= start ? new long[] {Math.max(op.time(), s[0]), s[1] + op.cost()}
             : new long[] {op.time(), op.cost()};
-      } else if (s != null && s[0] >= start && op.time() >= start) {
+      } else if (s != null && s[0] >= start && op.eventTime() >= windowStart(s[0], op.windowMs(), op.align())) {
+        // a message gives back a unit of the count only if it lies in the count's window, while that
+        // window is live at the release's time
         s = s[1] - op.cost() <= 0 ? null : new long[] {s[0], s[1] - op.cost()};
       }
     }
@@ -527,8 +536,12 @@ public final class Oracle {
       if (op.kind() == Kind.RECORD) {
         tat = Math.max(tat, nowUs) + op.cost() * t;
       } else if (tat != Long.MIN_VALUE) {
-        long next = Math.max(tat, nowUs) - op.cost() * t;
-        tat = next <= nowUs ? Long.MIN_VALUE : next;
+        // only what is left of the event's cell: a cell that has drained is never given back
+        long held = Math.min(op.cost() * t, op.eventTime() * 1000 + op.cost() * t - nowUs);
+        if (held > 0) {
+          long next = Math.max(tat, nowUs) - held;
+          tat = next <= nowUs ? Long.MIN_VALUE : next;
+        }
       }
     }
     return tat;

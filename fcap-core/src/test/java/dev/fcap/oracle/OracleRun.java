@@ -137,12 +137,7 @@ public final class OracleRun {
           }
         } else if (step instanceof Traffic.Edit e) {
           target.setPolicy(e.policy());
-          oracle.setPolicy(e.policy());
-          if (!traffic.options().olderReleases()) {
-            // a release of a decision made before an edit prunes by the old rule (docs/algorithms.md)
-            releasable.forEach(oracle::forget);
-            releasable.clear();
-          }
+          oracle.setPolicy(e.policy()); // decisions made before the edit stay releasable
         } else if (step instanceof Traffic.Reset r) {
           target.reset(oracle.policy().tenant(), r.recipient());
           oracle.reset(oracle.policy().tenant(), r.recipient());

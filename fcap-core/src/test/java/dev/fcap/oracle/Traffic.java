@@ -47,16 +47,15 @@ public final class Traffic {
   /**
    * What the stream may contain.
    *
-   * @param releases releases of the newest admitted decision made since the last rule edit (a send
-   *     that failed at once)
-   * @param olderReleases releases of any recent admitted decision, also of one made before a rule
-   *     edit
+   * @param releases releases of the newest admitted decision not released yet (a send that failed at
+   *     once), also of one made before a rule edit
+   * @param olderReleases releases of any recent admitted decision, at a later time than it was made
    * @param clockBack steps of the clock back by up to 3 s
    */
   public record Options(boolean releases, boolean olderReleases, boolean dryRuns, boolean edits, boolean resets,
       boolean clockBack, int recipients) {
     /** Everything the engine and the stores answer exactly today (see docs/algorithms.md, "How it is tested"). */
-    public static final Options ALL = new Options(true, false, true, true, true, true, 40);
+    public static final Options ALL = new Options(true, true, true, true, true, true, 40);
     /** What a send log can hold: decisions only (in log order, clock steps back included). */
     public static final Options SEND_LOG = new Options(false, false, false, false, false, true, 40);
 

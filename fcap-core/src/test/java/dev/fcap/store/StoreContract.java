@@ -349,6 +349,71 @@ public abstract class StoreContract {
   }
 
   @Test
+  void aReleaseAfterALimitEditCountsByTheRuleAsItIsNow() {
+    // a release replays the decision's requests; with the specs of the decision's policy, it pruned
+    // the log to the old limit of 2 and dropped messages the raised limit still counts (issue 9)
+    for (Algorithm algorithm : Algorithm.values()) {
+      Rule rule = Rule.of("raise-" + algorithm.id(), 2, Duration.ofHours(1), Dimension.RECIPIENT).withAlgorithm(algorithm);
+      Engine engine = engine(new Policy("default", 1, List.of(rule)));
+      String who = "raise-" + algorithm.id();
+      Decision a = engine.decide(fresh(who)).join();
+      assertThat(a.allowed()).isTrue();
+      engine.setPolicy(new Policy("default", 2, List.of(rule.withLimit(5))));
+      for (int i = 0; i < 4; i++) {
+        clock.advance(1);
+        assertThat(engine.decide(fresh(who)).join().allowed()).as(algorithm.id() + " #" + i).isTrue();
+      }
+      assertThat(engine.release(a.decisionId()).join()).isTrue();
+      int admitted = 0;
+      for (int i = 0; i < 5; i++) {
+        clock.advance(1);
+        admitted += engine.decide(fresh(who)).join().allowed() ? 1 : 0;
+      }
+      assertThat(admitted).as(algorithm.id() + ": 4 held of 5, one given back").isEqualTo(1);
+    }
+  }
+
+  @Test
+  void aReleaseLeavesACounterWhoseRuleIsGoneAndCountsTheOthers() {
+    Rule kept = Rule.of("kept", 3, Duration.ofHours(1), Dimension.RECIPIENT);
+    Rule gone = Rule.of("gone", 3, Duration.ofHours(1), Dimension.RECIPIENT).withAlgorithm(Algorithm.FIXED_WINDOW);
+    Engine engine = engine(new Policy("default", 1, List.of(kept, gone)));
+    Decision a = engine.decide(fresh("nora")).join();
+    engine.decide(fresh("nora")).join();
+    engine.setPolicy(new Policy("default", 2, List.of(kept)));
+    assertThat(engine.release(a.decisionId()).join()).isTrue();
+    Decision next = engine.decide(fresh("nora")).join();
+    assertThat(outcome(next, "kept").used()).as("the released message is given back").isEqualTo(1);
+  }
+
+  @Test
+  void releasingAMessageOfAnOlderFixedWindowGivesBackNothingOfTheCurrentOne() {
+    // a caller-time decision is released at its own time; the count is the newer window's, which
+    // the older message never was in (issue 9: OracleVerify --older-releases)
+    Rule rule = Rule.of("hourly", 1, Duration.ofHours(1), Dimension.RECIPIENT).withAlgorithm(Algorithm.FIXED_WINDOW);
+    Engine engine = Engine.builder(store).clock(clock).callerTime(true).policy(new Policy("default", 1, List.of(rule))).build();
+    long hour = Duration.ofHours(1).toMillis();
+    long t0 = Math.floorDiv(clock.millis(), hour) * hour + 600_000;
+    Decision a = engine.decideAt(fresh("olga"), t0).join();
+    assertThat(a.allowed()).isTrue();
+    assertThat(engine.decideAt(fresh("olga"), t0 + hour).join().allowed()).as("a new window").isTrue();
+    assertThat(engine.release(a.decisionId()).join()).isTrue();
+    assertThat(engine.decideAt(fresh("olga"), t0 + hour + 1).join().allowed()).as("the window holds one already").isFalse();
+  }
+
+  @Test
+  void releasingAGcraMessageWhoseCellHasDrainedGivesNothingBack() {
+    Rule rule = Rule.of("metered", 1, Duration.ofHours(1), Dimension.RECIPIENT).withAlgorithm(Algorithm.GCRA);
+    Engine engine = Engine.builder(store).clock(clock).callerTime(true).policy(new Policy("default", 1, List.of(rule))).build();
+    long t0 = clock.millis();
+    long hour = Duration.ofHours(1).toMillis();
+    Decision a = engine.decideAt(fresh("pia"), t0).join();
+    assertThat(engine.decideAt(fresh("pia"), t0 + hour).join().allowed()).as("a's cell has drained").isTrue();
+    assertThat(engine.release(a.decisionId()).join()).isTrue();
+    assertThat(engine.decideAt(fresh("pia"), t0 + hour + 1).join().allowed()).as("the second cell is held").isFalse();
+  }
+
+  @Test
   void resetForgetsARecipient() {
     Engine engine = engine(SEED);
     for (int i = 0; i < 15; i++) {

@@ -580,7 +580,7 @@ local function log_release(state, spec, align, now, eventtime, cost)
     if times[i] == eventtime and costs[i] == cost then
       table.remove(times, i)
       table.remove(costs, i)
-      return log_encode(times, costs, log_prune(times, costs, n - 1, spec, now))
+      return log_encode(times, costs, n - 1) -- pruning belongs to record: only the released event goes
     end
   end
   return state
@@ -703,6 +703,9 @@ local function sc_release(state, spec, align, now, eventtime, cost)
   local width = sc_width(spec)
   local idx, cnt, n = sc_decode(state, width)
   local bucket = floordiv(eventtime, width)
+  if bucket < sc_oldest(now, spec.windows[1], width) then
+    return state -- SlidingCounter.release: its sub-window no longer counts
+  end
   for i = 1, n do
     if idx[i] == bucket then
       cnt[i] = math.max(0, cnt[i] - cost)
@@ -711,7 +714,7 @@ local function sc_release(state, spec, align, now, eventtime, cost)
         table.remove(cnt, i)
         n = n - 1
       end
-      return sc_encode(idx, cnt, sc_prune(idx, n, spec, now, width), width)
+      return sc_encode(idx, cnt, n, width) -- pruning belongs to record: only the released unit goes
     end
   end
   return state
@@ -769,8 +772,10 @@ local function fw_record(state, spec, align, now, cost)
 end
 
 local function fw_release(state, spec, align, now, eventtime, cost)
-  local start = fw_start(now, spec.windows[1], align)
-  if not state or unpack('>i8', state, 1) < start or eventtime < start then
+  -- FixedWindow.release: only a message of the count's window (the newest message's), while live
+  local window = spec.windows[1]
+  if not state or unpack('>i8', state, 1) < fw_start(now, window, align)
+      or eventtime < fw_start(unpack('>i8', state, 1), window, align) then
     return state
   end
   local count = unpack('>I4', state, 9) - cost
@@ -843,7 +848,12 @@ local function gcra_release(state, spec, align, now, eventtime, cost)
   end
   local t = gcra_interval(spec)
   local nowus = now * 1000
-  local tat = gcra_tat(state, t, nowus) - cost * t
+  -- Gcra.release: only what is left of the event's cell [eventtime, eventtime + cost T)
+  local held = math.min(cost * t, eventtime * 1000 + cost * t - nowus)
+  if held <= 0 then
+    return state
+  end
+  local tat = gcra_tat(state, t, nowus) - held
   if tat <= nowus then
     return nil
   end
@@ -1102,7 +1112,9 @@ local function large_release(L, spec, now, eventtime, cost)
       if L.tail > L.head then
         L.newest = large_time(L, L.tail - 1)
       end
-      large_prune(L, spec, now)
+      if L.head == L.tail then -- pruning belongs to record: only the released event goes
+        L.head, L.tail, L.total, L.newest, L.hints = 0, 0, 0, OLD, {}
+      end
       return
     end
   end

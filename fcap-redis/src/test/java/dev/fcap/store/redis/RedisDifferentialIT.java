@@ -35,7 +35,7 @@ class RedisDifferentialIT {
   }
 
   @ParameterizedTest
-  @ValueSource(longs = {4})
+  @ValueSource(longs = {5})
   void clusterAnswersExactlyLikeMemoryStore(long seed) throws Exception {
     CLUSTER.deployment().flushAll();
     var stats = DifferentialTraffic.run(clock -> RedisStore.builder(CLUSTER.uri()).clock(clock).build(), seed, 3000);
