@@ -50,6 +50,11 @@ class FcapClientIT {
 
   @Test
   void decideCheckReleaseInspectReset() {
+    decideCheckReleaseInspectReset(fcap);
+  }
+
+  /** The core scenario, also run against a server on Redis ({@link FcapClientOnRedisIT}). */
+  static void decideCheckReleaseInspectReset(FcapClient fcap) {
     Message code = Message.builder("+8613800000000").content("Your code is 1234").channel("sms").build();
     assertThat(fcap.ready()).isTrue();
     Decision first = fcap.decide(code);
@@ -87,6 +92,10 @@ class FcapClientIT {
   @Test
   void aMessageIdDecidesOnceAndReleasesByItself() {
     assumeTrue(serverKnowsMessageIds, "the server does not know messageId yet (issue 10)");
+    aMessageIdDecidesOnceAndReleasesByItself(fcap);
+  }
+
+  static void aMessageIdDecidesOnceAndReleasesByItself(FcapClient fcap) {
     Message m = Message.builder("by-id").messageId("order-42").build();
     Decision first = fcap.decide(m);
     Decision again = fcap.decide(m);
@@ -232,6 +241,11 @@ class FcapClientIT {
   @Test
   void aRetryAfterALostAnswerReusesTheMessageIdAndIsCountedOnce() throws Exception {
     assumeTrue(serverKnowsMessageIds, "the server does not know messageId yet (issue 10)");
+    aRetryAfterALostAnswerReusesTheMessageIdAndIsCountedOnce(server, fcap);
+  }
+
+  static void aRetryAfterALostAnswerReusesTheMessageIdAndIsCountedOnce(RealServer server, FcapClient fcap)
+      throws Exception {
     try (LossyProxy lossy = new LossyProxy(server.url(), 1)) {
       FcapClient c = FcapClient.create(ClientOptions.builder(lossy.url()).retryBackoff(Duration.ofMillis(5)).build());
       Decision d = c.decide(Message.of("retried"));
@@ -254,57 +268,62 @@ class FcapClientIT {
   void aServerRestartUnderTheClientLosesNothingAndCountsNothingTwice() throws Exception {
     try (RealServer restarting = RealServer.start(RealServer.RULES.replace("limit: 1000,", "limit: 100000,"),
         Map.of())) {
-      FcapClient c = FcapClient.create(options(restarting.url()).maxAttempts(100).retryBackoff(Duration.ofMillis(10))
-          .maxRetryBackoff(Duration.ofMillis(50)).requestTimeout(Duration.ofSeconds(2)).build());
-      AtomicInteger done = new AtomicInteger();
-      AtomicInteger admitted = new AtomicInteger();
-      AtomicInteger fallbacks = new AtomicInteger();
-      AtomicInteger ambiguous = new AtomicInteger();
-      AtomicReference<Throwable> failed = new AtomicReference<>();
-      java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
-      Thread sender = new Thread(() -> {
-        try {
-          // bounded: under the limit of 100,000 per hour
-          for (int i = 0; !stop.get() && i < 50_000; i++) {
-            try {
-              Decision d = c.decide(Message.builder("restart").content("m" + i).build());
-              fallbacks.addAndGet(d.fallback() ? 1 : 0);
-              admitted.addAndGet(d.allowed() ? 1 : 0);
-            } catch (FcapUnavailableException e) {
-              if (serverKnowsMessageIds) {
-                throw e;
-              }
-              assertThat(e.attempts()).as("an ambiguous failure without a message id is not retried").isEqualTo(1);
-              ambiguous.incrementAndGet();
+      restartUnderTheClient(restarting, serverKnowsMessageIds);
+    }
+  }
+
+  /** Decides in a loop on {@code restarting} (rules: {@code per-hour} at 100,000) while it restarts twice. */
+  static void restartUnderTheClient(RealServer restarting, boolean serverKnowsMessageIds) throws Exception {
+    FcapClient c = FcapClient.create(options(restarting.url()).maxAttempts(100).retryBackoff(Duration.ofMillis(10))
+        .maxRetryBackoff(Duration.ofMillis(50)).requestTimeout(Duration.ofSeconds(2)).build());
+    AtomicInteger done = new AtomicInteger();
+    AtomicInteger admitted = new AtomicInteger();
+    AtomicInteger fallbacks = new AtomicInteger();
+    AtomicInteger ambiguous = new AtomicInteger();
+    AtomicReference<Throwable> failed = new AtomicReference<>();
+    java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+    Thread sender = new Thread(() -> {
+      try {
+        // bounded: under the limit of 100,000 per hour
+        for (int i = 0; !stop.get() && i < 50_000; i++) {
+          try {
+            Decision d = c.decide(Message.builder("restart").content("m" + i).build());
+            fallbacks.addAndGet(d.fallback() ? 1 : 0);
+            admitted.addAndGet(d.allowed() ? 1 : 0);
+          } catch (FcapUnavailableException e) {
+            if (serverKnowsMessageIds) {
+              throw e;
             }
-            done.incrementAndGet();
+            assertThat(e.attempts()).as("an ambiguous failure without a message id is not retried").isEqualTo(1);
+            ambiguous.incrementAndGet();
           }
-        } catch (Throwable t) {
-          failed.set(t);
+          done.incrementAndGet();
         }
-      });
-      sender.start();
-      for (int restart = 0; restart < 2; restart++) {
-        int before = done.get();
-        await(() -> done.get() >= before + 20 || failed.get() != null);
-        restarting.restart();
+      } catch (Throwable t) {
+        failed.set(t);
       }
-      int after = done.get();
-      await(() -> done.get() >= after + 20 || failed.get() != null);
-      stop.set(true);
-      sender.join(TimeUnit.SECONDS.toMillis(30));
-      assertThat(failed.get()).isNull();
-      assertThat(done.get()).isBetween(60, 50_000);
-      assertThat(fallbacks.get()).isZero();
-      long used = c.inspect(null, "restart").counters().stream().filter(x -> x.rule().equals("per-hour")).findFirst()
-          .orElseThrow().used();
-      assertThat(admitted.get()).isEqualTo(done.get() - ambiguous.get());
-      assertThat(used).as("each message counted once at most").isBetween((long) admitted.get(),
-          (long) admitted.get() + ambiguous.get());
-      if (serverKnowsMessageIds) {
-        assertThat(ambiguous.get()).isZero();
-        assertThat(used).isEqualTo(done.get());
-      }
+    });
+    sender.start();
+    for (int restart = 0; restart < 2; restart++) {
+      int before = done.get();
+      await(() -> done.get() >= before + 20 || failed.get() != null);
+      restarting.restart();
+    }
+    int after = done.get();
+    await(() -> done.get() >= after + 20 || failed.get() != null);
+    stop.set(true);
+    sender.join(TimeUnit.SECONDS.toMillis(30));
+    assertThat(failed.get()).isNull();
+    assertThat(done.get()).isBetween(60, 50_000);
+    assertThat(fallbacks.get()).isZero();
+    long used = c.inspect(null, "restart").counters().stream().filter(x -> x.rule().equals("per-hour")).findFirst()
+        .orElseThrow().used();
+    assertThat(admitted.get()).isEqualTo(done.get() - ambiguous.get());
+    assertThat(used).as("each message counted once at most").isBetween((long) admitted.get(),
+        (long) admitted.get() + ambiguous.get());
+    if (serverKnowsMessageIds) {
+      assertThat(ambiguous.get()).isZero();
+      assertThat(used).isEqualTo(done.get());
     }
   }
 

@@ -14,7 +14,8 @@ import java.util.Map;
  * A real fcap server in this JVM on a loopback port, with its rules file and its durable embedded
  * store in a temporary directory: {@link #restart()} stops it (gracefully: in-flight requests finish,
  * the store is flushed) and starts a new server on the same port and directory, which recovers the
- * counters and message ids, so a test can restart the server under a client.
+ * counters and message ids, so a test can restart the server under a client. With a {@code store.uri}
+ * setting the store is that Redis instead, and a restart finds the counters there.
  */
 final class RealServer implements AutoCloseable {
   static final String RULES = """
@@ -78,7 +79,9 @@ final class RealServer implements AutoCloseable {
     all.put("rules.source", dir.resolve("rules.yaml").toString());
     all.put("audit.sink", "none");
     all.put("shutdown.grace", "1s");
-    all.put("store.dir", dir.resolve("store").toString());
+    if (!settings.containsKey("store.uri")) {
+      all.put("store.dir", dir.resolve("store").toString());
+    }
     all.putAll(settings);
     return FcapServer.builder(ConfigLoader.load(null, Map.of(), all)).start();
   }
