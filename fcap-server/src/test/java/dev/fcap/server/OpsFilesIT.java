@@ -51,7 +51,14 @@ class OpsFilesIT {
     FlakyStore down = new FlakyStore(MemoryStore.builder().build());
     down.mode = FlakyStore.Mode.DOWN;
     try (TestServer d = TestServer.start(null, Map.of(), down)) {
-      assertThat(d.decide("{\"recipient\": \"r\"}").body().get("degraded").asBoolean()).isTrue();
+      // 503 store_unavailable until the outage is declared (failure.window), then the failure policy answers
+      long deadline = System.nanoTime() + 20_000_000_000L;
+      TestServer.Reply r;
+      while ((r = d.decide("{\"recipient\": \"r\"}")).status() != 200) {
+        assertThat(System.nanoTime()).as("the outage is declared within 20 s").isLessThan(deadline);
+        java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L); // poll interval, not a wait for time
+      }
+      assertThat(r.body().get("degraded").asBoolean()).isTrue();
       degraded = d.get("/metrics").raw().body();
     }
   }
