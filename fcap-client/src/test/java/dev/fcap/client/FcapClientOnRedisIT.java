@@ -6,7 +6,6 @@ import dev.fcap.store.redis.testing.RedisDeployment;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -59,9 +58,6 @@ class FcapClientOnRedisIT {
   }
 
   @Test
-  @Disabled("server bug (issue 15 report): a request still in flight when shutdown.grace ends is aborted with "
-      + "Armeria's ShuttingDownException, which HttpApi answers as 500 internal (logged as an error), so the client "
-      + "does not retry it; on Redis a request is nearly always in flight then. Enable with the fix (a 503 to retry)")
   void aServerRestartUnderTheClientLosesNothingAndCountsNothingTwice() throws Exception {
     try (RealServer restarting = RealServer.start(RealServer.RULES.replace("limit: 1000,", "limit: 100000,"),
         onRedis())) {

@@ -7,6 +7,7 @@ import com.linecorp.armeria.common.ContentTooLargeException;
 import com.linecorp.armeria.common.ResponseCompleteException;
 import com.linecorp.armeria.server.HttpStatusException;
 import com.linecorp.armeria.server.RequestTimeoutException;
+import com.linecorp.armeria.common.ShuttingDownException;
 import com.linecorp.armeria.common.ExchangeType;
 import com.linecorp.armeria.common.HttpHeaderNames;
 import com.linecorp.armeria.common.HttpResponse;
@@ -148,6 +149,13 @@ public final class HttpApi {
     }
     if (t instanceof StoreException e) {
       return Json.error(new ApiException(503, "store_unavailable", e.getMessage(), null));
+    }
+    if (t instanceof ShuttingDownException) {
+      // a request still running when shutdown.grace ran out: not a server fault, and worth a retry
+      // elsewhere (a decision with a messageId is then answered once, counted once)
+      return Json.error(new ApiException(503, "shutting_down", "the server is shutting down; retry on another node "
+          + "or after the restart (with the same messageId, the decision is counted once)", null))
+          .mapHeaders(h -> h.toBuilder().set(HttpHeaderNames.RETRY_AFTER, "1").build());
     }
     LOG.error("request failed", t);
     return Json.error(new ApiException(500, "internal", "internal error: " + t, null));
