@@ -55,6 +55,16 @@ import org.slf4j.LoggerFactory;
  * {@code N}. So snapshot {@code N} plus journals {@code >= N} rebuild the store, and older files are
  * deleted once snapshot {@code N} is complete.
  *
+ * <p><b>Large sliding logs.</b> They are not in the records (a {@code LargeLog} changes in place,
+ * beside them, in the segment's {@code LargeLogTable}), so a decision on one appends no copy of it:
+ * the table lists the changed log once, and each flush cycle, under the segment's lock just before
+ * it swaps the buffer, appends one {@code LARGE} entry per listed log (partition, counter, expiry,
+ * the log's current state; empty when the log left the table). A log is thus written at most once
+ * per cycle however busy it is, in every-write mode before the caller's future completes (the entry
+ * joins the buffer that future waits on), and at close by the last cycle. Snapshots write every live
+ * log, copied under the segment's lock; recovery applies them last-write-wins per (partition,
+ * counter), as for records.
+ *
  * <p><b>Damage.</b> Every entry is {@code length:i32 crc32c:i32 payload}. A truncated or corrupt
  * entry ends the reading of its file (its framing can no longer be trusted): what came before is
  * recovered, the rest is reported, and the store starts. Expired records are not loaded. Expiry
@@ -66,7 +76,10 @@ import org.slf4j.LoggerFactory;
  */
 final class Journal implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Journal.class);
-  /** Version of the file framing (header and entries); the record layout has its own. */
+  /**
+   * Version of the file framing (header and entries); the record layout has its own. 2 added
+   * {@code LARGE} entries; files of version 1 are still read, and a version-1 reader skips these.
+   */
   static final int FILE_VERSION = 2;
   static final int HEADER = 16;
   static final long WRITE_EVERY_MS = 50;
@@ -314,7 +327,10 @@ final class Journal implements AutoCloseable {
    */
   private static void appendLargeLogs(List<LargeLogTable.Held> logs, Pending p, boolean seal) {
     for (LargeLogTable.Held h : logs) {
-      byte[] state = h.gone ? new byte[0] : h.log.encode();
+      byte[] state = h.gone ? null : h.log.encode();
+      if (state == null) {
+        state = new byte[0]; // gone, or emptied in place by pruning: nothing to load
+      }
       int payload = 1 + Varint.size(h.partition.length) + h.partition.length + Varint.size(h.counter.length)
           + h.counter.length + 8 + state.length;
       int at = p.reserve(8 + payload);
@@ -629,8 +645,9 @@ final class Journal implements AutoCloseable {
     if (!Arrays.equals(h, 0, 4, MAGIC, 0, 4) || h[4] != kind) {
       return "not a fcap " + (kind == SNAPSHOT ? "snapshot" : "journal") + " (bad magic)";
     }
-    if (h[5] != FILE_VERSION) {
-      return "written in file format " + h[5] + ", this version reads " + FILE_VERSION;
+    if (h[5] != FILE_VERSION && h[5] != FILE_VERSION - 1) {
+      // format 1 is format 2 without LARGE entries: read as is, so an upgrade keeps the counts
+      return "written in file format " + h[5] + ", this version reads " + (FILE_VERSION - 1) + " and " + FILE_VERSION;
     }
     int format = getInt(h, 8);
     if (format != PartitionRecord.FORMAT) {
