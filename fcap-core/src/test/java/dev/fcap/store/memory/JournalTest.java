@@ -344,6 +344,22 @@ class JournalTest {
   }
 
   @Test
+  void filesOfThePreviousFormatAreStillRead() throws IOException {
+    MemoryStore store = open(Durability.of(dir));
+    store.applyNow(decide("old"));
+    store.close();
+    Path journal = onlyJournal();
+    try (RandomAccessFile f = new RandomAccessFile(journal.toFile(), "rw")) {
+      f.seek(5);
+      f.writeByte(Journal.FILE_VERSION - 1); // format 1: the same framing without large-log entries
+    }
+    MemoryStore again = open(Durability.of(dir));
+    assertThat(again.recoveryProblems()).isEmpty();
+    assertThat(room(again, "old")).isEqualTo(2);
+    again.close();
+  }
+
+  @Test
   void oneDirectoryServesOneStoreAtATime() {
     MemoryStore store = open(Durability.of(dir));
     assertThatThrownBy(() -> open(Durability.of(dir))).isInstanceOf(UncheckedIOException.class)
