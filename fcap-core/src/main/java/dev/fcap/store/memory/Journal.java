@@ -55,6 +55,16 @@ import org.slf4j.LoggerFactory;
  * {@code N}. So snapshot {@code N} plus journals {@code >= N} rebuild the store, and older files are
  * deleted once snapshot {@code N} is complete.
  *
+ * <p><b>Large sliding logs.</b> They are not in the records (a {@code LargeLog} changes in place,
+ * beside them, in the segment's {@code LargeLogTable}), so a decision on one appends no copy of it:
+ * the table lists the changed log once, and each flush cycle, under the segment's lock just before
+ * it swaps the buffer, appends one {@code LARGE} entry per listed log (partition, counter, expiry,
+ * the log's current state; empty when the log left the table). A log is thus written at most once
+ * per cycle however busy it is, in every-write mode before the caller's future completes (the entry
+ * joins the buffer that future waits on), and at close by the last cycle. Snapshots write every live
+ * log, copied under the segment's lock; recovery applies them last-write-wins per (partition,
+ * counter), as for records.
+ *
  * <p><b>Damage.</b> Every entry is {@code length:i32 crc32c:i32 payload}. A truncated or corrupt
  * entry ends the reading of its file (its framing can no longer be trusted): what came before is
  * recovered, the rest is reported, and the store starts. Expired records are not loaded. Expiry
@@ -66,8 +76,11 @@ import org.slf4j.LoggerFactory;
  */
 final class Journal implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Journal.class);
-  /** Version of the file framing (header and entries); the record layout has its own. */
-  static final int FILE_VERSION = 1;
+  /**
+   * Version of the file framing (header and entries); the record layout has its own. 2 added
+   * {@code LARGE} entries; files of version 1 are still read, and a version-1 reader skips these.
+   */
+  static final int FILE_VERSION = 2;
   static final int HEADER = 16;
   static final long WRITE_EVERY_MS = 50;
   static final long MIN_SNAPSHOT_BYTES = 64L << 20;
@@ -77,6 +90,8 @@ final class Journal implements AutoCloseable {
   private static final byte PUT = 1;
   private static final byte REMOVE = 2;
   private static final byte END = 3;
+  /** A large sliding log: partition, counter, expiresAt, the log in {@code LargeLog.encode()} form (empty: gone). */
+  private static final byte LARGE = 4;
   private static final Pattern FILE = Pattern.compile("(journal|snapshot)-(\\d{10})\\.(log|bin)");
 
   /** A segment's entries not yet written; touched under the segment's lock, or by the flusher once swapped out. */
@@ -197,9 +212,19 @@ final class Journal implements AutoCloseable {
     if (record != null) {
       System.arraycopy(record, 0, d, pos + key.length, record.length);
     }
+    return covering(s);
+  }
+
+  /**
+   * In every-write mode, the future that completes once segment {@code s}'s pending writes,
+   * including its changed large logs, are on disk (a change that appended no entry of its own); else
+   * null. Segment lock held.
+   */
+  CompletableFuture<Void> covering(int s) {
     if (!durability.syncsEveryWrite()) {
       return null;
     }
+    Pending p = active[s];
     if (p.durable == null) {
       p.durable = new CompletableFuture<>();
       LockSupport.unpark(flusher);
@@ -249,6 +274,7 @@ final class Journal implements AutoCloseable {
     for (int s = 0; s < segments.length; s++) {
       synchronized (segments[s]) {
         Pending p = active[s];
+        appendLargeLogs(segments[s].large.takeDirty(), p, false);
         if (p.len == 0) {
           continue;
         }
@@ -293,6 +319,38 @@ final class Journal implements AutoCloseable {
     }
   }
 
+  /**
+   * Appends the current state of each changed large log (its removal if it left the table) to
+   * {@code p}: once per flush, however many decisions changed it. Under the segment's lock, so the
+   * state is the one the last of those decisions left, and an every-write caller's future on
+   * {@code p} covers it. Sealed at once for snapshots; the flusher seals journal buffers itself.
+   */
+  private static void appendLargeLogs(List<LargeLogTable.Held> logs, Pending p, boolean seal) {
+    for (LargeLogTable.Held h : logs) {
+      byte[] state = h.gone ? null : h.log.encode();
+      if (state == null) {
+        state = new byte[0]; // gone, or emptied in place by pruning: nothing to load
+      }
+      int payload = 1 + Varint.size(h.partition.length) + h.partition.length + Varint.size(h.counter.length)
+          + h.counter.length + 8 + state.length;
+      int at = p.reserve(8 + payload);
+      byte[] d = p.data;
+      putInt(d, at, payload);
+      int pos = at + 8;
+      d[pos++] = LARGE;
+      pos = Varint.write(d, pos, h.partition.length);
+      System.arraycopy(h.partition, 0, d, pos, h.partition.length);
+      pos = Varint.write(d, pos + h.partition.length, h.counter.length);
+      System.arraycopy(h.counter, 0, d, pos, h.counter.length);
+      pos += h.counter.length;
+      putLong(d, pos, h.expiresAt);
+      System.arraycopy(state, 0, d, pos + 8, state.length);
+      if (seal) {
+        seal(d, at);
+      }
+    }
+  }
+
   /** Closes journal N-1 (already forced), opens journal N and asks for snapshot N. */
   private void rotate() throws IOException {
     cycle(true);
@@ -309,14 +367,16 @@ final class Journal implements AutoCloseable {
   }
 
   private static void sealChecksums(byte[] d, int len) {
-    CRC32C crc = new CRC32C();
-    for (int at = 0; at < len; ) {
-      int payload = getInt(d, at);
-      crc.reset();
-      crc.update(d, at + 8, payload);
-      putInt(d, at + 4, (int) crc.getValue());
-      at += 8 + payload;
+    for (int at = 0; at < len; at += 8 + getInt(d, at)) {
+      seal(d, at);
     }
+  }
+
+  /** Fills in the checksum of the entry at {@code at}. */
+  private static void seal(byte[] d, int at) {
+    CRC32C crc = new CRC32C();
+    crc.update(d, at + 8, getInt(d, at));
+    putInt(d, at + 4, (int) crc.getValue());
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -371,9 +431,20 @@ final class Journal implements AutoCloseable {
           throw new SnapshotAbandoned(); // a shutdown does not wait for it: the journals hold everything
         }
         byte[][] records;
+        int largeFrom = buf.len;
         synchronized (segment) {
           records = segment.records.clone();
+          // large logs change in place: their state is copied under the lock (a log changed after
+          // this is listed dirty and lands in journal N, like a record)
+          List<LargeLogTable.Held> live = new ArrayList<>();
+          for (LargeLogTable.Held h : segment.large.all()) {
+            if (h.expiresAt > now) {
+              live.add(h);
+            }
+          }
+          appendLargeLogs(live, buf, true);
         }
+        count += countEntries(buf.data, largeFrom, buf.len);
         for (byte[] r : records) {
           if (r != null && PartitionRecord.expiresAt(r) > now) {
             entry(buf, PUT, PartitionRecord.key(r), r);
@@ -425,9 +496,15 @@ final class Journal implements AutoCloseable {
     if (record != null) {
       System.arraycopy(record, 0, d, pos + key.length, record.length);
     }
-    CRC32C crc = new CRC32C();
-    crc.update(d, at + 8, payload);
-    putInt(d, at + 4, (int) crc.getValue());
+    seal(d, at);
+  }
+
+  private static long countEntries(byte[] d, int from, int to) {
+    long n = 0;
+    for (int at = from; at < to; at += 8 + getInt(d, at)) {
+      n++;
+    }
+    return n;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -543,6 +620,17 @@ final class Journal implements AutoCloseable {
     int keyLen = Varint.read(payload, 1);
     int keyAt = 1 + Varint.size(keyLen);
     byte[] key = Arrays.copyOfRange(payload, keyAt, keyAt + keyLen);
+    if (payload[0] == LARGE) {
+      int counterLen = Varint.read(payload, keyAt + keyLen);
+      int counterAt = keyAt + keyLen + Varint.size(counterLen);
+      byte[] counter = Arrays.copyOfRange(payload, counterAt, counterAt + counterLen);
+      int expiresAt = counterAt + counterLen;
+      long expires = (long) getInt(payload, expiresAt) << 32 | (getInt(payload, expiresAt + 4) & 0xFFFF_FFFFL);
+      byte[] state = Arrays.copyOfRange(payload, expiresAt + 8, len);
+      // empty: the log left the table; expired: nothing to load (either way an older state is dropped)
+      store.restoreLarge(key, counter, state.length == 0 || expires <= now ? null : state, expires);
+      return;
+    }
     byte[] record = null;
     if (payload[0] == PUT) {
       record = Arrays.copyOfRange(payload, keyAt + keyLen, len);
@@ -557,8 +645,9 @@ final class Journal implements AutoCloseable {
     if (!Arrays.equals(h, 0, 4, MAGIC, 0, 4) || h[4] != kind) {
       return "not a fcap " + (kind == SNAPSHOT ? "snapshot" : "journal") + " (bad magic)";
     }
-    if (h[5] != FILE_VERSION) {
-      return "written in file format " + h[5] + ", this version reads " + FILE_VERSION;
+    if (h[5] != FILE_VERSION && h[5] != FILE_VERSION - 1) {
+      // format 1 is format 2 without LARGE entries: read as is, so an upgrade keeps the counts
+      return "written in file format " + h[5] + ", this version reads " + (FILE_VERSION - 1) + " and " + FILE_VERSION;
     }
     int format = getInt(h, 8);
     if (format != PartitionRecord.FORMAT) {

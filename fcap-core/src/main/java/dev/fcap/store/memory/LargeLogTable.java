@@ -13,16 +13,28 @@ import java.util.Map;
  * so it cannot live inside a partition's record, which every write copies whole. Keyed by partition,
  * then by counter; each log carries its expiry (the newest entry plus the longest window when last
  * written), swept like a record. Not thread-safe: used under the segment's lock.
+ *
+ * <p><b>Durable.</b> A durable store's {@link Journal} writes a changed log at most once per flush,
+ * not once per decision (a log can hold a million entries): once {@link #track} is on, every log
+ * that {@link #put} changes or that leaves the table is listed in {@link #dirty} once, in the order
+ * it first changed, and the flusher, under the segment's lock, writes each listed log's current
+ * state (or, if {@link Held#gone}, its removal) and clears the list.
  */
 final class LargeLogTable {
   /** One held log. */
   static final class Held {
+    final byte[] partition;
     final byte[] counter;
     final LargeLog log;
     long expiresAt;
     long bytes;
+    /** Listed in {@link #dirty}: its state is not yet in the journal's pending buffer. */
+    boolean dirty;
+    /** Left the table: the journal writes its removal. */
+    boolean gone;
 
-    Held(byte[] counter, LargeLog log) {
+    Held(byte[] partition, byte[] counter, LargeLog log) {
+      this.partition = partition;
       this.counter = counter;
       this.log = log;
     }
@@ -43,6 +55,48 @@ final class LargeLogTable {
   private final HashMap<Key, List<Held>> byPartition = new HashMap<>();
   /** Heap held by the logs. */
   long bytes;
+  /** Whether changes are listed in {@link #dirty} (a durable store, after recovery). */
+  private boolean track;
+  /** Logs changed or dropped since the journal last took the list; each once, oldest change first. */
+  private List<Held> dirty = new ArrayList<>();
+
+  /** Lists changes from now on, for the journal. */
+  void track() {
+    track = true;
+  }
+
+  /** The logs changed since the last call, each once, oldest change first; clears the list. */
+  List<Held> takeDirty() {
+    List<Held> taken = dirty;
+    if (!taken.isEmpty()) {
+      dirty = new ArrayList<>();
+      for (Held h : taken) {
+        h.dirty = false;
+      }
+    }
+    return taken;
+  }
+
+  /** Every log held (snapshots). */
+  List<Held> all() {
+    List<Held> out = new ArrayList<>();
+    for (List<Held> list : byPartition.values()) {
+      out.addAll(list);
+    }
+    return out;
+  }
+
+  private void changed(Held held) {
+    if (track && !held.dirty) {
+      held.dirty = true;
+      dirty.add(held);
+    }
+  }
+
+  private void dropped(Held held) {
+    held.gone = true;
+    changed(held);
+  }
 
   boolean isEmpty() {
     return byPartition.isEmpty();
@@ -78,6 +132,7 @@ final class LargeLogTable {
         if (list.isEmpty()) {
           byPartition.remove(key);
         }
+        dropped(held);
       }
       return;
     }
@@ -85,11 +140,13 @@ final class LargeLogTable {
       if (held != null) {
         bytes -= held.bytes;
         byPartition.get(key).remove(held);
+        dropped(held);
       }
-      held = new Held(counter.clone(), log);
-      byPartition.computeIfAbsent(new Key(partition.clone()), k -> new ArrayList<>(1)).add(held);
+      held = new Held(partition.clone(), counter.clone(), log);
+      byPartition.computeIfAbsent(new Key(held.partition), k -> new ArrayList<>(1)).add(held);
     }
     held.expiresAt = expiresAt;
+    changed(held);
     long now = log.bytes() + 64 + counter.length;
     bytes += now - held.bytes;
     held.bytes = now;
@@ -105,6 +162,7 @@ final class LargeLogTable {
       if (list.isEmpty()) {
         byPartition.remove(new Key(partition));
       }
+      dropped(held);
     }
   }
 
@@ -116,6 +174,7 @@ final class LargeLogTable {
     }
     for (Held h : held) {
       bytes -= h.bytes;
+      dropped(h);
     }
     return true;
   }
@@ -130,6 +189,7 @@ final class LargeLogTable {
         if (held.expiresAt <= horizon) {
           bytes -= held.bytes;
           h.remove();
+          held.gone = true; // expired: recovery skips it anyway, so only a listed one writes its removal
           dropped++;
         }
       }

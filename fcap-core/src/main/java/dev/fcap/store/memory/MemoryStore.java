@@ -47,10 +47,14 @@ import java.util.concurrent.atomic.LongAdder;
  * <p><b>Durable or not.</b> Built with {@link Builder#durable}, every write is also appended to a
  * journal on disk (see {@link Journal}: recovery at build, a forced journal every
  * {@link Durability#syncEvery()}, snapshots); without it the store lives in memory only (replays,
- * benchmarks, the failure policy's local store). Not journaled yet: large sliding logs (above
+ * benchmarks, the failure policy's local store). Large sliding logs (above
  * {@code LargeLog.LARGE_FROM} entries, held in the segment's {@code LargeLogTable} beside the
- * records), so a restart forgets a channel-wide log of a million entries (docs/server.md, "What
- * survives what").
+ * records, changed in place) are as durable as records, but written differently: a decision only
+ * marks its log changed, and the journal's flusher writes each changed log whole once per flush
+ * (every {@link Journal#WRITE_EVERY_MS} ms; in every-write mode before the caller's future
+ * completes), so a channel-wide log of a million entries costs one write per flush, not one per
+ * decision; snapshots carry every live log, and a graceful close writes the last changes
+ * ({@code JournalTest}, docs/server.md "What survives what").
  *
  * <p><b>Whose clock expires what.</b> A request decides at its own time (the store's clock, or a
  * caller-supplied time for replays and tests), and within its own partition everything happens in
@@ -91,6 +95,13 @@ public final class MemoryStore implements Store {
     this.segmentBudget = Math.max(1, b.maxBytes / n);
     this.seed = b.hashSeed;
     this.journal = b.durability == null ? null : Journal.open(b.durability, segments, clock, this);
+    if (journal != null) {
+      for (Segment s : segments) {
+        synchronized (s) {
+          s.large.track(); // after recovery: from now on a changed large log is listed for the journal
+        }
+      }
+    }
   }
 
   public static Builder builder() {
@@ -298,7 +309,12 @@ public final class MemoryStore implements Store {
           written = journal.append(index, partition, null);
         }
       }
-      held |= segment.large.removePartition(partition);
+      if (segment.large.removePartition(partition)) {
+        held = true;
+        if (journal != null && written == null) {
+          written = journal.covering(index); // the removal is written by the flusher, with the segment's next cycle
+        }
+      }
     }
     boolean wasHeld = held;
     return written == null ? CompletableFuture.completedFuture(wasHeld) : written.thenApply(ignored -> wasHeld);
@@ -321,6 +337,21 @@ public final class MemoryStore implements Store {
         segment.replaceAt(slot, record);
       } else {
         segment.insert(hash, record);
+      }
+    }
+  }
+
+  /**
+   * Sets a large sliding log during recovery ({@link Journal}): last write wins, null removes. Not
+   * journaled.
+   */
+  void restoreLarge(byte[] partition, byte[] counter, byte[] state, long expiresAt) {
+    Segment segment = segmentOf(hash(partition));
+    synchronized (segment) {
+      if (state == null) {
+        segment.large.remove(partition, counter);
+      } else {
+        segment.large.put(partition, counter, LargeLog.of(state), expiresAt);
       }
     }
   }

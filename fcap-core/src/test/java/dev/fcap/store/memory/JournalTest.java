@@ -190,6 +190,175 @@ class JournalTest {
     again.close();
   }
 
+  // ---------------------------------------------------------------------------------------------
+  // Large sliding logs (above LargeLog.LARGE_FROM entries: held beside the records, not in them)
+
+  private static final CounterSpec FIVE_THOUSAND_PER_HOUR =
+      CounterSpec.single(Algorithm.SLIDING_LOG, 5_000, 3_600_000, true, 0);
+
+  private static PartitionRequest decideLarge(String partition) {
+    return PartitionRequest.of(partition.getBytes(StandardCharsets.UTF_8), Operation.DECIDE, PartitionRequest.STORE_TIME,
+        1, List.of(new CounterRequest(new byte[] {7}, FIVE_THOUSAND_PER_HOUR, 0)));
+  }
+
+  /** What the partition's large log holds now. */
+  private static long usedLarge(MemoryStore store, String partition) {
+    return store.applyNow(decideLarge(partition).asCheck()).used()[0];
+  }
+
+  /** Decides {@code n} messages on the large log, one per millisecond; all must be admitted. */
+  private void admitLarge(MemoryStore store, String partition, int n) {
+    for (int i = 0; i < n; i++) {
+      assertThat(store.applyNow(decideLarge(partition)).allowed()).isTrue();
+      clock.advance(1);
+    }
+  }
+
+  @Test
+  void aLargeLogSurvivesAGracefulClose() {
+    MemoryStore store = open(Durability.of(dir));
+    admitLarge(store, "channel", 2_000);
+    admitLarge(store, "other", 1_500);
+    store.close();
+
+    MemoryStore again = open(Durability.of(dir));
+    assertThat(again.recoveryProblems()).isEmpty();
+    assertThat(usedLarge(again, "channel")).isEqualTo(2_000);
+    assertThat(usedLarge(again, "other")).isEqualTo(1_500);
+    // and it keeps counting from there: 3,000 more fill it, the next is refused
+    admitLarge(again, "channel", 3_000);
+    assertThat(again.applyNow(decideLarge("channel")).allowed()).isFalse();
+    again.close();
+    MemoryStore third = open(Durability.of(dir));
+    assertThat(usedLarge(third, "channel")).isEqualTo(5_000);
+    third.close();
+  }
+
+  @Test
+  void aLargeLogIsWrittenOncePerFlushNotOncePerDecision() throws IOException {
+    MemoryStore store = open(Durability.of(dir));
+    admitLarge(store, "channel", 4_000);
+    store.close();
+    // the log is 4 bytes an entry; written whole per decision the journal would hold n^2/2 * 4 = 32 MB;
+    // written per 50 ms flush it holds a few copies (a quarter of 32 MB is 500 flushes: 25 s)
+    assertThat(Files.size(onlyJournal())).isLessThan(4_000L * 4_000 * 4 / 2 / 4);
+  }
+
+  @Test
+  void aLargeLogSurvivesASnapshotAndTheWritesAfterIt() throws Exception {
+    MemoryStore store = open(Durability.of(dir));
+    admitLarge(store, "channel", 2_000);
+    admitLarge(store, "quiet", 1_200); // not touched after the snapshot: only the snapshot holds it
+    store.requestSnapshot();
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (snapshots().isEmpty() && System.nanoTime() < deadline) {
+      Thread.onSpinWait();
+    }
+    assertThat(snapshots()).hasSize(1);
+    admitLarge(store, "channel", 500);
+    store.close();
+    try (Stream<Path> files = Files.list(dir)) {
+      assertThat(files.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("journal"))).hasSize(1);
+    }
+    MemoryStore again = open(Durability.of(dir));
+    assertThat(again.recoveryProblems()).isEmpty();
+    assertThat(usedLarge(again, "channel")).isEqualTo(2_500);
+    assertThat(usedLarge(again, "quiet")).isEqualTo(1_200);
+    again.close();
+  }
+
+  @Test
+  void aReleaseAndADeleteOfLargeLogsSurvive() {
+    MemoryStore store = open(Durability.of(dir));
+    long first = clock.millis();
+    admitLarge(store, "channel", 2_000);
+    PartitionRequest release = decideLarge("channel").asRelease(first);
+    assertThat(store.applyNow(release).allowed()).isTrue();
+    admitLarge(store, "deleted", 1_100);
+    store.delete("deleted".getBytes(StandardCharsets.UTF_8)).join();
+    store.close();
+
+    MemoryStore again = open(Durability.of(dir));
+    assertThat(usedLarge(again, "channel")).isEqualTo(1_999);
+    assertThat(usedLarge(again, "deleted")).isZero();
+    again.close();
+  }
+
+  @Test
+  void aLargeLogThatExpiredWhileStoppedIsNotLoaded() {
+    MemoryStore store = open(Durability.of(dir));
+    admitLarge(store, "channel", 1_100);
+    store.close();
+    clock.advance(Duration.ofHours(2).toMillis());
+    MemoryStore again = open(Durability.of(dir));
+    assertThat(usedLarge(again, "channel")).isZero();
+    again.close();
+  }
+
+  @Test
+  void everyWriteModeHasTheLargeLogOnDiskWhenTheFutureCompletes() throws IOException {
+    MemoryStore store = open(Durability.everyWrite(dir));
+    for (int i = 0; i < 1_500; i++) {
+      assertThat(store.apply(decideLarge("channel")).join().allowed()).isTrue();
+      clock.advance(1);
+    }
+    assertThat(store.delete("channel".getBytes(StandardCharsets.UTF_8)).join()).isTrue();
+    for (int i = 0; i < 1_200; i++) {
+      assertThat(store.apply(decideLarge("after")).join().allowed()).isTrue();
+    }
+    // a crash now (kill -9): copy the directory as it is on disk, without closing the store
+    Path copy = Files.createTempDirectory(dir.getParent(), "crash-copy");
+    try (Stream<Path> files = Files.list(dir)) {
+      for (Path f : files.filter(f -> !f.getFileName().toString().equals("lock")).toList()) {
+        Files.copy(f, copy.resolve(f.getFileName()));
+      }
+    }
+    MemoryStore recovered = open(Durability.everyWrite(copy));
+    assertThat(recovered.recoveryProblems()).isEmpty();
+    assertThat(usedLarge(recovered, "channel")).isZero();
+    assertThat(usedLarge(recovered, "after")).isEqualTo(1_200);
+    recovered.close();
+    store.close();
+  }
+
+  @Test
+  void aTruncatedLargeLogEntryIsReportedAndTheEarlierStateRecovered() throws IOException {
+    MemoryStore store = open(Durability.of(dir));
+    admitLarge(store, "channel", 1_500);
+    store.close();
+    store = open(Durability.of(dir));
+    admitLarge(store, "channel", 100);
+    store.close();
+    Path newest;
+    try (Stream<Path> files = Files.list(dir)) {
+      newest = files.filter(p -> p.getFileName().toString().startsWith("journal")).sorted().reduce((a, b) -> b)
+          .orElseThrow();
+    }
+    try (RandomAccessFile f = new RandomAccessFile(newest.toFile(), "rw")) {
+      f.setLength(Files.size(newest) - 5); // cut the newest journal's only large-log entry
+    }
+    MemoryStore again = open(Durability.of(dir));
+    assertThat(again.recoveryProblems()).singleElement().asString().contains("truncated");
+    assertThat(usedLarge(again, "channel")).isEqualTo(1_500);
+    again.close();
+  }
+
+  @Test
+  void filesOfThePreviousFormatAreStillRead() throws IOException {
+    MemoryStore store = open(Durability.of(dir));
+    store.applyNow(decide("old"));
+    store.close();
+    Path journal = onlyJournal();
+    try (RandomAccessFile f = new RandomAccessFile(journal.toFile(), "rw")) {
+      f.seek(5);
+      f.writeByte(Journal.FILE_VERSION - 1); // format 1: the same framing without large-log entries
+    }
+    MemoryStore again = open(Durability.of(dir));
+    assertThat(again.recoveryProblems()).isEmpty();
+    assertThat(room(again, "old")).isEqualTo(2);
+    again.close();
+  }
+
   @Test
   void oneDirectoryServesOneStoreAtATime() {
     MemoryStore store = open(Durability.of(dir));
