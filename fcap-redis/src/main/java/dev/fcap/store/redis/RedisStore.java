@@ -11,9 +11,7 @@ import dev.fcap.store.StoreException.Reason;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
-import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
-import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import java.io.IOException;
@@ -409,23 +407,14 @@ public final class RedisStore implements Store {
     private Backend standalone(RedisURI node) {
       node.setTimeout(handshakeTimeout());
       RedisClient client = RedisClient.create();
-      client.setOptions(ClientOptions.builder()
-          .autoReconnect(true)
-          .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-          .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
-          .socketOptions(SocketOptions.builder().connectTimeout(connectTimeout).keepAlive(true).build())
-          .build());
+      client.setOptions(RedisUris.clientOptions(commandTimeout, connectTimeout));
       return new StandaloneBackend(client, node);
     }
 
     private Backend cluster(List<RedisURI> nodes) {
       nodes.forEach(n -> n.setTimeout(handshakeTimeout()));
       RedisClusterClient client = RedisClusterClient.create(nodes);
-      client.setOptions(ClusterClientOptions.builder()
-          .autoReconnect(true)
-          .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-          .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
-          .socketOptions(SocketOptions.builder().connectTimeout(connectTimeout).keepAlive(true).build())
+      client.setOptions(RedisUris.clusterOptions(commandTimeout, connectTimeout)
           .maxRedirects(maxRedirects)
           .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
               .enableAllAdaptiveRefreshTriggers()

@@ -1,5 +1,10 @@
 package dev.fcap.store.redis;
 
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import java.time.Duration;
 import dev.fcap.store.Redaction;
 import io.lettuce.core.RedisURI;
 import java.net.URLDecoder;
@@ -8,17 +13,25 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Parses the store URIs. {@code redis://}, {@code rediss://} and {@code redis-sentinel://} are
- * Lettuce's own formats; {@code redis-cluster://} and {@code rediss-cluster://} list seed nodes,
- * comma-separated, with optional credentials and no database.
+ * The one place fcap turns a Redis URI into Lettuce's connection settings, for the store
+ * ({@link RedisStore}) and for everything else that talks to Redis (the server's rules source and
+ * audit stream). {@code redis://}, {@code rediss://} and {@code redis-sentinel://} are Lettuce's own
+ * formats; {@code redis-cluster://} and {@code rediss-cluster://} list seed nodes, comma-separated,
+ * with optional credentials and no database. Messages never carry a password ({@code Redaction}).
  */
-final class RedisUris {
+public final class RedisUris {
 
-  record Target(boolean cluster, List<RedisURI> nodes) {}
+  /** A parsed URI: a cluster's seed nodes, or the one standalone or Sentinel URI. */
+  public record Target(boolean cluster, List<RedisURI> nodes) {}
 
   private RedisUris() {}
 
-  static Target parse(String uri) {
+  /**
+   * Parses a store URI.
+   *
+   * @throws IllegalArgumentException saying what is wrong, with any password redacted
+   */
+  public static Target parse(String uri) {
     int colon = uri.indexOf("://");
     if (colon < 0) {
       throw bad(uri, "expected scheme://, e.g. redis://localhost:6379");
@@ -92,6 +105,27 @@ final class RedisUris {
       nodes.add(b.build());
     }
     return nodes;
+  }
+
+  /**
+   * The options every fcap connection uses: reconnect, refuse commands while disconnected (a caller
+   * waits at most its own deadline, never for a reconnect), a command timeout, keep-alive.
+   */
+  public static ClientOptions clientOptions(Duration commandTimeout, Duration connectTimeout) {
+    return ClientOptions.builder().autoReconnect(true)
+        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+        .timeoutOptions(TimeoutOptions.enabled(commandTimeout)).socketOptions(socket(connectTimeout)).build();
+  }
+
+  /** {@link #clientOptions} for a cluster client, to which a caller may add cluster settings. */
+  public static ClusterClientOptions.Builder clusterOptions(Duration commandTimeout, Duration connectTimeout) {
+    return ClusterClientOptions.builder().autoReconnect(true)
+        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+        .timeoutOptions(TimeoutOptions.enabled(commandTimeout)).socketOptions(socket(connectTimeout));
+  }
+
+  private static SocketOptions socket(Duration connectTimeout) {
+    return SocketOptions.builder().connectTimeout(connectTimeout).keepAlive(true).build();
   }
 
   private static String decode(String s) {

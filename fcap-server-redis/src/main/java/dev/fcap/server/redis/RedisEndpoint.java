@@ -1,15 +1,11 @@
 package dev.fcap.server.redis;
 
 import dev.fcap.server.Redaction;
+import dev.fcap.store.redis.RedisUris;
 import io.lettuce.core.AbstractRedisClient;
-import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisURI;
-import io.lettuce.core.SocketOptions;
-import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
@@ -127,73 +123,35 @@ final class RedisEndpoint {
     return Redaction.scrub(text, uri);
   }
 
-  boolean cluster() {
-    return uri.startsWith("redis-cluster://") || uri.startsWith("rediss-cluster://");
-  }
-
   /** Opens a String-keyed connection: a standalone or Sentinel-managed master, or a cluster. */
   Link connect(Duration commandTimeout, Duration connectTimeout) {
-    SocketOptions socket = SocketOptions.builder().connectTimeout(connectTimeout).keepAlive(true).build();
+    RedisUris.Target target;
     try {
-      if (cluster()) {
-        RedisClusterClient client = RedisClusterClient.create(clusterNodes(connectTimeout));
-        client.setOptions(ClusterClientOptions.builder().autoReconnect(true)
-            .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-            .timeoutOptions(TimeoutOptions.enabled(commandTimeout)).socketOptions(socket).build());
-        try {
-          StatefulRedisClusterConnection<String, String> c = client.connect(StringCodec.UTF8);
-          return new Link(client, c, c.sync(), c.async());
-        } catch (RuntimeException e) {
-          client.shutdown();
-          throw e;
-        }
-      }
-      RedisURI target = RedisURI.create(uri);
-      target.setTimeout(connectTimeout);
-      RedisClient client = RedisClient.create();
-      client.setOptions(ClientOptions.builder().autoReconnect(true)
-          .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-          .timeoutOptions(TimeoutOptions.enabled(commandTimeout)).socketOptions(socket).build());
+      target = RedisUris.parse(uri);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(setting + ": " + e.getMessage()); // already redacted
+    }
+    target.nodes().forEach(n -> n.setTimeout(connectTimeout));
+    if (target.cluster()) {
+      RedisClusterClient client = RedisClusterClient.create(target.nodes());
+      client.setOptions(RedisUris.clusterOptions(commandTimeout, connectTimeout).build());
       try {
-        StatefulRedisConnection<String, String> c = client.connect(StringCodec.UTF8, target);
+        StatefulRedisClusterConnection<String, String> c = client.connect(StringCodec.UTF8);
         return new Link(client, c, c.sync(), c.async());
       } catch (RuntimeException e) {
         client.shutdown();
         throw e;
       }
-    } catch (IllegalArgumentException e) {
-      // no cause: Lettuce's exception may quote the URI, password included, in its message or stack trace
-      throw new IllegalArgumentException(setting + ": invalid Redis URI '" + redacted() + "': "
-          + Redaction.scrub(e.getMessage(), uri));
     }
-  }
-
-  /** {@code redis-cluster://[user:pass@]h1:p1,h2:p2}: one Lettuce URI per seed node. */
-  private List<RedisURI> clusterNodes(Duration connectTimeout) {
-    boolean ssl = uri.startsWith("rediss");
-    String rest = uri.substring(uri.indexOf("://") + 3);
-    String auth = "";
-    int at = rest.lastIndexOf('@');
-    if (at >= 0) {
-      auth = rest.substring(0, at + 1);
-      rest = rest.substring(at + 1);
+    RedisClient client = RedisClient.create();
+    client.setOptions(RedisUris.clientOptions(commandTimeout, connectTimeout));
+    try {
+      StatefulRedisConnection<String, String> c = client.connect(StringCodec.UTF8, target.nodes().get(0));
+      return new Link(client, c, c.sync(), c.async());
+    } catch (RuntimeException e) {
+      client.shutdown();
+      throw e;
     }
-    if (rest.endsWith("/") || rest.endsWith("/0")) {
-      rest = rest.substring(0, rest.lastIndexOf('/'));
-    }
-    if (rest.contains("/") || rest.contains("?") || rest.contains("#")) {
-      throw new IllegalArgumentException("a cluster URI takes no database, query or fragment");
-    }
-    List<RedisURI> nodes = new ArrayList<>();
-    for (String node : rest.split(",")) {
-      if (node.isBlank()) {
-        throw new IllegalArgumentException("empty host in the node list");
-      }
-      RedisURI n = RedisURI.create((ssl ? "rediss://" : "redis://") + auth + node);
-      n.setTimeout(connectTimeout);
-      nodes.add(n);
-    }
-    return nodes;
   }
 
   /** An open connection: sync and async commands over one connection, closed with its client. */

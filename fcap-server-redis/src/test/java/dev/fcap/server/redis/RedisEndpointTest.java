@@ -1,5 +1,6 @@
 package dev.fcap.server.redis;
 
+import dev.fcap.store.redis.RedisUris;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -15,7 +16,7 @@ class RedisEndpointTest {
     assertThat(e.param("key", "x")).isEqualTo("prod:rules");
     assertThat(e.uri()).isEqualTo("redis-sentinel://:secret@10.0.0.1:26379,10.0.0.2:26379/2?timeout=5s#mymaster");
     assertThat(e.redacted()).doesNotContain("secret");
-    assertThat(e.cluster()).isFalse();
+    assertThat(RedisUris.parse(e.uri()).cluster()).isFalse();
   }
 
   @Test
@@ -23,7 +24,7 @@ class RedisEndpointTest {
     RedisEndpoint e = RedisEndpoint.parse("audit.sink", "redis-cluster://h1:7000,h2:7001?stream=s&maxlen=500",
         Set.of("stream", "maxlen"));
     assertThat(e.uri()).isEqualTo("redis-cluster://h1:7000,h2:7001");
-    assertThat(e.cluster()).isTrue();
+    assertThat(RedisUris.parse(e.uri()).cluster()).isTrue();
     assertThat(e.param("stream", "fcap:audit")).isEqualTo("s");
     assertThat(e.longParam("maxlen", 7, 1)).isEqualTo(500);
     assertThat(e.longParam("other", 7, 1)).isEqualTo(7);
