@@ -167,8 +167,16 @@ public final class Engine implements AutoCloseable {
    * "Releases"); a caller-time decision is released at the latest caller time the engine has seen.
    */
   public CompletableFuture<Boolean> release(String decisionId) {
+    return release(decisionId, tenant -> true);
+  }
+
+  /**
+   * {@link #release(String)} of a decision whose tenant {@code mayRelease} accepts (a caller's key
+   * may release only its own tenants' decisions); false, and nothing released, for any other.
+   */
+  public CompletableFuture<Boolean> release(String decisionId, java.util.function.Predicate<String> mayRelease) {
     ReleaseLedger.Entry entry = ledger.find(decisionId);
-    if (entry == null) {
+    if (entry == null || !mayRelease.test(entry.tenant)) {
       return CompletableFuture.completedFuture(false);
     }
     if (!entry.released.compareAndSet(false, true)) {

@@ -22,7 +22,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.IntFunction;
 
 /**
@@ -40,7 +39,6 @@ import java.util.function.IntFunction;
  * either (see {@link FailoverStore} on late answers).
  */
 public final class DecisionService {
-  private static final int OWNERS = 1 << 16;
   /** Decision ids are 24 hex characters; anything longer than this is refused unread. */
   public static final int MAX_DECISION_ID = 64;
   private final Engine engine;
@@ -50,7 +48,6 @@ public final class DecisionService {
   private final ServerMetrics metrics;
   private final Clock clock;
   private final int maxBatch;
-  private final AtomicReferenceArray<String[]> owners = new AtomicReferenceArray<>(OWNERS);
 
   public DecisionService(Engine engine, FailoverStore failover, FailurePolicy failure, AuditLog audit,
       ServerMetrics metrics, Clock clock, int maxBatch) {
@@ -148,12 +145,8 @@ public final class DecisionService {
     if (decisionId == null || decisionId.isEmpty() || decisionId.length() > MAX_DECISION_ID) {
       throw ApiException.badRequest("invalid_field", "decisionId is not a decision id", "decisionId");
     }
-    String[] owner = owners.get(slot(decisionId));
-    String tenant = owner != null && owner[0].equals(decisionId) ? owner[1] : null;
-    if (tenant == null ? !who.mayUse("*") : !who.mayUse(tenant)) {
-      return CompletableFuture.completedFuture(false);
-    }
-    return engine.release(decisionId).exceptionally(DecisionService::storeError);
+    // the engine knows each releasable decision's tenant: a key releases only its own tenants' decisions
+    return engine.release(decisionId, who::mayUse).exceptionally(DecisionService::storeError);
   }
 
   /** Releases the admitted decision of a message id, named by the message as it was decided. */
@@ -203,9 +196,6 @@ public final class DecisionService {
     }
     metrics.decision(m.tenant(), d);
     audit.decision(m, d, who.name());
-    if (d.allowed()) {
-      owners.set(slot(d.decisionId()), new String[] {d.decisionId(), m.tenant()});
-    }
   }
 
   /** The failure policy's rule for a decision the store could not make (see the class comment). */
@@ -245,9 +235,5 @@ public final class DecisionService {
     byte[] b = new byte[12];
     ThreadLocalRandom.current().nextBytes(b);
     return HexFormat.of().formatHex(b);
-  }
-
-  private static int slot(String decisionId) {
-    return (decisionId.hashCode() * 0x9E3779B9) >>> 16 & (OWNERS - 1);
   }
 }

@@ -26,6 +26,7 @@ import dev.fcap.server.grpc.GrpcShapeCheck;
 import dev.fcap.server.metrics.MeteredStore;
 import dev.fcap.server.metrics.ServerMetrics;
 import dev.fcap.store.Clock;
+import dev.fcap.store.Redaction;
 import dev.fcap.store.Store;
 import dev.fcap.store.memory.MemoryStore;
 import java.io.IOException;

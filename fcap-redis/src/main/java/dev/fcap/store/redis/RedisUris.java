@@ -132,13 +132,8 @@ public final class RedisUris {
     return URLDecoder.decode(s, StandardCharsets.UTF_8);
   }
 
-  /** The URI with any password replaced, for messages and logs. */
-  static String redact(String uri) {
-    return Redaction.uri(uri);
-  }
-
   /** Lettuce's own message may quote the URI, password included: both are scrubbed. */
   private static IllegalArgumentException bad(String uri, String why) {
-    return new IllegalArgumentException("invalid Redis store URI '" + redact(uri) + "': " + Redaction.scrub(why, uri));
+    return new IllegalArgumentException("invalid Redis store URI '" + Redaction.uri(uri) + "': " + Redaction.scrub(why, uri));
   }
 }

@@ -1,6 +1,6 @@
 package dev.fcap.server.redis;
 
-import dev.fcap.server.Redaction;
+import dev.fcap.store.Redaction;
 import dev.fcap.store.redis.RedisUris;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
