@@ -1,7 +1,5 @@
 package dev.fcap.engine;
 
-import java.nio.charset.StandardCharsets;
-
 /**
  * The 128-bit fingerprint that stands for a message's content: MurmurHash3 (x64, 128-bit variant)
  * of the exact UTF-8 bytes. Content itself is never stored. A {@code contentKey} is hashed with
@@ -20,17 +18,90 @@ public final class Fingerprint {
 
   /** The 16 fingerprint bytes of a content (big-endian h1, h2). */
   public static byte[] ofContent(String content) {
-    return of(content.getBytes(StandardCharsets.UTF_8), CONTENT_SEED);
+    return ofText(content, CONTENT_SEED);
   }
 
   /** The 16 fingerprint bytes of a caller-chosen content key. */
   public static byte[] ofContentKey(String contentKey) {
-    return of(contentKey.getBytes(StandardCharsets.UTF_8), CONTENT_KEY_SEED);
+    return ofText(contentKey, CONTENT_KEY_SEED);
   }
 
   /** The 16 fingerprint bytes of a caller's message id (another seed: never equal to a content's). */
   public static byte[] ofMessageId(String messageId) {
-    return of(messageId.getBytes(StandardCharsets.UTF_8), MESSAGE_ID_SEED);
+    return ofText(messageId, MESSAGE_ID_SEED);
+  }
+
+  private static byte[] ofText(String text, int seed) {
+    byte[] out = new byte[16];
+    ofText(text, seed, out, 0);
+    return out;
+  }
+
+  /**
+   * Writes the fingerprint of {@code text}'s UTF-8 bytes at {@code out[at, at + 16)}, encoding the
+   * chars straight into the hash: the same bytes as {@link #of} of {@code text.getBytes(UTF_8)}
+   * (an unpaired surrogate counts as {@code '?'}, as there), without materialising them. This runs
+   * on every decision with content; a content of a few hundred chars cost as much allocation as the
+   * rest of the decision ({@code FingerprintTest} checks the two agree on every kind of char).
+   */
+  static void ofText(String text, int seed, byte[] out, int at) {
+    long h1 = seed & 0xffffffffL;
+    long h2 = h1;
+    long k1 = 0;
+    long k2 = 0;
+    int fill = 0; // bytes of the current 16-byte block
+    long length = 0;
+    int n = text.length();
+    for (int i = 0; i < n; i++) {
+      int c = text.charAt(i);
+      int utf8; // the char's UTF-8 bytes, first byte lowest
+      int count;
+      if (c < 0x80) {
+        utf8 = c;
+        count = 1;
+      } else if (c < 0x800) {
+        utf8 = (0xc0 | c >> 6) | (0x80 | c & 0x3f) << 8;
+        count = 2;
+      } else if (!Character.isSurrogate((char) c)) {
+        utf8 = (0xe0 | c >> 12) | (0x80 | c >> 6 & 0x3f) << 8 | (0x80 | c & 0x3f) << 16;
+        count = 3;
+      } else if (Character.isHighSurrogate((char) c) && i + 1 < n && Character.isLowSurrogate(text.charAt(i + 1))) {
+        int cp = Character.toCodePoint((char) c, text.charAt(++i));
+        utf8 = (0xf0 | cp >> 18) | (0x80 | cp >> 12 & 0x3f) << 8 | (0x80 | cp >> 6 & 0x3f) << 16
+            | (0x80 | cp & 0x3f) << 24;
+        count = 4;
+      } else {
+        utf8 = '?'; // what String.getBytes(UTF_8) writes for a malformed surrogate
+        count = 1;
+      }
+      length += count;
+      for (int b = 0; b < count; b++, utf8 >>>= 8) {
+        long v = utf8 & 0xffL;
+        if (fill < 8) {
+          k1 |= v << (fill << 3);
+        } else {
+          k2 |= v << ((fill - 8) << 3);
+        }
+        if (++fill == 16) {
+          h1 ^= mixK1(k1);
+          h1 = Long.rotateLeft(h1, 27) + h2;
+          h1 = h1 * 5 + 0x52dce729;
+          h2 ^= mixK2(k2);
+          h2 = Long.rotateLeft(h2, 31) + h1;
+          h2 = h2 * 5 + 0x38495ab5;
+          k1 = 0;
+          k2 = 0;
+          fill = 0;
+        }
+      }
+    }
+    if (fill > 8) {
+      h2 ^= mixK2(k2);
+    }
+    if (fill > 0) {
+      h1 ^= mixK1(k1);
+    }
+    finish(h1, h2, length, out, at);
   }
 
   /** Lower-case hex of fingerprint bytes, as the API shows them. */
@@ -65,20 +136,25 @@ public final class Fingerprint {
     if (rest > 0) {
       h1 ^= mixK1(littleEndian(data, tail, Math.min(rest, 8)));
     }
-    h1 ^= data.length;
-    h2 ^= data.length;
+    byte[] out = new byte[16];
+    finish(h1, h2, data.length, out, 0);
+    return out;
+  }
+
+  /** Murmur3's finalization over {@code length} bytes, written big-endian (h1, h2) at {@code out[at]}. */
+  private static void finish(long h1, long h2, long length, byte[] out, int at) {
+    h1 ^= length;
+    h2 ^= length;
     h1 += h2;
     h2 += h1;
     h1 = finalMix(h1);
     h2 = finalMix(h2);
     h1 += h2;
     h2 += h1;
-    byte[] out = new byte[16];
     for (int i = 0; i < 8; i++) {
-      out[i] = (byte) (h1 >>> (56 - 8 * i));
-      out[8 + i] = (byte) (h2 >>> (56 - 8 * i));
+      out[at + i] = (byte) (h1 >>> (56 - 8 * i));
+      out[at + 8 + i] = (byte) (h2 >>> (56 - 8 * i));
     }
-    return out;
   }
 
   private static long littleEndian(byte[] b, int at, int n) {

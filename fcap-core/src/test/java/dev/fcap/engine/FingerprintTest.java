@@ -26,6 +26,33 @@ class FingerprintTest {
     }
   }
 
+  /**
+   * The fingerprint of a text, hashed char by char without its UTF-8 bytes, against the hash of
+   * {@code getBytes(UTF_8)}: every tail length, one- to four-byte chars, and malformed surrogates
+   * (which getBytes writes as '?'). Stored keys hold these bytes, so they must never change.
+   */
+  @Test
+  void textIsHashedAsItsUtf8Bytes() {
+    char[] alphabet = {'a', 'Z', '~', '\u00e9', '\u00ff', '\u07ff', '\u0800', '\u20ac', '\uffff', '\ud83d', '\ude00',
+        '\udbff', '\udfff', '\u0000'};
+    java.util.SplittableRandom random = new java.util.SplittableRandom(14);
+    for (int round = 0; round < 20_000; round++) {
+      StringBuilder text = new StringBuilder();
+      int len = round < 100 ? round : random.nextInt(80);
+      for (int i = 0; i < len; i++) {
+        text.append(round < 100 ? 'x' : alphabet[random.nextInt(alphabet.length)]);
+      }
+      String s = text.toString();
+      for (int seed : new int[] {Fingerprint.CONTENT_SEED, Fingerprint.CONTENT_KEY_SEED, Fingerprint.MESSAGE_ID_SEED}) {
+        byte[] out = new byte[20];
+        Fingerprint.ofText(s, seed, out, 3);
+        assertThat(java.util.Arrays.copyOfRange(out, 3, 19)).as("%s seed %d", s, seed)
+            .isEqualTo(Fingerprint.of(s.getBytes(StandardCharsets.UTF_8), seed));
+      }
+      assertThat(Fingerprint.ofContent(s)).isEqualTo(Fingerprint.of(s.getBytes(StandardCharsets.UTF_8), 0));
+    }
+  }
+
   @Test
   void contentAndContentKeyNeverCollideAndDistinctTextsDiffer() {
     assertThat(Fingerprint.ofContent("T1")).isNotEqualTo(Fingerprint.ofContentKey("T1"));
