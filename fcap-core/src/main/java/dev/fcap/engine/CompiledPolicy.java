@@ -8,6 +8,7 @@ import dev.fcap.model.Policy;
 import dev.fcap.model.Rule;
 import dev.fcap.policy.PolicyError;
 import dev.fcap.policy.PolicyException;
+import dev.fcap.store.CounterRequest;
 import dev.fcap.store.CounterSpec;
 import java.nio.charset.StandardCharsets;
 import java.time.ZoneId;
@@ -65,6 +66,12 @@ final class CompiledPolicy {
     final CounterSpec spec;
     final ZoneId zone;
     final int[] rules;
+    /**
+     * The request for this counter when it is the same for every message, else null: its key is the
+     * group id alone (a shared partition's counter, or a recipient partition's keyed by the recipient
+     * only) and no time zone moves its windows. Requests are immutable, so every decision reuses it.
+     */
+    final CounterRequest fixedRequest;
 
     Group(long id, List<Dimension> key, CounterSpec spec, ZoneId zone, int[] rules) {
       this.id = id;
@@ -75,6 +82,9 @@ final class CompiledPolicy {
       this.spec = spec;
       this.zone = zone;
       this.rules = rules;
+      boolean idOnlyKey = !recipientKeyed || (plainKey && !contentKeyed);
+      this.fixedRequest = idOnlyKey && zone == null
+          ? new CounterRequest(Keys.counterKey(id, key, null, null, false), spec, 0) : null;
     }
 
     /** Where calendar windows start now: midnight in the zone for day windows, else the epoch. */

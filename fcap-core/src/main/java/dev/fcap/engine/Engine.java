@@ -363,6 +363,10 @@ public final class Engine implements AutoCloseable {
     CounterRequest[] counters = new CounterRequest[partition.groups.length];
     for (int i = 0; i < counters.length; i++) {
       CompiledPolicy.Group g = partition.groups[i];
+      if (g.fixedRequest != null) {
+        counters[i] = g.fixedRequest; // the same for every message: no key to build
+        continue;
+      }
       // Recipient and content are not read as values (the partition names one, the fingerprint the other).
       String[] values = g.plainKey ? null : values(m, g.key);
       byte[] key = Keys.counterKey(g.id, g.key, values, fingerprint, partition.recipient);
@@ -392,7 +396,16 @@ public final class Engine implements AutoCloseable {
           false, clock.millis(), p.policy == null ? 0 : p.policy.policy.version()));
     }
     if (p.requests.length == 1) {
-      return store.apply(p.requests[0]).thenApply(r -> finish(p, new PartitionResult[] {r}));
+      CompletableFuture<PartitionResult> applied = store.apply(p.requests[0]);
+      if (applied.isDone() && !applied.isCompletedExceptionally()) {
+        // an in-memory store answers at once: finish here, without a continuation and its future
+        try {
+          return CompletableFuture.completedFuture(finish(p, new PartitionResult[] {applied.join()}));
+        } catch (RuntimeException e) {
+          return CompletableFuture.failedFuture(new java.util.concurrent.CompletionException(e)); // as thenApply
+        }
+      }
+      return applied.thenApply(r -> finish(p, new PartitionResult[] {r}));
     }
     return chain(p, 0, new PartitionResult[p.requests.length]).thenApply(results -> finish(p, results));
   }
@@ -434,7 +447,8 @@ public final class Engine implements AutoCloseable {
   private Decision finish(Prepared p, PartitionResult[] results) {
     CompiledPolicy.Plan plan = p.plan;
     String replayOf = results[0].replayOf();
-    List<RuleOutcome> outcomes = new ArrayList<>(plan.rules.length);
+    RuleOutcome[] outcomes = new RuleOutcome[plan.rules.length]; // one copy into the Decision's list, no ArrayList
+    int reported = 0;
     List<String> blocked = List.of();
     List<String> shadowBlocked = List.of();
     long retryAfter = 0;
@@ -449,8 +463,8 @@ public final class Engine implements AutoCloseable {
       long retryAt = r.retryAt()[at];
       boolean allowed = retryAt == r.time();
       long ruleRetry = allowed ? 0 : retryAt == CounterAlgorithm.NEVER ? -1 : retryAt - r.time();
-      outcomes.add(new RuleOutcome(rule.id(), rule.limit(), rule.windowMs(), used, Math.max(0, rule.limit() - used),
-          allowed, rule.enforced(), ruleRetry));
+      outcomes[reported++] = new RuleOutcome(rule.id(), rule.limit(), rule.windowMs(), used,
+          Math.max(0, rule.limit() - used), allowed, rule.enforced(), ruleRetry);
       if (!allowed) {
         if (rule.enforced()) {
           blocked = append(blocked, rule.id());
@@ -473,7 +487,8 @@ public final class Engine implements AutoCloseable {
       }
       ledger.remember(new ReleaseLedger.Entry(id, p.message.tenant(), List.of(p.requests), times));
     }
-    return new Decision(allowed, id, retryAfter, blocked, shadowBlocked, outcomes, degraded, results[0].time(),
+    List<RuleOutcome> rules = List.of(reported == outcomes.length ? outcomes : java.util.Arrays.copyOf(outcomes, reported));
+    return new Decision(allowed, id, retryAfter, blocked, shadowBlocked, rules, degraded, results[0].time(),
         p.policy.policy.version(), replayOf != null);
   }
 
