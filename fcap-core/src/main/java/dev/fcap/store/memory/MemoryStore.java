@@ -153,7 +153,7 @@ public final class MemoryStore implements Store {
       int slot = segment.find(hash, request.partition());
       byte[] record = slot < 0 ? null : segment.records[slot];
       List<CounterRequest> counters = request.counters();
-      byte[][] states = new byte[counters.size()][];
+      byte[][] states = segment.states(counters.size());
       if (record != null) {
         PartitionRecord.readStates(record, counters, now, states);
       }
@@ -186,6 +186,7 @@ public final class MemoryStore implements Store {
       if (segment.sweepDue()) {
         segment.sweepNext(sweepTime());
       }
+      java.util.Arrays.fill(states, 0, counters.size(), null); // held by the segment: keep no state alive
       return result;
     }
   }

@@ -21,9 +21,21 @@ final class Segment {
    * O(1) instead of sweeping again.
    */
   long nextExpiry = Long.MAX_VALUE;
+  /** A request's counter states while it is applied: reused under the segment's lock, so a request allocates no array for them. */
+  private byte[][] states = new byte[4][];
   private int sweepCursor;
   private int sweepTicks;
   static final int SWEEP_EVERY = 8;
+
+  /** Scratch for the states of {@code n} counters, all null (see {@link #states}). */
+  byte[][] states(int n) {
+    if (states.length < n) {
+      states = new byte[n][];
+    } else {
+      java.util.Arrays.fill(states, 0, n, null);
+    }
+    return states;
+  }
 
   static long cost(byte[] record) {
     return ARRAY_HEADER + ((record.length + 7) & ~7);
