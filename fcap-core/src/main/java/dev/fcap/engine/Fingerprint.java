@@ -13,6 +13,9 @@ public final class Fingerprint {
   static final int CONTENT_SEED = 0;
   static final int CONTENT_KEY_SEED = 0x6663_6170; // "fcap"
   static final int MESSAGE_ID_SEED = 0x6d73_6764; // "msgd"
+  /** Texts up to this many chars are encoded into a per-thread scratch array of three bytes per char. */
+  private static final int SCRATCH_CHARS = 2048;
+  private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
   private Fingerprint() {}
 
@@ -38,70 +41,64 @@ public final class Fingerprint {
   }
 
   /**
-   * Writes the fingerprint of {@code text}'s UTF-8 bytes at {@code out[at, at + 16)}, encoding the
-   * chars straight into the hash: the same bytes as {@link #of} of {@code text.getBytes(UTF_8)}
-   * (an unpaired surrogate counts as {@code '?'}, as there), without materialising them. This runs
-   * on every decision with content; a content of a few hundred chars cost as much allocation as the
-   * rest of the decision ({@code FingerprintTest} checks the two agree on every kind of char).
+   * Writes the fingerprint of {@code text}'s UTF-8 bytes at {@code out[at, at + 16)}: the same bytes
+   * as {@link #of} of {@code text.getBytes(UTF_8)} (an unpaired surrogate counts as {@code '?'}, as
+   * there). The text is encoded into a per-thread scratch array (used and done within this call,
+   * never shared) instead of a new array per call: a content of a few hundred chars cost as much
+   * allocation as the rest of a decision. {@code FingerprintTest} checks the two agree on every kind
+   * of char.
    */
   static void ofText(String text, int seed, byte[] out, int at) {
-    long h1 = seed & 0xffffffffL;
-    long h2 = h1;
-    long k1 = 0;
-    long k2 = 0;
-    int fill = 0; // bytes of the current 16-byte block
-    long length = 0;
     int n = text.length();
+    if (n > SCRATCH_CHARS) {
+      hash(text.getBytes(java.nio.charset.StandardCharsets.UTF_8), -1, seed, out, at); // rare: not worth a scratch that large
+      return;
+    }
+    Scratch scratch = SCRATCH.get();
+    char[] chars = scratch.chars;
+    byte[] utf8 = scratch.utf8;
+    text.getChars(0, n, chars, 0); // bulk copies: reading a String char by char is several times slower
+    int ascii = 0;
+    for (int i = 0; i < n; i++) { // ASCII, the common case: one byte per char
+      char c = chars[i];
+      ascii |= c;
+      utf8[i] = (byte) c;
+    }
+    int length = ascii < 0x80 ? n : encode(chars, n, utf8);
+    hash(utf8, length, seed, out, at);
+  }
+
+  /** The UTF-8 bytes of {@code chars[0, n)} into {@code utf8}; their number. */
+  private static int encode(char[] chars, int n, byte[] utf8) {
+    int at = 0;
     for (int i = 0; i < n; i++) {
-      int c = text.charAt(i);
-      int utf8; // the char's UTF-8 bytes, first byte lowest
-      int count;
+      char c = chars[i];
       if (c < 0x80) {
-        utf8 = c;
-        count = 1;
+        utf8[at++] = (byte) c;
       } else if (c < 0x800) {
-        utf8 = (0xc0 | c >> 6) | (0x80 | c & 0x3f) << 8;
-        count = 2;
-      } else if (!Character.isSurrogate((char) c)) {
-        utf8 = (0xe0 | c >> 12) | (0x80 | c >> 6 & 0x3f) << 8 | (0x80 | c & 0x3f) << 16;
-        count = 3;
-      } else if (Character.isHighSurrogate((char) c) && i + 1 < n && Character.isLowSurrogate(text.charAt(i + 1))) {
-        int cp = Character.toCodePoint((char) c, text.charAt(++i));
-        utf8 = (0xf0 | cp >> 18) | (0x80 | cp >> 12 & 0x3f) << 8 | (0x80 | cp >> 6 & 0x3f) << 16
-            | (0x80 | cp & 0x3f) << 24;
-        count = 4;
+        utf8[at++] = (byte) (0xc0 | c >> 6);
+        utf8[at++] = (byte) (0x80 | c & 0x3f);
+      } else if (!Character.isSurrogate(c)) {
+        utf8[at++] = (byte) (0xe0 | c >> 12);
+        utf8[at++] = (byte) (0x80 | c >> 6 & 0x3f);
+        utf8[at++] = (byte) (0x80 | c & 0x3f);
+      } else if (Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(chars[i + 1])) {
+        int cp = Character.toCodePoint(c, chars[++i]);
+        utf8[at++] = (byte) (0xf0 | cp >> 18);
+        utf8[at++] = (byte) (0x80 | cp >> 12 & 0x3f);
+        utf8[at++] = (byte) (0x80 | cp >> 6 & 0x3f);
+        utf8[at++] = (byte) (0x80 | cp & 0x3f);
       } else {
-        utf8 = '?'; // what String.getBytes(UTF_8) writes for a malformed surrogate
-        count = 1;
-      }
-      length += count;
-      for (int b = 0; b < count; b++, utf8 >>>= 8) {
-        long v = utf8 & 0xffL;
-        if (fill < 8) {
-          k1 |= v << (fill << 3);
-        } else {
-          k2 |= v << ((fill - 8) << 3);
-        }
-        if (++fill == 16) {
-          h1 ^= mixK1(k1);
-          h1 = Long.rotateLeft(h1, 27) + h2;
-          h1 = h1 * 5 + 0x52dce729;
-          h2 ^= mixK2(k2);
-          h2 = Long.rotateLeft(h2, 31) + h1;
-          h2 = h2 * 5 + 0x38495ab5;
-          k1 = 0;
-          k2 = 0;
-          fill = 0;
-        }
+        utf8[at++] = '?'; // what String.getBytes(UTF_8) writes for a malformed surrogate
       }
     }
-    if (fill > 8) {
-      h2 ^= mixK2(k2);
-    }
-    if (fill > 0) {
-      h1 ^= mixK1(k1);
-    }
-    finish(h1, h2, length, out, at);
+    return at;
+  }
+
+  /** A thread's scratch arrays for {@link #ofText}: a text's chars and its UTF-8 bytes (at most three per char). */
+  private static final class Scratch {
+    final char[] chars = new char[SCRATCH_CHARS];
+    final byte[] utf8 = new byte[3 * SCRATCH_CHARS];
   }
 
   /** Lower-case hex of fingerprint bytes, as the API shows them. */
@@ -115,9 +112,19 @@ public final class Fingerprint {
   }
 
   static byte[] of(byte[] data, int seed) {
+    byte[] out = new byte[16];
+    hash(data, data.length, seed, out, 0);
+    return out;
+  }
+
+  /** MurmurHash3 x64-128 of {@code data[0, length)} ({@code -1}: all of it), big-endian (h1, h2) at {@code out[at]}. */
+  private static void hash(byte[] data, int length, int seed, byte[] out, int at) {
+    if (length < 0) {
+      length = data.length;
+    }
     long h1 = seed & 0xffffffffL;
     long h2 = h1;
-    int blocks = data.length / 16;
+    int blocks = length / 16;
     for (int i = 0; i < blocks; i++) {
       long k1 = (long) LONG_LE.get(data, i * 16);
       long k2 = (long) LONG_LE.get(data, i * 16 + 8);
@@ -129,16 +136,14 @@ public final class Fingerprint {
       h2 = h2 * 5 + 0x38495ab5;
     }
     int tail = blocks * 16;
-    int rest = data.length - tail;
+    int rest = length - tail;
     if (rest > 8) {
       h2 ^= mixK2(littleEndian(data, tail + 8, rest - 8));
     }
     if (rest > 0) {
       h1 ^= mixK1(littleEndian(data, tail, Math.min(rest, 8)));
     }
-    byte[] out = new byte[16];
-    finish(h1, h2, data.length, out, 0);
-    return out;
+    finish(h1, h2, length, out, at);
   }
 
   /** Murmur3's finalization over {@code length} bytes, written big-endian (h1, h2) at {@code out[at]}. */
