@@ -369,7 +369,8 @@ public final class Engine implements AutoCloseable {
       }
       // Recipient and content are not read as values (the partition names one, the fingerprint the other).
       String[] values = g.plainKey ? null : values(m, g.key);
-      byte[] key = Keys.counterKey(g.id, g.key, values, fingerprint, partition.recipient);
+      byte[] key = g.plainKey && g.contentKeyed && partition.recipient ? Keys.contentCounterKey(g.id, fingerprint)
+          : Keys.counterKey(g.id, g.key, values, fingerprint, partition.recipient);
       counters[i] = new CounterRequest(key, g.spec, g.alignMs(alignAt));
     }
     byte[] partitionKey = partition.recipient

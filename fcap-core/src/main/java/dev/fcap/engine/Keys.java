@@ -33,19 +33,23 @@ final class Keys {
 
   /** The recipient partition, given the tenant's UTF-8 bytes (its compiled policy holds them). */
   static byte[] recipientPartition(byte[] tenant, String recipient) {
-    int rLen = asciiLength(recipient);
-    if (rLen < 0) {
-      byte[] r = recipient.getBytes(StandardCharsets.UTF_8);
-      byte[] out = new byte[1 + Varint.size(tenant.length) + tenant.length + r.length];
-      int at = header(out, tenant);
-      System.arraycopy(r, 0, out, at, r.length);
-      return out;
-    }
+    // one pass for the usual ASCII recipient: copy as if ASCII, re-encode only if a char was not
+    int rLen = recipient.length();
     byte[] out = new byte[1 + Varint.size(tenant.length) + tenant.length + rLen];
     int at = header(out, tenant);
+    int ascii = 0;
     for (int i = 0; i < rLen; i++) {
-      out[at + i] = (byte) recipient.charAt(i);
+      char c = recipient.charAt(i);
+      ascii |= c;
+      out[at + i] = (byte) c;
     }
+    if (ascii < 0x80) {
+      return out;
+    }
+    byte[] r = recipient.getBytes(StandardCharsets.UTF_8);
+    out = new byte[1 + Varint.size(tenant.length) + tenant.length + r.length];
+    at = header(out, tenant);
+    System.arraycopy(r, 0, out, at, r.length);
     return out;
   }
 
@@ -54,17 +58,6 @@ final class Keys {
     int at = Varint.write(out, 1, tenant.length);
     System.arraycopy(tenant, 0, out, at, tenant.length);
     return at + tenant.length;
-  }
-
-  /** The string's length if it is all ASCII (then its UTF-8 bytes are its chars), else -1. */
-  private static int asciiLength(String s) {
-    int n = s.length();
-    for (int i = 0; i < n; i++) {
-      if (s.charAt(i) >= 0x80) {
-        return -1;
-      }
-    }
-    return n;
   }
 
   static byte[] sharedPartition(String tenant, List<Dimension> dims, String[] values, byte[] fingerprint) {
@@ -100,6 +93,14 @@ final class Keys {
     if (!dims.contains(Dimension.CONTENT)) {
       return id(new byte[8], groupId);
     }
+    return contentCounterKey(groupId, fingerprint);
+  }
+
+  /**
+   * {@link #counterKey} of a recipient-partition group keyed by the recipient and the content only:
+   * the group id and the fingerprint (without searching the key's dimensions on every decision).
+   */
+  static byte[] contentCounterKey(long groupId, byte[] fingerprint) {
     byte[] out = id(new byte[8 + fingerprint.length], groupId);
     System.arraycopy(fingerprint, 0, out, 8, fingerprint.length);
     return out;
