@@ -15,6 +15,9 @@ ROUNDS=${1:-3}
 IMPLS=${IMPLS:-fcap-sim fcap bucket4j resilience4j guava sentinel}
 BENCHES=${BENCHES:-decide1 decide2}
 JMH_ARGS=${JMH_ARGS:--f 1 -wi 2 -w 3 -i 4 -r 3}
+# LAUNCHER_OPTS: options of the JMH launcher JVM, e.g. -Djmh.ignoreLock=true when another JMH run
+# holds /tmp/jmh.lock on a shared machine (the figures then share the cores with it).
+LAUNCHER_OPTS=${LAUNCHER_OPTS:-}
 BASE_JAR=${BASE_JAR:-}
 BASE_IMPLS=${BASE_IMPLS:-fcap-sim fcap}
 mkdir -p "$OUT"
@@ -22,12 +25,12 @@ if [ -n "$BASE_JAR" ]; then mkdir -p "$OUT/base"; fi
 for round in $(seq 1 "$ROUNDS"); do
   for bench in $BENCHES; do
     for impl in $IMPLS; do
-      # shellcheck disable=SC2086 # JMH_ARGS is a list of options
-      java -jar "$JAR" "DecisionBenchmark.$bench\$" -p impl="$impl" $JMH_ARGS -prof gc \
+      # shellcheck disable=SC2086 # JMH_ARGS and LAUNCHER_OPTS are lists of options
+      java $LAUNCHER_OPTS -jar "$JAR" "DecisionBenchmark.$bench\$" -p impl="$impl" $JMH_ARGS -prof gc \
         -rf json -rff "$OUT/$bench-$impl-$round.json" > "$OUT/$bench-$impl-$round.log" 2>&1
       if [ -n "$BASE_JAR" ] && echo " $BASE_IMPLS " | grep -q " $impl "; then
         # shellcheck disable=SC2086
-        java -jar "$BASE_JAR" "DecisionBenchmark.$bench\$" -p impl="$impl" $JMH_ARGS -prof gc \
+        java $LAUNCHER_OPTS -jar "$BASE_JAR" "DecisionBenchmark.$bench\$" -p impl="$impl" $JMH_ARGS -prof gc \
           -rf json -rff "$OUT/base/$bench-$impl-$round.json" > "$OUT/base/$bench-$impl-$round.log" 2>&1
       fi
     done
