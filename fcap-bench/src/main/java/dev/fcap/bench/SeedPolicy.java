@@ -3,6 +3,7 @@ package dev.fcap.bench;
 import dev.fcap.model.Policy;
 import dev.fcap.model.Rule;
 import dev.fcap.policy.PolicyParser;
+import dev.fcap.store.SeedRules;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -12,17 +13,18 @@ import java.util.List;
 
 /**
  * The seed policy ({@code examples/rules.yaml}, packaged as a resource) and its four limits, which
- * the peers are configured with. {@link #load()} fails if the file and these constants disagree.
+ * the peers are configured with: the limits are those of {@link SeedRules}, the one declaration of the
+ * seed in code. {@link #load()} fails if the file and these disagree.
  */
 final class SeedPolicy {
-  static final int PER_MINUTE = 15;
-  static final Duration MINUTE = Duration.ofMinutes(1);
-  static final int PER_DAY = 50;
-  static final Duration DAY = Duration.ofHours(24);
-  static final int SAME_CONTENT_59S = 2;
-  static final Duration S59 = Duration.ofSeconds(59);
-  static final int SAME_CONTENT_59M = 5;
-  static final Duration M59 = Duration.ofMinutes(59);
+  static final int PER_MINUTE = (int) SeedRules.PER_MINUTE.limit();
+  static final Duration MINUTE = SeedRules.PER_MINUTE.window();
+  static final int PER_DAY = (int) SeedRules.PER_DAY.limit();
+  static final Duration DAY = SeedRules.PER_DAY.window();
+  static final int SAME_CONTENT_59S = (int) SeedRules.SAME_CONTENT_59S.limit();
+  static final Duration S59 = SeedRules.SAME_CONTENT_59S.window();
+  static final int SAME_CONTENT_59M = (int) SeedRules.SAME_CONTENT_59M.limit();
+  static final Duration M59 = SeedRules.SAME_CONTENT_59M.window();
 
   private SeedPolicy() {}
 
@@ -49,7 +51,7 @@ final class SeedPolicy {
 
   private static void expect(Rule r, long limit, Duration window) {
     if (r.limit() != limit || r.windowMs() != window.toMillis()) {
-      throw new IllegalStateException("examples/rules.yaml changed (" + r.id() + "); update SeedPolicy for the peers");
+      throw new IllegalStateException("examples/rules.yaml changed (" + r.id() + "); update SeedRules (fcap-core test kit)");
     }
   }
 }

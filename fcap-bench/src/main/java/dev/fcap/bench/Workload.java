@@ -84,7 +84,11 @@ public final class Workload {
     return p;
   }
 
-  /** Exact Zipf over ranks 0..n-1 by inverse transform on the cumulative distribution. */
+  /**
+   * Exact Zipf over ranks 0..n-1 by inverse transform on the cumulative distribution. The same 30 lines
+   * as fcap-cli's {@code Zipf} ({@code fcap gen}), kept twice on purpose: the only module both may
+   * depend on is fcap-core, whose API carries no traffic generator, and the shipped jar no test kit.
+   */
   static final class Zipf {
     private final double[] cdf;
 

@@ -5,11 +5,12 @@ import dev.fcap.model.Decision;
 import dev.fcap.model.Policy;
 import dev.fcap.policy.PolicyException;
 import dev.fcap.policy.PolicyParser;
+import dev.fcap.server.Backends;
+import dev.fcap.server.ConfigLoader;
+import dev.fcap.server.ServerConfig;
 import dev.fcap.store.Clock;
 import dev.fcap.store.StoreException;
 import dev.fcap.store.Store;
-import dev.fcap.store.memory.MemoryStore;
-import dev.fcap.store.redis.RedisStore;
 import java.io.BufferedReader;
 import java.io.BufferedWriter;
 import java.io.IOException;
@@ -21,6 +22,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionException;
 import picocli.CommandLine.Command;
@@ -82,7 +84,7 @@ final class ReplayCommand implements Callable<Integer> {
     Store store;
     try {
       store = openStore(clock);
-    } catch (IllegalArgumentException | StoreException e) {
+    } catch (IllegalArgumentException | StoreException | ConfigLoader.ConfigException e) {
       return fail("cannot use --store " + dev.fcap.store.Redaction.uri(storeUri) + ": "
           + dev.fcap.store.Redaction.scrub(e.getMessage(), storeUri));
     }
@@ -155,12 +157,30 @@ final class ReplayCommand implements Callable<Integer> {
    * The embedded store, or Redis under a key prefix unique to this run: a replay must never read or
    * change live counters, and its own keys expire by themselves.
    */
+  /**
+   * The store as {@code fcap serve} opens it ({@link Backends}), in memory only (bounded by half the
+   * heap), and on Redis under a key prefix of this run's own, so that live counters are never touched.
+   */
   private Store openStore(Clock clock) {
-    if (storeUri.equals("memory")) {
-      return MemoryStore.builder().clock(clock).maxBytes(Runtime.getRuntime().maxMemory() / 2).build();
-    }
     String run = Long.toString(java.util.concurrent.ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE, 36);
-    return RedisStore.builder(storeUri).keyPrefix("replay-" + run + ":").build();
+    ServerConfig config = ConfigLoader.load(null, Map.of(), Map.of("store.uri", withPrefix(storeUri, "replay-" + run + ":"),
+        "store.maxBytes", Long.toString(Runtime.getRuntime().maxMemory() / 2), "store.fsync", "off"));
+    return Backends.store(config, clock);
+  }
+
+  /** {@code uri} with {@code prefix=PREFIX} among its parameters (before a Sentinel URI's {@code #master}). */
+  static String withPrefix(String uri, String prefix) {
+    if (!uri.contains("://")) {
+      return uri;
+    }
+    int hash = uri.indexOf('#');
+    String base = hash < 0 ? uri : uri.substring(0, hash);
+    int q = base.indexOf('?');
+    if (q >= 0 && ("&" + base.substring(q + 1)).contains("&prefix=")) {
+      throw new IllegalArgumentException("replay keeps its counters under a key prefix of its own (live counters are "
+          + "never touched): drop ?prefix= from the URI");
+    }
+    return base + (q < 0 ? "?" : "&") + "prefix=" + prefix + (hash < 0 ? "" : uri.substring(hash));
   }
 
   private static BufferedReader open(String log) throws IOException {

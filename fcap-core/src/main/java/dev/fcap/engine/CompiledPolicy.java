@@ -278,18 +278,6 @@ final class CompiledPolicy {
       words[i >>> 6] |= 1L << i;
     }
 
-    void and(long[] other) {
-      for (int i = 0; i < words.length; i++) {
-        words[i] &= other[i];
-      }
-    }
-
-    void andNot(long[] other) {
-      for (int i = 0; i < words.length; i++) {
-        words[i] &= ~other[i];
-      }
-    }
-
     java.util.stream.IntStream stream() {
       return java.util.BitSet.valueOf(words).stream();
     }
@@ -406,52 +394,39 @@ final class CompiledPolicy {
 
     /** {@link #applicable} for at most 64 rules, as one word, without allocating. */
     long applicableWord(Message m) {
-      long candidates = size == 64 ? -1L : (1L << size) - 1;
-      long exempted = exemptRules[0];
-      for (int d = 0; d < dims.length; d++) {
-        String v = dims[d].valueOf(m);
-        long[] match = v == null ? null : matchBy.get(d).get(v);
-        candidates &= (match == null ? matchAny[d] : match)[0];
-        long[] ex = v == null ? null : exemptBy.get(d).get(v);
-        exempted &= (ex == null ? exemptAny[d] : ex)[0];
-        if (v == null) {
-          candidates &= ~needs[d][0];
-        }
-      }
-      if (m.content() == null && m.contentKey() == null) {
-        candidates &= ~needsContent[0];
-      }
-      return candidates & ~exempted;
+      return word(m, 0);
     }
 
     Bits applicable(Message m) {
-      Bits candidates = new Bits(size);
-      Arrays.fill(candidates.words, -1L);
-      if ((size & 63) != 0) {
-        candidates.words[candidates.words.length - 1] = (1L << (size & 63)) - 1;
+      Bits out = new Bits(size);
+      for (int i = 0; i < out.words.length; i++) {
+        out.words[i] = word(m, i);
       }
-      if (size == 0) {
-        candidates.words[0] = 0;
-      }
-      long[] exempted = exemptRules.clone();
+      return out;
+    }
+
+    /**
+     * Word {@code i} (rules {@code 64i} to {@code 64i + 63}) of the rules that apply to {@code m}: those
+     * every dimension's value selects, that have their key's values, and that no exemption takes out.
+     * The one selection path: a policy of more than 64 rules repeats the value lookups once per word.
+     */
+    private long word(Message m, int i) {
+      long candidates = i < size >>> 6 ? -1L : (1L << (size & 63)) - 1;
+      long exempted = exemptRules[i];
       for (int d = 0; d < dims.length; d++) {
         String v = dims[d].valueOf(m);
         long[] match = v == null ? null : matchBy.get(d).get(v);
-        candidates.and(match == null ? matchAny[d] : match);
+        candidates &= (match == null ? matchAny[d] : match)[i];
         long[] ex = v == null ? null : exemptBy.get(d).get(v);
-        long[] exWords = ex == null ? exemptAny[d] : ex;
-        for (int i = 0; i < exempted.length; i++) {
-          exempted[i] &= exWords[i];
-        }
+        exempted &= (ex == null ? exemptAny[d] : ex)[i];
         if (v == null) {
-          candidates.andNot(needs[d]);
+          candidates &= ~needs[d][i];
         }
       }
       if (m.content() == null && m.contentKey() == null) {
-        candidates.andNot(needsContent);
+        candidates &= ~needsContent[i];
       }
-      candidates.andNot(exempted);
-      return candidates;
+      return candidates & ~exempted;
     }
   }
 }

@@ -1,6 +1,5 @@
 package dev.fcap.engine;
 
-import dev.fcap.algorithm.CounterAlgorithm;
 import dev.fcap.algorithm.PartitionStep;
 import dev.fcap.model.Decision;
 import dev.fcap.model.Message;
@@ -290,7 +289,7 @@ public final class Engine implements AutoCloseable {
     Map<String, String> values = Keys.counterValues(sc.key(), g.key);
     for (int c = 0; c < g.rules.length; c++) {
       Rule r = cp.rule(g.rules[c]);
-      long frees = retryAt[c] == CounterAlgorithm.NEVER ? -1 : retryAt[c] - time;
+      long frees = retryAt[c] == PartitionResult.NEVER ? -1 : retryAt[c] - time;
       views.add(new CounterView(r.id(), r.limit(), r.windowMs(), r.enforced(), values, used[c],
           Math.max(0, r.limit() - used[c]), frees));
     }
@@ -463,7 +462,7 @@ public final class Engine implements AutoCloseable {
       long used = r.used()[at];
       long retryAt = r.retryAt()[at];
       boolean allowed = retryAt == r.time();
-      long ruleRetry = allowed ? 0 : retryAt == CounterAlgorithm.NEVER ? -1 : retryAt - r.time();
+      long ruleRetry = allowed ? 0 : retryAt == PartitionResult.NEVER ? -1 : retryAt - r.time();
       outcomes[reported++] = new RuleOutcome(rule.id(), rule.limit(), rule.windowMs(), used,
           Math.max(0, rule.limit() - used), allowed, rule.enforced(), ruleRetry);
       if (!allowed) {

@@ -32,13 +32,11 @@ import org.junit.jupiter.api.Test;
  * passes".
  */
 public abstract class StoreContract {
-  protected static final Rule PER_MINUTE = Rule.of("recipient-per-minute", 15, Duration.ofMinutes(1), Dimension.RECIPIENT);
-  protected static final Rule PER_DAY = Rule.of("recipient-per-day", 50, Duration.ofHours(24), Dimension.RECIPIENT);
-  protected static final Rule SAME_CONTENT_59S =
-      Rule.of("same-content-per-59s", 2, Duration.ofSeconds(59), Dimension.RECIPIENT, Dimension.CONTENT);
-  protected static final Rule SAME_CONTENT_59M =
-      Rule.of("same-content-per-59m", 5, Duration.ofMinutes(59), Dimension.RECIPIENT, Dimension.CONTENT);
-  protected static final Policy SEED = new Policy("default", 1, List.of(PER_MINUTE, PER_DAY, SAME_CONTENT_59S, SAME_CONTENT_59M));
+  protected static final Rule PER_MINUTE = SeedRules.PER_MINUTE;
+  protected static final Rule PER_DAY = SeedRules.PER_DAY;
+  protected static final Rule SAME_CONTENT_59S = SeedRules.SAME_CONTENT_59S;
+  protected static final Rule SAME_CONTENT_59M = SeedRules.SAME_CONTENT_59M;
+  protected static final Policy SEED = SeedRules.POLICY;
 
   protected ManualClock clock;
   protected Store store;

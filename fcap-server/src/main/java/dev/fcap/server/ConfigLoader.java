@@ -10,6 +10,8 @@ import dev.fcap.server.auth.ApiKey;
 import dev.fcap.server.auth.Role;
 import dev.fcap.server.failure.FailureAction;
 import dev.fcap.server.failure.FailurePolicy;
+import dev.fcap.server.guard.InputLimits;
+import dev.fcap.server.guard.Safeguards;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -93,6 +95,14 @@ public final class ConfigLoader {
   /** Every setting key with its default, for docs and {@code fcap serve --help}. */
   public static Map<String, String> settings() {
     return Map.copyOf(SETTINGS);
+  }
+
+  /**
+   * The defaults: loopback:8080, embedded store, data/rules.yaml seeded from examples/rules.yaml. Here,
+   * not on {@link ServerConfig}: the record is plain data and knows no loader.
+   */
+  public static ServerConfig defaults() {
+    return load(null, Map.of(), Map.of());
   }
 
   /**

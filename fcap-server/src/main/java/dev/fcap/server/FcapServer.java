@@ -7,17 +7,17 @@ import com.linecorp.armeria.server.ServerBuilder;
 import com.linecorp.armeria.common.grpc.GrpcSerializationFormats;
 import com.linecorp.armeria.server.grpc.GrpcService;
 import dev.fcap.engine.Engine;
-import dev.fcap.server.admin.FileRulesSource;
 import dev.fcap.server.admin.RulesAdmin;
 import dev.fcap.server.admin.RulesSource;
 import dev.fcap.server.audit.AuditLog;
 import dev.fcap.server.audit.AuditSink;
-import dev.fcap.server.audit.FileAuditSink;
 import dev.fcap.server.audit.RecentDenials;
 import dev.fcap.server.auth.Authenticator;
+import dev.fcap.server.decision.DecisionService;
 import dev.fcap.server.failure.FailoverStore;
 import dev.fcap.server.failure.Scheduler;
 import dev.fcap.server.grpc.GrpcApi;
+import dev.fcap.server.guard.ThrottledLog;
 import dev.fcap.server.http.ConsoleRoutes;
 import dev.fcap.server.http.HttpApi;
 import dev.fcap.server.http.JsonErrorHandler;
@@ -34,10 +34,7 @@ import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Optional;
-import java.util.ServiceLoader;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -73,12 +70,12 @@ public final class FcapServer implements AutoCloseable {
   private FcapServer(ServerConfig config, Store storeOverride, Clock clock) throws IOException {
     this.config = config;
     // open what the config names first: a mistake there fails before any thread is started
-    Store raw = storeOverride != null ? storeOverride : openStore(config, clock);
+    Store raw = storeOverride != null ? storeOverride : Backends.store(config, clock);
     RulesSource source;
     AuditSink sink;
     try {
-      source = rulesSource(config, clock);
-      sink = auditSink(config);
+      source = Backends.rulesSource(config, clock);
+      sink = Backends.auditSink(config);
     } catch (RuntimeException | IOException e) {
       raw.close(); // a durable store holds its state directory's lock
       throw e;
@@ -196,29 +193,6 @@ public final class FcapServer implements AutoCloseable {
     return "127.0.0.1";
   }
 
-  private static Store openStore(ServerConfig config, Clock clock) {
-    String uri = config.storeUri();
-    if (uri.equals("memory")) {
-      MemoryStore.Builder b = MemoryStore.builder().clock(clock);
-      if (config.storeMaxBytes() > 0) {
-        b.maxBytes(config.storeMaxBytes());
-      }
-      if (config.storeDurability() != null) {
-        b.durable(config.storeDurability());
-      }
-      return b.build();
-    }
-    for (StoreProvider p : ServiceLoader.load(StoreProvider.class)) {
-      Optional<Store> s = p.open(uri, clock, config);
-      if (s.isPresent()) {
-        return s.get();
-      }
-    }
-    throw new ConfigLoader.ConfigException("store.uri: no store handles '" + Redaction.uri(uri) + "'; this build has: memory"
-        + ServiceLoader.load(StoreProvider.class).stream().map(p -> ", " + p.type().getSimpleName())
-            .collect(Collectors.joining()));
-  }
-
   private void registerStoreGauges(Store s) {
     if (s instanceof MemoryStore m) {
       metrics.gauge("fcap_store_partitions", "partitions (recipients and shared keys) held by the memory store", m,
@@ -227,41 +201,6 @@ public final class FcapServer implements AutoCloseable {
       metrics.functionCounter("fcap_store_rejected", "requests refused because the memory store was full", m,
           MemoryStore::rejected);
     }
-  }
-
-  private static AuditSink auditSink(ServerConfig config) throws IOException {
-    String sink = config.auditSink();
-    if (sink.equals("none")) {
-      return AuditSink.none();
-    }
-    if (sink.startsWith("file:")) {
-      return new FileAuditSink(Path.of(sink.substring("file:".length())), config.auditMaxFileBytes(),
-          config.auditMaxFiles());
-    }
-    for (StoreProvider p : ServiceLoader.load(StoreProvider.class)) {
-      Optional<AuditSink> s = p.auditSink(sink, config);
-      if (s.isPresent()) {
-        return s.get();
-      }
-    }
-    throw new ConfigLoader.ConfigException("audit.sink: nothing handles '" + Redaction.uri(sink)
-        + "'; use none or file:PATH");
-  }
-
-  private static RulesSource rulesSource(ServerConfig config, Clock clock) throws IOException {
-    String s = config.rulesSource();
-    if (s.matches("[a-z][a-z0-9+.-]*://.*")) {
-      for (StoreProvider p : ServiceLoader.load(StoreProvider.class)) {
-        Optional<RulesSource> r = p.rulesSource(s, config);
-        if (r.isPresent()) {
-          return r.get();
-        }
-      }
-      throw new ConfigLoader.ConfigException("rules.source: nothing handles '" + Redaction.uri(s) + "' in this build "
-          + "(a Redis rules source comes with fcap-redis); use a YAML file path");
-    }
-    return new FileRulesSource(Path.of(s.startsWith("file:") ? s.substring(5) : s), config.rulesSeed(), clock,
-        config.safeguards().rulesSettle());
   }
 
   /** The port actually bound (useful with {@code listen: 127.0.0.1:0}). */

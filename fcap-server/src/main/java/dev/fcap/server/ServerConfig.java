@@ -2,6 +2,7 @@ package dev.fcap.server;
 
 import dev.fcap.server.auth.ApiKey;
 import dev.fcap.server.failure.FailurePolicy;
+import dev.fcap.server.guard.Safeguards;
 import java.time.Duration;
 import java.util.List;
 
@@ -45,11 +46,6 @@ public record ServerConfig(
 
   public ServerConfig {
     apiKeys = List.copyOf(apiKeys);
-  }
-
-  /** The defaults: loopback:8080, embedded store, data/rules.yaml seeded from examples/rules.yaml. */
-  public static ServerConfig defaults() {
-    return ConfigLoader.load(null, java.util.Map.of(), java.util.Map.of());
   }
 
   public ServerConfig withListen(String host, int port) {

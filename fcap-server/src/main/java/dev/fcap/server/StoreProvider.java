@@ -15,6 +15,10 @@ import java.util.Optional;
  * change notification; audit to a Redis Stream) plugs in by being on the class path with a
  * {@code META-INF/services/dev.fcap.server.StoreProvider} entry: the server does not depend on it.
  * Built in: the {@code memory} store, file rules and file audit.
+ *
+ * <p>One provider per backend, not one per role, on purpose: a backend that holds the counters (Redis) is
+ * where a shared rules source and an audit stream live too, with the same URIs, and one service entry
+ * plugs in all three.
  */
 public interface StoreProvider {
 

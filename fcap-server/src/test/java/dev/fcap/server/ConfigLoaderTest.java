@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fcap.server.auth.Role;
 import dev.fcap.server.failure.FailureAction;
+import dev.fcap.server.guard.InputLimits;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,7 +19,7 @@ class ConfigLoaderTest {
 
   @Test
   void defaults() {
-    ServerConfig c = ServerConfig.defaults();
+    ServerConfig c = ConfigLoader.defaults();
     assertThat(c.listenHost()).isEqualTo("127.0.0.1");
     assertThat(c.listenPort()).isEqualTo(8080);
     assertThat(c.storeUri()).isEqualTo("memory");
@@ -92,7 +93,7 @@ class ConfigLoaderTest {
     assertThat(c.safeguards().allowedHosts()).containsExactly("fcap.internal", "fcap.example");
     assertThat(c.safeguards().limits().maxAttributes()).isEqualTo(10);
     assertThat(c.safeguards().rulesSettle()).hasSeconds(2);
-    assertThat(ServerConfig.defaults().safeguards().limits()).isEqualTo(InputLimits.defaults());
+    assertThat(ConfigLoader.defaults().safeguards().limits()).isEqualTo(InputLimits.defaults());
     assertThatThrownBy(() -> ConfigLoader.load(null, Map.of(), Map.of("limits.maxValueLength", "5000")))
         .hasMessageContaining("limits.maxValueLength").hasMessageContaining("1024");
   }

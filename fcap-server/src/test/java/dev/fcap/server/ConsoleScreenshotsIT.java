@@ -29,30 +29,8 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  */
 @EnabledIfSystemProperty(named = "console.screenshots", matches = ".+")
 class ConsoleScreenshotsIT {
-  private static final String RULES = """
-      policies:
-        - tenant: default
-          rules:
-            - id: recipient-per-minute
-              description: at most 15 messages to one recipient in any 1 minute
-              limit: 15
-              window: 1m
-              key: [recipient]
-            - id: recipient-per-day
-              description: at most 50 messages to one recipient in any 24 hours
-              limit: 50
-              window: 24h
-              key: [recipient]
-            - id: same-content-per-59s
-              description: at most 2 identical messages in any 59 seconds
-              limit: 2
-              window: 59s
-              key: [recipient, content]
-            - id: same-content-per-59m
-              limit: 5
-              window: 59m
-              key: [recipient, content]
-      """;
+  /** The seed policy, as the server ships it. */
+  private static final Path SEED = Path.of("../examples/rules.yaml");
   private static final String MARKETING = """
       {"id": "marketing-sms-per-day", "description": "trial: 3 marketing SMS a calendar day",
        "limit": 3, "window": "1d", "key": ["recipient"], "algorithm": "fixed-window", "zone": "Asia/Shanghai",
@@ -67,7 +45,7 @@ class ConsoleScreenshotsIT {
   static void start() throws IOException {
     out = Path.of(System.getProperty("console.screenshots", "target/console-screenshots"));
     Files.createDirectories(out);
-    server = TestServer.start(RULES, Map.of("audit.sampleAdmissions", "0"));
+    server = TestServer.start(Files.readString(SEED), Map.of("audit.sampleAdmissions", "0"));
     // a little history: an added rule, then an edit
     assertThat(server.post("/v1/rules", MARKETING).status()).isEqualTo(201);
     assertThat(server.put("/v1/rules/recipient-per-day", "{\"limit\": 40, \"window\": \"24h\", \"key\": [\"recipient\"],"

@@ -2,10 +2,9 @@ package dev.fcap.bench.redis;
 
 import dev.fcap.engine.Engine;
 import dev.fcap.model.Decision;
-import dev.fcap.model.Dimension;
 import dev.fcap.model.Message;
 import dev.fcap.model.Policy;
-import dev.fcap.model.Rule;
+import dev.fcap.store.SeedRules;
 import dev.fcap.store.redis.RedisStore;
 import dev.fcap.store.redis.testing.RedisDeployment;
 import dev.fcap.store.redis.testing.RedisServer;
@@ -15,7 +14,6 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.codec.StringCodec;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -52,12 +50,8 @@ import java.util.function.IntFunction;
  * baseline: 4 calls per decision issued without waiting).
  */
 public final class RedisStoreBench {
-  private static final Policy SEED = new Policy("default", 1, List.of(
-      Rule.of("recipient-per-minute", 15, Duration.ofMinutes(1), Dimension.RECIPIENT),
-      Rule.of("recipient-per-day", 50, Duration.ofHours(24), Dimension.RECIPIENT),
-      Rule.of("same-content-per-59s", 2, Duration.ofSeconds(59), Dimension.RECIPIENT, Dimension.CONTENT),
-      Rule.of("same-content-per-59m", 5, Duration.ofMinutes(59), Dimension.RECIPIENT, Dimension.CONTENT)));
-  private static final Policy RECIPIENT_RULES = new Policy("default", 1, SEED.rules().subList(0, 2));
+  private static final Policy SEED = SeedRules.POLICY;
+  private static final Policy RECIPIENT_RULES = SeedRules.RECIPIENT_RULES;
 
   /** The seed policy (examples/rules.yaml) the benchmarks decide. */
   static Policy seed() {

@@ -1,10 +1,9 @@
 package dev.fcap.bench.redis;
 
 import dev.fcap.engine.Engine;
-import dev.fcap.model.Dimension;
 import dev.fcap.model.Message;
 import dev.fcap.model.Policy;
-import dev.fcap.model.Rule;
+import dev.fcap.store.SeedRules;
 import dev.fcap.store.Store;
 import dev.fcap.store.redis.RedisStore;
 import dev.fcap.store.redis.testing.RedisDeployment;
@@ -31,9 +30,7 @@ import java.util.concurrent.TimeUnit;
  * </pre>
  */
 public final class ReplicaAcksBench {
-  private static final Policy SEED = new Policy("default", 1, List.of(
-      Rule.of("recipient-per-minute", 15, Duration.ofMinutes(1), Dimension.RECIPIENT),
-      Rule.of("recipient-per-day", 50, Duration.ofHours(24), Dimension.RECIPIENT)));
+  private static final Policy SEED = SeedRules.RECIPIENT_RULES;
 
   private ReplicaAcksBench() {}
 

@@ -13,6 +13,7 @@ import dev.fcap.model.Mode;
 import dev.fcap.model.Policy;
 import dev.fcap.model.Rule;
 import dev.fcap.store.ManualClock;
+import dev.fcap.store.SeedRules;
 import dev.fcap.store.Store;
 import dev.fcap.store.memory.MemoryStore;
 import java.time.Duration;
@@ -32,10 +33,7 @@ import java.util.function.Function;
 final class DifferentialTraffic {
   /** The seed policy plus a rule of every other algorithm, a shadow rule and a shared (per-sender) rule. */
   static final Policy POLICY = new Policy("default", 1, List.of(
-      Rule.of("recipient-per-minute", 15, Duration.ofMinutes(1), Dimension.RECIPIENT),
-      Rule.of("recipient-per-day", 50, Duration.ofHours(24), Dimension.RECIPIENT),
-      Rule.of("same-content-per-59s", 2, Duration.ofSeconds(59), Dimension.RECIPIENT, Dimension.CONTENT),
-      Rule.of("same-content-per-59m", 5, Duration.ofMinutes(59), Dimension.RECIPIENT, Dimension.CONTENT),
+      SeedRules.PER_MINUTE, SeedRules.PER_DAY, SeedRules.SAME_CONTENT_59S, SeedRules.SAME_CONTENT_59M,
       Rule.of("promo-counter-10m", 8, Duration.ofMinutes(10), Dimension.RECIPIENT)
           .withAlgorithm(Algorithm.SLIDING_COUNTER).withMatch(only(Dimension.CATEGORY, "promo")),
       new Rule("promo-fixed-day-shanghai", null, 12, Duration.ofDays(1), List.of(Dimension.RECIPIENT),

@@ -11,6 +11,7 @@ import dev.fcap.model.Policy;
 import dev.fcap.model.Rule;
 import dev.fcap.store.ManualClock;
 import dev.fcap.store.PartitionRequest;
+import dev.fcap.store.SeedRules;
 import dev.fcap.store.StoreException;
 import dev.fcap.store.StoreException.Reason;
 import dev.fcap.store.redis.testing.RedisExtension;
@@ -28,11 +29,7 @@ class RedisStoreBehaviourIT {
   @RegisterExtension
   static final RedisExtension REDIS = RedisExtension.standalone();
 
-  private static final Policy SEED = new Policy("default", 1, List.of(
-      Rule.of("recipient-per-minute", 15, Duration.ofMinutes(1), Dimension.RECIPIENT),
-      Rule.of("recipient-per-day", 50, Duration.ofHours(24), Dimension.RECIPIENT),
-      Rule.of("same-content-per-59s", 2, Duration.ofSeconds(59), Dimension.RECIPIENT, Dimension.CONTENT),
-      Rule.of("same-content-per-59m", 5, Duration.ofMinutes(59), Dimension.RECIPIENT, Dimension.CONTENT)));
+  private static final Policy SEED = SeedRules.POLICY;
 
   private RedisServer server;
 

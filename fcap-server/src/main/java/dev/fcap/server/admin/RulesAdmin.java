@@ -6,7 +6,7 @@ import dev.fcap.model.Rule;
 import dev.fcap.policy.PolicyError;
 import dev.fcap.policy.PolicyException;
 import dev.fcap.policy.PolicyParser;
-import dev.fcap.server.ApiException;
+import dev.fcap.server.guard.ApiException;
 import dev.fcap.server.audit.AuditLog;
 import dev.fcap.engine.Engine;
 import dev.fcap.server.metrics.ServerMetrics;

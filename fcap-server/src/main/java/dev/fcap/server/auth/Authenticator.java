@@ -1,6 +1,6 @@
 package dev.fcap.server.auth;
 
-import dev.fcap.server.ApiException;
+import dev.fcap.server.guard.ApiException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;

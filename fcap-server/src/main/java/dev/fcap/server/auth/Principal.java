@@ -1,6 +1,6 @@
 package dev.fcap.server.auth;
 
-import dev.fcap.server.ApiException;
+import dev.fcap.server.guard.ApiException;
 
 /**
  * Who is calling: an API key, or {@link #LOOPBACK} when the server runs without keys (it then

@@ -1,7 +1,7 @@
 package dev.fcap.server.grpc;
 
-import dev.fcap.server.ApiException;
-import dev.fcap.server.InputLimits;
+import dev.fcap.server.guard.ApiException;
+import dev.fcap.server.guard.InputLimits;
 import dev.fcap.server.grpc.v1.BatchRequest;
 import dev.fcap.server.grpc.v1.DecideRequest;
 import dev.fcap.server.grpc.v1.Message;

@@ -20,7 +20,7 @@ import dev.fcap.engine.Inspection;
 import dev.fcap.model.Decision;
 import dev.fcap.model.RuleOutcome;
 import dev.fcap.policy.PolicyError;
-import dev.fcap.server.ApiException;
+import dev.fcap.server.guard.ApiException;
 import dev.fcap.server.audit.RecentDenials;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

@@ -9,7 +9,7 @@ import com.linecorp.armeria.server.RequestTimeoutException;
 import com.linecorp.armeria.server.ServerErrorHandler;
 import com.linecorp.armeria.server.ServiceConfig;
 import com.linecorp.armeria.server.ServiceRequestContext;
-import dev.fcap.server.ApiException;
+import dev.fcap.server.guard.ApiException;
 import java.nio.charset.StandardCharsets;
 
 /** Renders what Armeria refuses before a handler runs (no route, wrong method, body too large) as JSON errors. */

@@ -2,8 +2,8 @@ package dev.fcap.server.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.fcap.model.Message;
-import dev.fcap.server.ApiException;
-import dev.fcap.server.Messages;
+import dev.fcap.server.guard.ApiException;
+import dev.fcap.server.guard.Messages;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package dev.fcap.server;
+package dev.fcap.server.guard;
 
 import java.time.Duration;
 import java.util.List;

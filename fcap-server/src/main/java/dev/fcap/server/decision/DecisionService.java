@@ -1,4 +1,4 @@
-package dev.fcap.server;
+package dev.fcap.server.decision;
 
 import dev.fcap.engine.Engine;
 import dev.fcap.engine.Inspection;
@@ -12,6 +12,7 @@ import dev.fcap.server.auth.Role;
 import dev.fcap.server.failure.FailoverStore;
 import dev.fcap.server.failure.FailureAction;
 import dev.fcap.server.failure.FailurePolicy;
+import dev.fcap.server.guard.ApiException;
 import dev.fcap.server.metrics.ServerMetrics;
 import dev.fcap.store.Clock;
 import dev.fcap.store.StoreException;

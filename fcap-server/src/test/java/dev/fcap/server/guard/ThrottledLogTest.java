@@ -1,4 +1,4 @@
-package dev.fcap.server;
+package dev.fcap.server.guard;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package dev.fcap.server;
+package dev.fcap.server.guard;
 
 import dev.fcap.store.Clock;
 import java.util.concurrent.atomic.AtomicLong;

@@ -1,4 +1,4 @@
-package dev.fcap.server;
+package dev.fcap.server.guard;
 
 /**
  * The shape a request may have, inside {@code limits.maxBodyBytes}: a body within the byte limit can

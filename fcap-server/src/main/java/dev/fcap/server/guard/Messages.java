@@ -1,4 +1,4 @@
-package dev.fcap.server;
+package dev.fcap.server.guard;
 
 import dev.fcap.model.InvalidMessageException;
 import dev.fcap.model.Message;
