@@ -4,6 +4,10 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.Delay;
+import java.util.concurrent.TimeUnit;
 import java.time.Duration;
 import dev.fcap.store.Redaction;
 import io.lettuce.core.RedisURI;
@@ -105,6 +109,31 @@ public final class RedisUris {
       nodes.add(b.build());
     }
     return nodes;
+  }
+
+  /**
+   * How long a lost connection waits at most between two reconnect attempts. Lettuce's default backs
+   * off to 30 s: a connection that kept failing through a Sentinel failover (its reconnects asked the
+   * sentinels, who still named the dead master) then found the promoted master only up to 30 s after
+   * the promotion. Capped at 1 s, a client follows a failover within about a second of it; the cost
+   * is one connection attempt per second per connection while Redis is down.
+   */
+  public static final Duration RECONNECT_CAP = Duration.ofSeconds(1);
+
+  /** Lettuce's threads and timers, shared by every fcap client in the JVM, with {@link #RECONNECT_CAP}. */
+  private static final class Shared {
+    static final ClientResources RESOURCES = DefaultClientResources.builder()
+        .reconnectDelay(Delay.equalJitter(Duration.ofMillis(10), RECONNECT_CAP, 2, TimeUnit.MILLISECONDS))
+        .build();
+  }
+
+  /**
+   * The client resources of every fcap connection (pass them to {@code RedisClient.create}): one set
+   * of event loops for the store, the rules source and the audit stream, and the capped reconnect
+   * delay. Their threads are daemons; a client's {@code shutdown()} leaves them to the others.
+   */
+  public static ClientResources resources() {
+    return Shared.RESOURCES;
   }
 
   /**

@@ -133,7 +133,7 @@ final class RedisEndpoint {
     }
     target.nodes().forEach(n -> n.setTimeout(connectTimeout));
     if (target.cluster()) {
-      RedisClusterClient client = RedisClusterClient.create(target.nodes());
+      RedisClusterClient client = RedisClusterClient.create(RedisUris.resources(), target.nodes());
       client.setOptions(RedisUris.clusterOptions(commandTimeout, connectTimeout).build());
       try {
         StatefulRedisClusterConnection<String, String> c = client.connect(StringCodec.UTF8);
@@ -143,7 +143,7 @@ final class RedisEndpoint {
         throw e;
       }
     }
-    RedisClient client = RedisClient.create();
+    RedisClient client = RedisClient.create(RedisUris.resources());
     client.setOptions(RedisUris.clientOptions(commandTimeout, connectTimeout));
     try {
       StatefulRedisConnection<String, String> c = client.connect(StringCodec.UTF8, target.nodes().get(0));
