@@ -1,5 +1,6 @@
 package dev.fcap.store.redis;
 
+import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
@@ -120,20 +121,33 @@ public final class RedisUris {
    */
   public static final Duration RECONNECT_CAP = Duration.ofSeconds(1);
 
-  /** Lettuce's threads and timers, shared by every fcap client in the JVM, with {@link #RECONNECT_CAP}. */
-  private static final class Shared {
-    static final ClientResources RESOURCES = DefaultClientResources.builder()
-        .reconnectDelay(Delay.equalJitter(Duration.ofMillis(10), RECONNECT_CAP, 2, TimeUnit.MILLISECONDS))
-        .build();
+  /** Exponential from 10 ms, with jitter, never more than {@link #RECONNECT_CAP}. */
+  static Delay reconnectDelay() {
+    return Delay.equalJitter(Duration.ofMillis(10), RECONNECT_CAP, 2, TimeUnit.MILLISECONDS);
   }
 
   /**
-   * The client resources of every fcap connection (pass them to {@code RedisClient.create}): one set
-   * of event loops for the store, the rules source and the audit stream, and the capped reconnect
-   * delay. Their threads are daemons; a client's {@code shutdown()} leaves them to the others.
+   * New client resources for one fcap client (pass them to {@code RedisClient.create}): Lettuce's
+   * defaults but the capped reconnect delay. A client leaves resources it was given running: close it
+   * with {@link #shutdown}.
    */
   public static ClientResources resources() {
-    return Shared.RESOURCES;
+    return DefaultClientResources.builder().reconnectDelay(RedisUris::reconnectDelay).build();
+  }
+
+  /** Shuts {@code client} down, then the resources {@link #resources()} gave it. */
+  public static void shutdown(AbstractRedisClient client, Duration quietPeriod, Duration timeout) {
+    try {
+      client.shutdown(quietPeriod, timeout);
+    } finally {
+      client.getResources().shutdown(quietPeriod.toMillis(), timeout.toMillis(), TimeUnit.MILLISECONDS)
+          .awaitUninterruptibly();
+    }
+  }
+
+  /** {@link #shutdown(AbstractRedisClient, Duration, Duration)} as Lettuce's own {@code shutdown()}: 2 s at most. */
+  public static void shutdown(AbstractRedisClient client) {
+    shutdown(client, Duration.ZERO, Duration.ofSeconds(2));
   }
 
   /**

@@ -51,7 +51,7 @@ class RedisUrisTest {
   /** A connection that failed for a long time still retries every second, so it follows a failover. */
   @Test
   void reconnectAttemptsAreAtMostASecondApartHoweverLongTheOutage() {
-    io.lettuce.core.resource.Delay delay = RedisUris.resources().reconnectDelay();
+    io.lettuce.core.resource.Delay delay = RedisUris.reconnectDelay();
     for (long attempt = 1; attempt <= 64; attempt++) {
       assertThat(delay.createDelay(attempt)).as("attempt %d", attempt)
           .isLessThanOrEqualTo(RedisUris.RECONNECT_CAP).isPositive();

@@ -139,7 +139,7 @@ final class RedisEndpoint {
         StatefulRedisClusterConnection<String, String> c = client.connect(StringCodec.UTF8);
         return new Link(client, c, c.sync(), c.async());
       } catch (RuntimeException e) {
-        client.shutdown();
+        RedisUris.shutdown(client);
         throw e;
       }
     }
@@ -149,7 +149,7 @@ final class RedisEndpoint {
       StatefulRedisConnection<String, String> c = client.connect(StringCodec.UTF8, target.nodes().get(0));
       return new Link(client, c, c.sync(), c.async());
     } catch (RuntimeException e) {
-      client.shutdown();
+      RedisUris.shutdown(client);
       throw e;
     }
   }
@@ -161,7 +161,7 @@ final class RedisEndpoint {
     @Override
     public void close() {
       connection.close();
-      client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+      RedisUris.shutdown(client, Duration.ZERO, Duration.ofSeconds(2));
     }
   }
 }
