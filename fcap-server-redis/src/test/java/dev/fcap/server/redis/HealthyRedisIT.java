@@ -78,6 +78,40 @@ class HealthyRedisIT {
     }
   }
 
+  /**
+   * A batch slower than {@code http.requestTimeout} (Redis paused 1.5 s by {@code CLIENT PAUSE}, the
+   * request timeout 1 s, the store deadline 2 s per call) answers its items: a 408 there would tell
+   * the client nothing was decided while the items were counted. Whatever each item's answer, Redis
+   * counts exactly the admissions the client was told about.
+   */
+  @Test
+  void aBatchSlowerThanTheRequestTimeoutAnswersItsItems() throws Exception {
+    Map<String, String> settings = Map.of("http.requestTimeout", "1s", "store.timeout", "2s", "store.callSize", "1");
+    try (Node node = Node.onRedis(REDIS.uri(), "slow:rules", "slow:audit", settings)) {
+      String recipient = "slow-" + System.nanoTime();
+      String batch = "{\"requests\": [{\"recipient\": \"" + recipient + "\", \"content\": \"a\"}, "
+          + "{\"recipient\": \"" + recipient + "\", \"content\": \"b\"}]}";
+      REDIS.deployment().servers().get(0).call("CLIENT", "PAUSE", "1500", "ALL");
+      Node.Reply r = node.send("POST", "/v1/decisions/batch", batch, Map.of());
+      assertThat(r.status()).as("%s", r.body()).isEqualTo(200);
+      int admitted = 0;
+      for (JsonNode d : r.body().get("results")) {
+        if (d.has("error")) {
+          assertThat(d.get("error").get("code").asText()).isEqualTo("store_busy");
+        } else {
+          assertThat(d.get("degraded").asBoolean()).isFalse();
+          admitted += d.get("allowed").asBoolean() ? 1 : 0;
+        }
+      }
+      int told = admitted;
+      long[] used = new long[1];
+      OutageEpisodesIT.await("Redis to count what the client was told", () -> {
+        used[0] = node.get("/v1/recipients/" + recipient).body().get("counters").get(0).get("used").asLong();
+        return used[0] == told;
+      });
+    }
+  }
+
   /** 625 recipients asked 16 times each with distinct contents: only recipient-per-minute can refuse. */
   private static String batch(String name) {
     StringBuilder b = new StringBuilder("{\"requests\": [");
