@@ -45,7 +45,7 @@ abstract class LettuceBackend<C extends RedisScriptingAsyncCommands<byte[], byte
     try {
       return open.get();
     } catch (RuntimeException e) {
-      client.shutdown();
+      RedisUris.shutdown(client);
       throw e;
     }
   }
@@ -105,6 +105,6 @@ abstract class LettuceBackend<C extends RedisScriptingAsyncCommands<byte[], byte
   public void close() {
     batch.close();
     connection.close();
-    client.shutdown();
+    RedisUris.shutdown(client);
   }
 }

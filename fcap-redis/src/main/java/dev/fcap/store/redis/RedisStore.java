@@ -406,14 +406,14 @@ public final class RedisStore implements Store {
 
     private Backend standalone(RedisURI node) {
       node.setTimeout(handshakeTimeout());
-      RedisClient client = RedisClient.create();
+      RedisClient client = RedisClient.create(RedisUris.resources());
       client.setOptions(RedisUris.clientOptions(commandTimeout, connectTimeout));
       return new StandaloneBackend(client, node);
     }
 
     private Backend cluster(List<RedisURI> nodes) {
       nodes.forEach(n -> n.setTimeout(handshakeTimeout()));
-      RedisClusterClient client = RedisClusterClient.create(nodes);
+      RedisClusterClient client = RedisClusterClient.create(RedisUris.resources(), nodes);
       client.setOptions(RedisUris.clusterOptions(commandTimeout, connectTimeout)
           .maxRedirects(maxRedirects)
           .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()

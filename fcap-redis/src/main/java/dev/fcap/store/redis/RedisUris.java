@@ -1,9 +1,14 @@
 package dev.fcap.store.redis;
 
+import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.Delay;
+import java.util.concurrent.TimeUnit;
 import java.time.Duration;
 import dev.fcap.store.Redaction;
 import io.lettuce.core.RedisURI;
@@ -105,6 +110,44 @@ public final class RedisUris {
       nodes.add(b.build());
     }
     return nodes;
+  }
+
+  /**
+   * How long a lost connection waits at most between two reconnect attempts. Lettuce's default backs
+   * off to 30 s: a connection that kept failing through a Sentinel failover (its reconnects asked the
+   * sentinels, who still named the dead master) then found the promoted master only up to 30 s after
+   * the promotion. Capped at 1 s, a client follows a failover within about a second of it; the cost
+   * is one connection attempt per second per connection while Redis is down.
+   */
+  public static final Duration RECONNECT_CAP = Duration.ofSeconds(1);
+
+  /** Exponential from 10 ms, with jitter, never more than {@link #RECONNECT_CAP}. */
+  static Delay reconnectDelay() {
+    return Delay.equalJitter(Duration.ofMillis(10), RECONNECT_CAP, 2, TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * New client resources for one fcap client (pass them to {@code RedisClient.create}): Lettuce's
+   * defaults but the capped reconnect delay. A client leaves resources it was given running: close it
+   * with {@link #shutdown}.
+   */
+  public static ClientResources resources() {
+    return DefaultClientResources.builder().reconnectDelay(RedisUris::reconnectDelay).build();
+  }
+
+  /** Shuts {@code client} down, then the resources {@link #resources()} gave it. */
+  public static void shutdown(AbstractRedisClient client, Duration quietPeriod, Duration timeout) {
+    try {
+      client.shutdown(quietPeriod, timeout);
+    } finally {
+      client.getResources().shutdown(quietPeriod.toMillis(), timeout.toMillis(), TimeUnit.MILLISECONDS)
+          .awaitUninterruptibly();
+    }
+  }
+
+  /** {@link #shutdown(AbstractRedisClient, Duration, Duration)} as Lettuce's own {@code shutdown()}: 2 s at most. */
+  public static void shutdown(AbstractRedisClient client) {
+    shutdown(client, Duration.ZERO, Duration.ofSeconds(2));
   }
 
   /**

@@ -47,4 +47,16 @@ class RedisUrisTest {
     assertThatThrownBy(() -> RedisUris.parse("redis-cluster://h:x")).hasMessageContaining("bad port");
     assertThatThrownBy(() -> RedisUris.parse("redis-cluster://h:1,,h:2")).hasMessageContaining("empty host");
   }
+
+  /** A connection that failed for a long time still retries every second, so it follows a failover. */
+  @Test
+  void reconnectAttemptsAreAtMostASecondApartHoweverLongTheOutage() {
+    io.lettuce.core.resource.Delay delay = RedisUris.reconnectDelay();
+    for (long attempt = 1; attempt <= 64; attempt++) {
+      assertThat(delay.createDelay(attempt)).as("attempt %d", attempt)
+          .isLessThanOrEqualTo(RedisUris.RECONNECT_CAP).isPositive();
+    }
+    assertThat(io.lettuce.core.resource.Delay.exponential().createDelay(20))
+        .as("what Lettuce's default would wait after 20 failed attempts").isGreaterThan(java.time.Duration.ofSeconds(10));
+  }
 }

@@ -22,9 +22,11 @@ import org.junit.jupiter.api.Test;
 /**
  * What a Sentinel failover loses: the master is killed (SIGKILL) under load, the replica promoted,
  * and every recipient's count on the new master is compared with the admissions the callers were
- * told about: asynchronous replication may lose the last ones (a measurement, run on demand). With
- * {@code replicaAcks(1)} (WAIT) an admission is answered only once the replica has it, and a master
- * without a replica admits nothing (checked in the suite). docs/redis.md quotes the figures.
+ * told about: asynchronous replication may lose the last ones (a measurement, run on demand, with and
+ * without {@code replicaAcks}). With {@code replicaAcks(1)} (WAIT) an admission is answered only once
+ * the replica has it, and a master without a replica admits nothing (checked in the suite): after the
+ * failover the promoted master is alone until the old one comes back as its replica, and admits nothing
+ * until then. docs/redis.md quotes the figures.
  */
 class SentinelLostAdmissionsIT {
   private static final Policy POLICY = new Policy("default", 1,
@@ -32,15 +34,39 @@ class SentinelLostAdmissionsIT {
   private static final int RECIPIENTS = 50;
 
   /**
-   * A measurement, not a check (its figure goes to docs/redis.md), so not in the suite:
-   * {@code ./mvnw -B verify -pl fcap-redis -am -Dit.test=SentinelLostAdmissionsIT -Dfcap.measure=true}.
+   * A measurement, not a check (its figures go to docs/redis.md), so not in the suite: {@code runs}
+   * failovers without and {@code runs} with {@code replicaAcks(1)}, alternating, each on a fresh group:
+   * {@code ./mvnw -B verify -pl fcap-redis -am -Dit.test=SentinelLostAdmissionsIT -Dfcap.measure=true
+   * -Dfcap.measure.runs=5}.
    */
   @Test
   @org.junit.jupiter.api.condition.EnabledIfSystemProperty(named = "fcap.measure", matches = "true")
-  void asynchronousReplicationMayLoseTheLastAdmissions() throws Exception {
-    long lost = failover();
-    System.out.printf("Sentinel failover under load, replicaAcks 0: %d admissions lost%n", lost);
+  void lostAdmissionsPerFailoverWithAndWithoutReplicaAcks() throws Exception {
+    int runs = Integer.getInteger("fcap.measure.runs", 5);
+    List<Episode> episodes = new java.util.ArrayList<>();
+    for (int run = 1; run <= runs; run++) {
+      for (int acks : new int[] {0, 1}) {
+        Episode e = failover(acks);
+        System.out.printf("run %d, replicaAcks %d: %s%n", run, acks, e);
+        episodes.add(e);
+      }
+    }
+    for (int acks : new int[] {0, 1}) {
+      int a = acks;
+      List<Episode> mine = episodes.stream().filter(e -> e.replicaAcks() == a).toList();
+      System.out.printf("replicaAcks %d over %d failovers: lost %s (total %d of %d admitted); promoted master "
+              + "reached after %s ms%n", acks, mine.size(), mine.stream().map(Episode::lost).toList(),
+          mine.stream().mapToLong(Episode::lost).sum(), mine.stream().mapToLong(Episode::admitted).sum(),
+          mine.stream().map(Episode::reachedMs).toList());
+    }
   }
+
+  /**
+   * One failover: admissions the callers were told about, how many of them the promoted master does
+   * not count, and how long after the promotion the client first heard from the promoted master (an
+   * admission, or with replicaAcks a WAIT that no replica acknowledged).
+   */
+  record Episode(int replicaAcks, long admitted, long lost, long reachedMs, int unacknowledged) {}
 
   @Test
   void withReplicaAcksAnAdmissionNeedsAReplicaToHaveIt() throws Exception {
@@ -65,31 +91,43 @@ class SentinelLostAdmissionsIT {
     }
   }
 
-  private static long failover() throws Exception {
+  private static Episode failover(int acks) throws Exception {
     try (RedisDeployment d = RedisDeployment.start(RedisDeployment.Kind.SENTINEL)) {
       RedisServer master = d.servers().get(0);
       RedisServer replica = d.servers().get(1);
       RedisStore.Builder b = RedisStore.builder(d.uri()).commandTimeout(Duration.ofMillis(500));
+      if (acks > 0) {
+        b.replicaAcks(acks, Duration.ofMillis(100));
+      }
       Map<String, AtomicInteger> admitted = new ConcurrentHashMap<>();
       AtomicInteger ok = new AtomicInteger();
+      AtomicInteger unacknowledged = new AtomicInteger();
+      java.util.concurrent.atomic.AtomicLong promotedAt = new java.util.concurrent.atomic.AtomicLong();
+      java.util.concurrent.atomic.AtomicLong reachedAt = new java.util.concurrent.atomic.AtomicLong();
       List<String> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
       try (RedisStore store = b.build(); Engine engine = Engine.builder(store).policy(POLICY).build()) {
         Thread[] load = new Thread[4];
         AtomicInteger seq = new AtomicInteger();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
         java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
         for (int t = 0; t < load.length; t++) {
           load[t] = new Thread(() -> {
-            for (int i = 0; i < 1_000_000 && !stop.get() && System.nanoTime() < deadline; i++) {
+            for (int i = 0; i < 2_000_000 && !stop.get() && System.nanoTime() < deadline; i++) {
               String r = "lost-" + (seq.incrementAndGet() % RECIPIENTS);
               try {
                 if (engine.decide(Message.builder(r).build()).join().allowed()) {
                   admitted.computeIfAbsent(r, k -> new AtomicInteger()).incrementAndGet();
                   ok.incrementAndGet();
+                  reached(promotedAt, reachedAt);
                 }
               } catch (CompletionException e) {
                 // the failover: refused or timed out calls are not admissions
-                failures.add(String.valueOf(e.getCause().getMessage())); // the last few, for the failure message
+                String why = String.valueOf(e.getCause().getMessage());
+                if (why.contains("replicas acknowledged")) {
+                  unacknowledged.incrementAndGet();
+                  reached(promotedAt, reachedAt); // the promoted master answered: alone, it acknowledges nothing
+                }
+                failures.add(why); // the last few, for the failure message
                 if (failures.size() > 5) {
                   failures.remove(0);
                 }
@@ -98,13 +136,19 @@ class SentinelLostAdmissionsIT {
           });
           load[t].start();
         }
-        long start = System.nanoTime();
         RedisDeployment.awaitCondition(() -> ok.get() > 5000, "admissions before the failover");
-        System.out.printf("%.0f admissions/s before the failover (4 threads, one at a time each)%n",
-            ok.get() / ((System.nanoTime() - start) / 1e9));
         master.kill();
         RedisDeployment.awaitCondition(() -> "master".equals(replica.info("replication", "role")),
             "sentinel to promote the replica");
+        promotedAt.set(System.nanoTime());
+        RedisDeployment.awaitCondition(() -> reachedAt.get() != 0,
+            "the client to reach the promoted master; last failures " + failures);
+        // the old master comes back empty and is made the new master's replica (as the sentinel would,
+        // sooner): with replicaAcks, the promoted master acknowledges writes again only from then on
+        master.restart();
+        master.call("REPLICAOF", "127.0.0.1", Integer.toString(replica.port()));
+        RedisDeployment.awaitCondition(() -> "up".equals(master.info("replication", "master_link_status")),
+            "the old master to replicate the new one");
         int before = ok.get();
         RedisDeployment.awaitCondition(() -> ok.get() > before + 2000,
             "admissions after the failover; last failures " + failures);
@@ -117,8 +161,16 @@ class SentinelLostAdmissionsIT {
           long used = engine.inspect("default", e.getKey()).join().counters().get(0).used();
           lost += Math.max(0, e.getValue().get() - used);
         }
-        return lost;
+        return new Episode(acks, ok.get(), lost, (reachedAt.get() - promotedAt.get()) / 1_000_000,
+            unacknowledged.get());
       }
+    }
+  }
+
+  private static void reached(java.util.concurrent.atomic.AtomicLong promotedAt,
+      java.util.concurrent.atomic.AtomicLong reachedAt) {
+    if (promotedAt.get() != 0 && reachedAt.get() == 0) {
+      reachedAt.compareAndSet(0, System.nanoTime());
     }
   }
 }

@@ -133,23 +133,23 @@ final class RedisEndpoint {
     }
     target.nodes().forEach(n -> n.setTimeout(connectTimeout));
     if (target.cluster()) {
-      RedisClusterClient client = RedisClusterClient.create(target.nodes());
+      RedisClusterClient client = RedisClusterClient.create(RedisUris.resources(), target.nodes());
       client.setOptions(RedisUris.clusterOptions(commandTimeout, connectTimeout).build());
       try {
         StatefulRedisClusterConnection<String, String> c = client.connect(StringCodec.UTF8);
         return new Link(client, c, c.sync(), c.async());
       } catch (RuntimeException e) {
-        client.shutdown();
+        RedisUris.shutdown(client);
         throw e;
       }
     }
-    RedisClient client = RedisClient.create();
+    RedisClient client = RedisClient.create(RedisUris.resources());
     client.setOptions(RedisUris.clientOptions(commandTimeout, connectTimeout));
     try {
       StatefulRedisConnection<String, String> c = client.connect(StringCodec.UTF8, target.nodes().get(0));
       return new Link(client, c, c.sync(), c.async());
     } catch (RuntimeException e) {
-      client.shutdown();
+      RedisUris.shutdown(client);
       throw e;
     }
   }
@@ -161,7 +161,7 @@ final class RedisEndpoint {
     @Override
     public void close() {
       connection.close();
-      client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+      RedisUris.shutdown(client, Duration.ZERO, Duration.ofSeconds(2));
     }
   }
 }

@@ -83,6 +83,16 @@ public final class DecisionService {
   }
 
   /**
+   * The longest the store may take over a batch of {@code size}: its calls of {@code store.callSize}
+   * go one after another, each bounded by {@code store.timeout}. A transport that bounds a request's
+   * time must leave the batch this much, or it answers "timed out" for items already decided.
+   */
+  public java.time.Duration storeTimeFor(int size) {
+    long calls = Math.max(1, (size + (long) failure.callSize() - 1) / failure.callSize());
+    return failure.timeout().multipliedBy(calls);
+  }
+
+  /**
    * Decides a batch of {@code size} items read by {@code read} (which throws {@link ApiException} for
    * an invalid item); results in order, a bad or undecided item with its own error. If every valid item
    * failed with the same store error (busy, unavailable), the whole batch fails with it.

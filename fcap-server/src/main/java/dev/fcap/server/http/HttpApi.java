@@ -185,6 +185,10 @@ public final class HttpApi {
       throw ApiException.badRequest("missing_field", "requests must be an array of messages", "requests");
     }
     boolean dryRun = MessageReader.bool(body, "dryRun");
+    // the body has arrived: from now on the batch gets its store time on top of http.requestTimeout,
+    // so a batch slowed by load answers its items (decided, or busy), never a 408 after deciding them
+    ctx.setRequestTimeout(com.linecorp.armeria.common.util.TimeoutMode.SET_FROM_NOW,
+        decisions.storeTimeFor(items.size()).plusMillis(ctx.requestTimeoutMillis()));
     return decisions.decideBatch(who, items.size(), i -> MessageReader.read(items.get(i), Set.of()), dryRun)
         .thenApply(results -> Json.ok(g -> {
           g.writeStartObject();

@@ -206,6 +206,43 @@ class FailoverStoreTest {
     assertThat(engine.decide(to("hung")).join().degraded()).isTrue();
   }
 
+  /**
+   * The write-back replays each local admission with its message id: a retry of that id after the
+   * outage replays the first decision (admitted, not counted again), and a write-back that ran but
+   * whose answer was lost (a WAIT no replica acknowledged) is written again by the next probe without
+   * counting twice. Fails if {@link FailoverStore#recording} drops the id.
+   */
+  @Test
+  void theWriteBackKeepsEachMessageIdSoARetryIsNotCountedAgain() {
+    Message sent = Message.builder("k").messageId("outage-msg-1").build();
+    Message other = Message.builder("k").messageId("outage-msg-2").build();
+    goDown();
+    Decision local = engine.decide(sent).join();
+    assertThat(local.degraded()).isTrue();
+    assertThat(local.allowed()).isTrue();
+    assertThat(engine.decide(other).join().allowed()).isTrue();
+
+    // the store is back but loses the answers of writes: each recording runs, the write-back fails
+    gate.mode = GateStore.Mode.UNACKED;
+    scheduler.tick(100);
+    assertThat(failover.down()).as("a write-back that failed keeps the node degraded").isTrue();
+    assertThat(usedInShared("k")).isEqualTo(2);
+    gate.mode = GateStore.Mode.UP;
+    scheduler.tick(100); // the next probe writes the same two steps again
+    assertThat(failover.down()).isFalse();
+    assertThat(usedInShared("k")).as("written twice, counted once: the message ids are kept").isEqualTo(2);
+
+    // the caller never saw the degraded answer and retries the same message after the outage
+    Decision retry = engine.decide(sent).join();
+    assertThat(retry.degraded()).isFalse();
+    assertThat(retry.allowed()).isTrue();
+    assertThat(retry.replayed()).as("the store remembers the outage's decision").isTrue();
+    assertThat(usedInShared("k")).isEqualTo(2);
+    Decision third = engine.decide(Message.builder("k").messageId("outage-msg-3").build()).join();
+    assertThat(third.allowed()).as("one left of 3 per minute").isTrue();
+    assertThat(engine.decide(Message.builder("k").messageId("outage-msg-4").build()).join().allowed()).isFalse();
+  }
+
   @Test
   void theProbeEndsAStreakWhenTheStoreAnswersAgain() {
     gate.mode = GateStore.Mode.DOWN;

@@ -13,10 +13,12 @@ import java.util.function.Supplier;
 /**
  * A real store behind a gate the test controls: {@link Mode#UP} passes calls, {@link Mode#DOWN} fails
  * them as unreachable, {@link Mode#HOLD} keeps them (each already applied to the store, as Redis
- * would have run a script whose answer is late) until {@link #release()} delivers the answers.
+ * would have run a script whose answer is late) until {@link #release()} delivers the answers;
+ * {@link Mode#UNACKED} runs every write and reads but answers each write as failed (as a Redis whose
+ * {@code WAIT} saw no replica acknowledge: the write stays, the caller hears "unavailable").
  */
 final class GateStore implements Store {
-  enum Mode { UP, DOWN, HOLD }
+  enum Mode { UP, DOWN, HOLD, UNACKED }
 
   private final Store delegate;
   volatile Mode mode = Mode.UP;
@@ -28,8 +30,15 @@ final class GateStore implements Store {
   }
 
   private synchronized <T> CompletableFuture<T> gate(Supplier<CompletableFuture<T>> call) {
+    return gate(call, false);
+  }
+
+  private synchronized <T> CompletableFuture<T> gate(Supplier<CompletableFuture<T>> call, boolean writes) {
     return switch (mode) {
       case UP -> call.get();
+      case UNACKED -> writes ? call.get().thenCompose(v -> CompletableFuture.failedFuture(
+          new StoreException(StoreException.Reason.UNAVAILABLE, "written, but no replica acknowledged (test)")))
+          : call.get();
       case DOWN -> CompletableFuture.failedFuture(new StoreException(StoreException.Reason.UNAVAILABLE,
           "connection refused (test)"));
       case HOLD -> {
@@ -59,7 +68,7 @@ final class GateStore implements Store {
 
   @Override
   public CompletableFuture<PartitionResult> apply(PartitionRequest request) {
-    return gate(() -> delegate.apply(request));
+    return gate(() -> delegate.apply(request), true);
   }
 
   @Override
