@@ -10,11 +10,11 @@ import dev.fcap.store.StoreException;
 import dev.fcap.store.Store;
 import dev.fcap.store.memory.MemoryStore;
 import dev.fcap.store.redis.RedisStore;
-import java.io.BufferedReader;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
+import java.io.Reader;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -131,9 +131,7 @@ final class ReplayCommand implements Callable<Integer> {
         for (int i = 0; i < rows.length; i++) {
           summary.add(rows[i].message().tenant(), decided[i]);
           if (decisions != null) {
-            line.setLength(0);
-            line.append(decided[i].allowed()).append(',').append(String.join(";", decided[i].blockedBy())).append('\n');
-            decisionOut.append(line);
+            decisionOut.append(decisionLine(decided[i], line));
           }
         }
         if (progressEvery > 0 && summary.rows() >= nextProgress) {
@@ -144,6 +142,17 @@ final class ReplayCommand implements Callable<Integer> {
         }
       }
     }
+  }
+
+  /** {@code line} set to a row's line of the decisions file: "true," or "false,rule-a;rule-b". */
+  static StringBuilder decisionLine(Decision d, StringBuilder line) {
+    line.setLength(0);
+    line.append(d.allowed()).append(',');
+    List<String> blockedBy = d.blockedBy();
+    for (int i = 0; i < blockedBy.size(); i++) {
+      line.append(i == 0 ? "" : ";").append(blockedBy.get(i));
+    }
+    return line.append('\n');
   }
 
   private int fail(String message) {
@@ -163,11 +172,12 @@ final class ReplayCommand implements Callable<Integer> {
     return RedisStore.builder(storeUri).keyPrefix("replay-" + run + ":").build();
   }
 
-  private static BufferedReader open(String log) throws IOException {
+  /** The log as UTF-8 text; {@link SendLogCsv} buffers it. */
+  private static Reader open(String log) throws IOException {
     if (log.equals("-")) {
-      return new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8), 1 << 16);
+      return new InputStreamReader(System.in, StandardCharsets.UTF_8);
     }
-    return new BufferedReader(Files.newBufferedReader(Path.of(log), StandardCharsets.UTF_8), 1 << 16);
+    return new InputStreamReader(Files.newInputStream(Path.of(log)), StandardCharsets.UTF_8);
   }
 
   /** The replay's clock: the timestamp of the row being decided. */
