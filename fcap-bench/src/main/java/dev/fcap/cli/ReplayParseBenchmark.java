@@ -4,9 +4,12 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.Reader;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.charset.StandardCharsets;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -28,8 +31,9 @@ import org.openjdk.jmh.infra.Blackhole;
  * predecessor ({@link ReadLineCsv}, the baseline) and three libraries ({@link LibraryCsv}), on the same generated 10^6-row log: all the replay's columns, a
  * third of the contents quoted (commas, doubled quotes, now and then a line break), recipients
  * such as {@code +8613900001234}, <code>{a}</code>, <code>a}{b</code> and {@code 名字}, a message id per row.
- * One operation is one row: the scores are rows/s, and {@code -prof gc}'s
- * {@code gc.alloc.rate.norm} is bytes per row. Before measuring, every parser's rows are checked
+ * One operation is one row: the scores are rows/s, {@code -prof gc}'s
+ * {@code gc.alloc.rate.norm} is bytes per row, and {@code cpuNanos / rows} (aux counters) the CPU
+ * time per row of the reading thread. Before measuring, every parser's rows are checked
  * equal to fcap's (time and message; the line numbers are each parser's own).
  *
  * <p>Run: {@code java -jar fcap-bench/target/fcap-bench.jar ReplayParseBenchmark -prof gc} (see
@@ -68,8 +72,21 @@ public class ReplayParseBenchmark {
     }
   }
 
+  /**
+   * The CPU time of the measuring thread and the rows it read, per iteration: their ratio (CPU ns
+   * per row) holds on a machine shared with other work, where rows/s follows the load.
+   */
+  @State(Scope.Thread)
+  @AuxCounters(AuxCounters.Type.EVENTS)
+  public static class Cpu {
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+    public long cpuNanos;
+    public long rows;
+  }
+
   @Benchmark
-  public long readRows(Blackhole bh) throws IOException {
+  public long readRows(Blackhole bh, Cpu cpu) throws IOException {
+    long started = Cpu.THREADS.getCurrentThreadCpuTime();
     long n = 0;
     try (SendLog rows = new SendLog(records(parser))) {
       for (SendLog.Row row = rows.next(); row != null; row = rows.next()) {
@@ -77,6 +94,8 @@ public class ReplayParseBenchmark {
         n++;
       }
     }
+    cpu.cpuNanos += Cpu.THREADS.getCurrentThreadCpuTime() - started;
+    cpu.rows += n;
     return n;
   }
 
