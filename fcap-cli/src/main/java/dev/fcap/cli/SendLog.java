@@ -16,10 +16,11 @@ import java.util.Map;
  * (epoch milliseconds or ISO-8601) and {@code recipient}, and optionally {@code tenant},
  * {@code channel}, {@code sender}, {@code category}, {@code content}, {@code contentKey},
  * {@code cost}, {@code messageId} (a row whose messageId was decided before is answered with that
- * decision and counted once, as the server does) and {@code attr:NAME}. The CSV itself is read by {@link SendLogCsv} (RFC 4180: quoted fields with commas, quotes and
- * line breaks; CRLF or LF; a leading byte-order mark skipped); this class turns records into rows.
- * A bad row stops the replay with its line number (the line its record starts on). Streams: memory
- * does not grow with the log.
+ * decision and counted once, as the server does) and {@code attr:NAME}. The CSV itself is read by
+ * {@link SendLogCsv} (RFC 4180: quoted fields with commas, quotes and line breaks; lines ending in
+ * LF, CRLF or CR; a leading byte-order mark skipped); this class turns records into rows. A bad row
+ * stops the replay with its line number (the line its record starts on). Streams: memory does not
+ * grow with the log.
  */
 final class SendLog implements AutoCloseable {
   private static final List<String> KNOWN =
