@@ -11,11 +11,11 @@ import dev.fcap.server.ServerConfig;
 import dev.fcap.store.Clock;
 import dev.fcap.store.StoreException;
 import dev.fcap.store.Store;
-import java.io.BufferedReader;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
+import java.io.Reader;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -133,9 +133,7 @@ final class ReplayCommand implements Callable<Integer> {
         for (int i = 0; i < rows.length; i++) {
           summary.add(rows[i].message().tenant(), decided[i]);
           if (decisions != null) {
-            line.setLength(0);
-            line.append(decided[i].allowed()).append(',').append(String.join(";", decided[i].blockedBy())).append('\n');
-            decisionOut.append(line);
+            decisionOut.append(decisionLine(decided[i], line));
           }
         }
         if (progressEvery > 0 && summary.rows() >= nextProgress) {
@@ -148,18 +146,26 @@ final class ReplayCommand implements Callable<Integer> {
     }
   }
 
+  /** {@code line} set to a row's line of the decisions file: "true," or "false,rule-a;rule-b". */
+  static StringBuilder decisionLine(Decision d, StringBuilder line) {
+    line.setLength(0);
+    line.append(d.allowed()).append(',');
+    List<String> blockedBy = d.blockedBy();
+    for (int i = 0; i < blockedBy.size(); i++) {
+      line.append(i == 0 ? "" : ";").append(blockedBy.get(i));
+    }
+    return line.append('\n');
+  }
+
   private int fail(String message) {
     spec.commandLine().getErr().println("fcap replay: " + message);
     return 2;
   }
 
   /**
-   * The embedded store, or Redis under a key prefix unique to this run: a replay must never read or
-   * change live counters, and its own keys expire by themselves.
-   */
-  /**
    * The store as {@code fcap serve} opens it ({@link Backends}), in memory only (bounded by half the
-   * heap), and on Redis under a key prefix of this run's own, so that live counters are never touched.
+   * heap), and on Redis under a key prefix of this run's own, so that live counters are never touched
+   * (its own keys expire by themselves).
    */
   private Store openStore(Clock clock) {
     String run = Long.toString(java.util.concurrent.ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE, 36);
@@ -183,11 +189,12 @@ final class ReplayCommand implements Callable<Integer> {
     return base + (q < 0 ? "?" : "&") + "prefix=" + prefix + (hash < 0 ? "" : uri.substring(hash));
   }
 
-  private static BufferedReader open(String log) throws IOException {
+  /** The log as UTF-8 text; {@link SendLogCsv} buffers it. */
+  private static Reader open(String log) throws IOException {
     if (log.equals("-")) {
-      return new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8), 1 << 16);
+      return new InputStreamReader(System.in, StandardCharsets.UTF_8);
     }
-    return new BufferedReader(Files.newBufferedReader(Path.of(log), StandardCharsets.UTF_8), 1 << 16);
+    return new InputStreamReader(Files.newInputStream(Path.of(log)), StandardCharsets.UTF_8);
   }
 
   /** The replay's clock: the timestamp of the row being decided. */

@@ -28,18 +28,26 @@ final class ReplaySummary {
   }
 
   private final Map<String, RuleCounts> rules = new LinkedHashMap<>();
-  /** Per tenant, per rule id: the hot path looks up ids without building keys. */
-  private final Map<String, Map<String, RuleCounts>> byTenant = new java.util.HashMap<>();
+  /**
+   * Per tenant, its rules' counts in policy order, the order of a decision's outcomes: the replay's
+   * deciding thread adds every row here, so a row costs no map lookup per rule (it did: 14 % of
+   * that thread's time, JFR, issue 14).
+   */
+  private final Map<String, RuleCounts[]> byTenant = new java.util.HashMap<>();
+  private String lastTenant;
+  private RuleCounts[] lastCounts;
   private long rows;
   private long admitted;
 
   ReplaySummary(List<Policy> policies) {
     for (Policy p : policies) {
-      for (Rule r : p.rules()) {
-        RuleCounts counts = new RuleCounts(p.tenant(), r);
-        rules.put(p.tenant() + "/" + r.id(), counts);
-        byTenant.computeIfAbsent(p.tenant(), t -> new java.util.HashMap<>()).put(r.id(), counts);
+      RuleCounts[] ofTenant = new RuleCounts[p.rules().size()];
+      for (int i = 0; i < ofTenant.length; i++) {
+        Rule r = p.rules().get(i);
+        ofTenant[i] = new RuleCounts(p.tenant(), r);
+        rules.put(p.tenant() + "/" + r.id(), ofTenant[i]);
       }
+      byTenant.put(p.tenant(), ofTenant);
     }
   }
 
@@ -48,17 +56,34 @@ final class ReplaySummary {
     if (d.allowed()) {
       admitted++;
     }
-    if (d.rules().isEmpty()) {
+    List<RuleOutcome> outcomes = d.rules();
+    if (outcomes.isEmpty()) {
       return;
     }
-    Map<String, RuleCounts> ofTenant = byTenant.get(tenant);
-    for (RuleOutcome o : d.rules()) {
-      RuleCounts c = ofTenant.get(o.id());
+    if (!tenant.equals(lastTenant)) {
+      lastTenant = tenant;
+      lastCounts = byTenant.get(tenant);
+    }
+    int at = 0;
+    for (int k = 0; k < outcomes.size(); k++) {
+      RuleOutcome o = outcomes.get(k);
+      at = indexOf(lastCounts, o.id(), at);
+      RuleCounts c = lastCounts[at];
       c.applied++;
       if (!o.allowed()) {
         c.blocked++;
       }
     }
+  }
+
+  /** Where rule {@code id} is, searching from {@code from} on (outcomes come in policy order), then wrapping. */
+  private static int indexOf(RuleCounts[] counts, String id, int from) {
+    for (int n = 0, i = from; n < counts.length; n++, i = i + 1 == counts.length ? 0 : i + 1) {
+      if (counts[i].rule.id().equals(id)) {
+        return i;
+      }
+    }
+    throw new IllegalStateException("rule '" + id + "' is in no policy");
   }
 
   long rows() {

@@ -9,13 +9,18 @@ import java.util.concurrent.BlockingQueue;
  * Parses a send log on a thread of its own, a batch of rows at a time, while the caller decides:
  * parsing and deciding each take about a core, so overlapping them nearly doubles replay
  * throughput. Order is kept; a bad row is delivered in its place, after every row before it, so the
- * replay stops exactly there. The queue is bounded: memory stays flat however long the log.
+ * replay stops exactly there. The queue is bounded: memory stays flat however long the log. At most
+ * {@code QUEUED + 2} batches of {@link #BATCH} rows live at once (18,432 rows: those queued, the
+ * one the parser fills, the one being decided), about 12 MB at the ~650 bytes a row of the seed
+ * log takes, plus one record of at most {@link SendLogCsv#MAX_RECORD_CHARS} in the parser's buffer.
+ * {@code ReplayPipelineTest} holds the decisions to those of reading and deciding row by row.
  */
 final class RowPipeline implements AutoCloseable {
   private static final int BATCH = 1024;
+  private static final int QUEUED = 16;
   private static final Object END = new Object();
 
-  private final BlockingQueue<Object> queue = new ArrayBlockingQueue<>(16);
+  private final BlockingQueue<Object> queue = new ArrayBlockingQueue<>(QUEUED);
   private final Thread parser;
   private boolean ended;
 

@@ -2,12 +2,11 @@ package dev.fcap.cli;
 
 import dev.fcap.model.InvalidMessageException;
 import dev.fcap.model.Message;
-import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.Reader;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,8 +16,11 @@ import java.util.Map;
  * (epoch milliseconds or ISO-8601) and {@code recipient}, and optionally {@code tenant},
  * {@code channel}, {@code sender}, {@code category}, {@code content}, {@code contentKey},
  * {@code cost}, {@code messageId} (a row whose messageId was decided before is answered with that
- * decision and counted once, as the server does) and {@code attr:NAME}. Fields may be quoted RFC 4180 style (commas, quotes and line
- * breaks inside quotes). Streams: memory does not grow with the log.
+ * decision and counted once, as the server does) and {@code attr:NAME}. The CSV itself is read by
+ * {@link SendLogCsv} (RFC 4180: quoted fields with commas, quotes and line breaks; lines ending in
+ * LF, CRLF or CR; a leading byte-order mark skipped); this class turns records into rows. A bad row
+ * stops the replay with its line number (the line its record starts on). Streams: memory does not
+ * grow with the log.
  */
 final class SendLog implements AutoCloseable {
   private static final List<String> KNOWN =
@@ -37,18 +39,23 @@ final class SendLog implements AutoCloseable {
   /** One row: when, and what was sent. */
   record Row(long line, long time, Message message) {}
 
-  private final BufferedReader in;
+  private final CsvRecords in;
   private final int timestamp;
   private final int recipient;
   private final int[] column = new int[KNOWN.size()];
   private final Map<String, Integer> attributes = new HashMap<>();
   private final int width;
-  private final List<String> fields = new ArrayList<>();
-  private final StringBuilder field = new StringBuilder();
+  private List<String> fields;
   private long line;
 
-  SendLog(BufferedReader in) throws IOException {
-    this.in = in;
+  /** A send log read by fcap's own CSV reader ({@link SendLogCsv}). */
+  SendLog(Reader in) throws IOException {
+    this(new SendLogCsv(in));
+  }
+
+  /** A send log read by {@code records} (the parser benchmark compares CSV libraries here). */
+  SendLog(CsvRecords records) throws IOException {
+    this.in = records;
     if (!readRecord()) {
       throw new BadRowException(1, "the log is empty; expected a header such as timestamp,recipient,content");
     }
@@ -78,12 +85,11 @@ final class SendLog implements AutoCloseable {
 
   /** The next row, or null at the end of the log. */
   Row next() throws IOException {
-    if (!readRecord()) {
-      return null;
-    }
-    if (fields.size() == 1 && fields.get(0).isEmpty()) {
-      return next(); // blank line
-    }
+    do {
+      if (!readRecord()) {
+        return null;
+      }
+    } while (fields.size() == 1 && fields.get(0).isEmpty()); // blank lines
     if (fields.size() != width) {
       throw new BadRowException(line, "expected " + width + " fields, found " + fields.size());
     }
@@ -158,60 +164,11 @@ final class SendLog implements AutoCloseable {
     return true;
   }
 
-  /** Reads one CSV record into {@link #fields}; false at the end of input. */
-  private boolean readRecord() throws IOException {
-    String text = in.readLine();
-    if (text == null) {
-      return false;
-    }
-    line++;
-    long start = line;
-    fields.clear();
-    field.setLength(0);
-    boolean quoted = false;
-    int i = 0;
-    while (true) {
-      if (i == text.length()) {
-        if (!quoted) {
-          break;
-        }
-        text = in.readLine(); // a line break inside quotes belongs to the field
-        if (text == null) {
-          throw new BadRowException(start, "a quoted field is not closed");
-        }
-        line++;
-        field.append('\n');
-        i = 0;
-        continue;
-      }
-      char c = text.charAt(i++);
-      if (quoted) {
-        if (c == '"') {
-          if (i < text.length() && text.charAt(i) == '"') {
-            field.append('"');
-            i++;
-          } else {
-            quoted = false;
-          }
-        } else {
-          field.append(c);
-        }
-      } else if (c == ',') {
-        fields.add(field.toString());
-        field.setLength(0);
-      } else if (c == '"' && field.length() == 0) {
-        quoted = true;
-      } else {
-        field.append(c);
-      }
-    }
-    fields.add(field.toString());
-    return true;
-  }
 
-  /** The line the last record ended on. */
-  long line() {
-    return line;
+  private boolean readRecord() throws IOException {
+    fields = in.next();
+    line = in.line();
+    return fields != null;
   }
 
   @Override

@@ -115,6 +115,7 @@ class ReplayCommandTest {
     assertBadLog("recipient,content\n", "must name the columns timestamp and recipient");
     assertBadLog("timestamp,recipient,content\n1000,a,\"open\n2000,b,x\n", "line 2: a quoted field is not closed");
     assertBadLog("", "the log is empty");
+    assertBadLog("timestamp,recipient,content\n1000,a,\"ab\"c\n", "line 2: text after a closing quote ('c')");
   }
 
   private void assertBadLog(String csv, String expected) throws IOException {
@@ -130,6 +131,20 @@ class ReplayCommandTest {
     Path log = write("log.csv", "timestamp,recipient,content\n1000,a,\"two\nlines\"\nbad,b,x\n");
     CliRun run = fcap("replay", "--rules", SEED.toString(), "--log", log.toString());
     assertThat(run.err()).contains("line 4: timestamp 'bad'");
+  }
+
+  @Test
+  void aLogWithAByteOrderMarkAndCrlfLineEndingsReplaysAsTheSameLogInLf() throws IOException {
+    Path lf = seedScenario();
+    String text = Files.readString(lf);
+    Path crlf = write("crlf.csv", "\uFEFF" + text.replace("\n", "\r\n"));
+    Path a = dir.resolve("a.txt");
+    Path b = dir.resolve("b.txt");
+    assertThat(fcap("replay", "--rules", SEED.toString(), "--log", lf.toString(), "--decisions", a.toString()).exit())
+        .isZero();
+    CliRun run = fcap("replay", "--rules", SEED.toString(), "--log", crlf.toString(), "--decisions", b.toString());
+    assertThat(run.exit()).as(run.err()).isZero();
+    assertThat(Files.readAllLines(b)).hasSize(20).isEqualTo(Files.readAllLines(a)).contains("false,recipient-per-minute");
   }
 
   @Test
