@@ -23,7 +23,7 @@ class EngineOracleProperties {
    */
   @Property(tries = 30)
   void engineOnMemoryStoreAgreesWithTheOracleWhenTimeOnlyMovesForward(@ForAll long seed) {
-    check(seed, Traffic.Options.ALL.withClockBack(false));
+    check(seed, Traffic.Options.ALL);
   }
 
   private static void check(long seed, Traffic.Options options) {
