@@ -413,6 +413,32 @@ public abstract class StoreContract {
     assertThat(engine.decideAt(fresh("pia"), t0 + hour + 1).join().allowed()).as("the second cell is held").isFalse();
   }
 
+  /**
+   * A write at t0 + 20 s dropped the expired content counter of "x" (and a log prunes by its write's
+   * time): a request from a clock stepped back to t0 + 5 s is decided at t0 + 20 s, the partition's
+   * latest time, never at a time whose counts are gone. Before, it was decided at t0 + 5 s on a
+   * state that no longer held t0's "x": "x" twice in 10 s under a limit of 1.
+   */
+  @Test
+  void aClockSteppedBackIsDecidedAtThePartitionsLatestTime() {
+    Rule perContent = Rule.of("content-10s", 1, Duration.ofSeconds(10), Dimension.RECIPIENT, Dimension.CONTENT);
+    Rule perMinute = Rule.of("per-minute", 5, Duration.ofMinutes(1), Dimension.RECIPIENT);
+    Engine engine = engine(new Policy("default", 1, List.of(perContent, perMinute)));
+    long t0 = clock.millis();
+    assertThat(engine.decide(to("rita", "x")).join().allowed()).isTrue();
+    clock.set(t0 + 20_000);
+    assertThat(engine.decide(to("rita", "y")).join().allowed()).isTrue();
+    clock.set(t0 + 5_000);
+    Decision back = engine.decide(to("rita", "x")).join();
+    assertThat(back.time()).as("decided at the partition's latest time").isEqualTo(t0 + 20_000);
+    assertThat(back.allowed()).as("t0's x left the window of t0 + 20 s").isTrue();
+    assertThat(engine.check(to("rita", "x")).join().allowed()).as("x at t0 + 20 s holds the window").isFalse();
+    assertThat(engine.inspect("default", "rita").join().time()).as("inspected at the partition's time too")
+        .isEqualTo(t0 + 20_000);
+    Decision other = engine.decide(to("sam", "x")).join();
+    assertThat(other.time()).as("another partition keeps its own time").isEqualTo(t0 + 5_000);
+  }
+
   @Test
   void resetForgetsARecipient() {
     Engine engine = engine(SEED);
