@@ -541,7 +541,9 @@ public final class Oracle {
           found = i;
         }
       }
-      if (found >= 0) {
+      // a large log moves at most LargeLog.MAX_RELEASE_MOVES entries: beyond, nothing comes back
+      boolean large = capacity > dev.fcap.algorithm.LargeLog.LARGE_FROM;
+      if (found >= 0 && !(large && log.size() - 1 - found > dev.fcap.algorithm.LargeLog.MAX_RELEASE_MOVES)) {
         log.remove(found);
       }
       return; // a release drops the released entry only: pruning belongs to record

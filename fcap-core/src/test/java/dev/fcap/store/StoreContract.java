@@ -269,9 +269,11 @@ public abstract class StoreContract {
     Rule rule = Rule.of("channel-per-hour", 3000, Duration.ofHours(1), Dimension.CHANNEL);
     Engine engine = engine(new Policy("default", 1, List.of(rule)));
     java.util.Random random = new java.util.Random(7);
-    List<long[]> admitted = new ArrayList<>(); // time, cost
+    List<long[]> admitted = new ArrayList<>(); // time, cost: what the log counts, in time order
+    List<long[]> releasable = new ArrayList<>(); // the same entries, beside their decision ids
     List<String> ids = new ArrayList<>();
     long limit = 3000;
+    long latest = Long.MIN_VALUE; // the partition's time: a step back is decided at it
     boolean refused = false;
     for (int step = 0; step < 2600; step++) {
       if (step == 1200 || step == 2200) {
@@ -283,11 +285,16 @@ public abstract class StoreContract {
       } else {
         clock.advance(random.nextInt(4) == 0 ? 0 : random.nextInt(3000));
       }
-      long now = clock.millis();
+      long now = Math.max(clock.millis(), latest);
       if (step < 2200 && random.nextInt(15) == 0 && !ids.isEmpty()) {
         int k = random.nextInt(ids.size());
         assertThat(engine.release(ids.remove(k)).join()).isTrue();
-        admitted.remove(k);
+        long[] e = releasable.remove(k);
+        int at = admitted.indexOf(e);
+        if (admitted.size() - 1 - at <= dev.fcap.algorithm.LargeLog.MAX_RELEASE_MOVES) {
+          admitted.remove(at); // else it stays counted: a release moves at most one block of entries
+        }
+        latest = now;
         continue;
       }
       long cost = random.nextInt(5) == 0 ? 1 + random.nextInt(3) : 1;
@@ -298,9 +305,13 @@ public abstract class StoreContract {
       Decision d = engine.decide(Message.builder("r" + random.nextInt(50)).channel("sms").cost(cost).build()).join();
       assertThat(d.allowed()).as("step %d, used %d + %d of %d", step, used, cost, limit).isEqualTo(used + cost <= limit);
       assertThat(outcome(d, "channel-per-hour").used()).as("step %d", step).isEqualTo(used);
+      assertThat(d.time()).as("step %d: decided at the partition's time", step).isEqualTo(now);
       if (d.allowed()) {
-        admitted.add(new long[] {now, cost});
+        long[] e = {now, cost};
+        admitted.add(e);
+        releasable.add(e);
         ids.add(d.decisionId());
+        latest = now;
       } else {
         refused = true;
       }

@@ -1131,11 +1131,17 @@ local function large_record(L, spec, now, cost)
   large_prune(L, spec, now)
 end
 
+-- LargeLog.release: at most MAX_RELEASE_MOVES entries after the released one move (one block);
+-- a message with more after it gives nothing back (conservative: it leaves with its window)
+local MAX_RELEASE_MOVES = 256
 local function large_release(L, spec, now, eventtime, cost)
   local lo = large_after(L, eventtime - 1, L.tail - 1)
   for i = large_after(L, eventtime, L.tail - 1) - 1, lo, -1 do
     local before = large_before(L, i)
     if large_before(L, i + 1) - before == cost then
+      if L.tail - 1 - i > MAX_RELEASE_MOVES then
+        return
+      end
       large_shift(L, i + 1, -1, -cost)
       L.tail, L.total = L.tail - 1, L.total - cost
       if L.tail > L.head then
