@@ -69,6 +69,21 @@ final class PartitionRecord {
     return len == key.length && Arrays.equals(record, at, at + len, key, 0, len);
   }
 
+  /**
+   * A record of layout 1 (written before the partition's time was kept) in this layout, with no
+   * time yet (the epoch, so nothing is clamped until the next write sets it).
+   */
+  static byte[] fromLayout1(byte[] old) {
+    int len = Varint.read(old, HEAD);
+    int at = HEAD + Varint.size(len) + len;
+    long back = Math.max(0, expiresMs(old, 0));
+    byte[] out = new byte[old.length + Varint.size(back)];
+    System.arraycopy(old, 0, out, 0, at);
+    int pos = Varint.write(out, at, back);
+    System.arraycopy(old, at, out, pos, old.length - at);
+    return out;
+  }
+
   /** Whether the record holds only its key and time (nothing live is left). */
   static boolean isEmpty(byte[] record) {
     return skipKey(record) == record.length;
