@@ -21,8 +21,12 @@ import java.util.List;
  * </pre>
  *
  * Stores: {@code memory} (the embedded store, two segments), {@code standalone} and {@code cluster}
- * (real redis-server processes on loopback, started and stopped here). Options: {@code --clock-back}
- * adds clock steps back of up to 3 s (still finds over-admissions: docs/algorithms.md);
+ * (real redis-server processes on loopback, started and stopped here). Clock steps back of up to
+ * 3 s are in the traffic ({@code --no-clock-back} leaves them out; {@code --clock-back} is kept for
+ * old command lines); {@code --streams N} runs N independent streams at once against the same
+ * deployment (stream i takes the seeds firstSeed + i, + i + N, ...; its own key prefix per policy,
+ * its own oracle), the decisions split between them: Redis answers one script call at a time, but
+ * the round trips of N callers overlap, so 10^7 decisions on Redis take minutes, not an hour;
  * {@code --older-releases} releases any recent decision, not only the newest (on by default since
  * issue 9's release fixes; kept for old command lines); {@code --first-seed N} starts at another policy and traffic seed (default 1), so runs
  * can be split. Exit code 1 if anything differed.
@@ -34,12 +38,15 @@ public final class OracleVerify {
 
   public static void main(String[] args) throws Exception {
     long decisions = Long.parseLong(args[0]);
-    Traffic.Options options = Traffic.Options.ALL.withClockBack(false);
+    Traffic.Options options = Traffic.Options.ALL;
     List<String> stores = new ArrayList<>();
     long firstSeed = 1;
+    int streams = 1;
     for (int i = 1; i < args.length; i++) {
       switch (args[i]) {
         case "--clock-back" -> options = options.withClockBack(true);
+        case "--no-clock-back" -> options = options.withClockBack(false);
+        case "--streams" -> streams = Integer.parseInt(args[++i]);
         case "--older-releases" -> options = options.withOlderReleases(true);
         case "--first-seed" -> firstSeed = Long.parseLong(args[++i]);
         default -> stores.add(args[i]);
@@ -49,33 +56,80 @@ public final class OracleVerify {
     for (String store : stores) {
       long started = System.nanoTime();
       OracleRun.Report report = switch (store) {
-        case "memory" -> verify(decisions, options, firstSeed,
+        case "memory" -> streams(decisions, options, firstSeed, streams,
             clock -> MemoryStore.builder().clock(clock).segments(2).build(), null);
-        case "standalone" -> onRedis(decisions, options, firstSeed, RedisDeployment.Kind.STANDALONE);
-        case "cluster" -> onRedis(decisions, options, firstSeed, RedisDeployment.Kind.CLUSTER);
+        case "standalone" -> onRedis(decisions, options, firstSeed, streams, RedisDeployment.Kind.STANDALONE);
+        case "cluster" -> onRedis(decisions, options, firstSeed, streams, RedisDeployment.Kind.CLUSTER);
         default -> throw new IllegalArgumentException("unknown store " + store + "; use memory, standalone or cluster");
       };
       failed |= report.overAdmissions() > 0 || report.mismatches() > 0;
-      System.out.printf("%-10s %s (%.0f s)%n", store, report, (System.nanoTime() - started) / 1e9);
+      System.out.printf("%-10s %s (%.0f s, %d stream%s)%n", store, report, (System.nanoTime() - started) / 1e9,
+          streams, streams == 1 ? "" : "s");
     }
     System.exit(failed ? 1 : 0);
   }
 
-  private static OracleRun.Report onRedis(long decisions, Traffic.Options options, long firstSeed,
+  private static OracleRun.Report onRedis(long decisions, Traffic.Options options, long firstSeed, int streams,
       RedisDeployment.Kind kind)
       throws Exception {
     try (RedisDeployment redis = RedisDeployment.start(kind)) {
-      return verify(decisions, options, firstSeed, clock -> RedisStore.builder(redis.uri()).clock(clock)
+      // generous timeouts: a long run shares the machine, and a timeout would end it, not judge it
+      return streams(decisions, options, firstSeed, streams, clock -> RedisStore.builder(redis.uri()).clock(clock)
+          .connectTimeout(java.time.Duration.ofSeconds(60)).commandTimeout(java.time.Duration.ofSeconds(60))
           .keyPrefix("verify-" + System.nanoTime() + ":").build(), redis);
     }
   }
 
-  private static OracleRun.Report verify(long decisions, Traffic.Options options, long firstSeed,
+  /**
+   * {@code streams} streams on threads of their own, {@code decisions / streams} each; on Redis they
+   * meet every 10 policies so that one of them flushes what no stream reads again.
+   */
+  private static OracleRun.Report streams(long decisions, Traffic.Options options, long firstSeed, int streams,
       java.util.function.Function<ManualClock, Store> stores, RedisDeployment redis) throws Exception {
+    java.util.concurrent.Phaser flush = new java.util.concurrent.Phaser(streams) {
+      @Override
+      protected boolean onAdvance(int phase, int parties) {
+        if (redis != null) {
+          try {
+            redis.flushAll(); // earlier policies' keys are never read again
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        }
+        return parties == 0;
+      }
+    };
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(streams);
+    try {
+      List<java.util.concurrent.Future<OracleRun.Report>> runs = new ArrayList<>();
+      for (int i = 0; i < streams; i++) {
+        long share = decisions / streams + (i < decisions % streams ? 1 : 0);
+        long first = firstSeed + i;
+        runs.add(pool.submit(() -> {
+          try {
+            return verify(share, options, first, streams, stores, flush);
+          } finally {
+            flush.arriveAndDeregister();
+          }
+        }));
+      }
+      OracleRun.Report total = OracleRun.Report.EMPTY;
+      for (java.util.concurrent.Future<OracleRun.Report> run : runs) {
+        total = total.plus(run.get());
+      }
+      return total;
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  private static OracleRun.Report verify(long decisions, Traffic.Options options, long firstSeed, int stride,
+      java.util.function.Function<ManualClock, Store> stores, java.util.concurrent.Phaser flush) throws Exception {
     OracleRun.Report total = OracleRun.Report.EMPTY;
-    for (long seed = firstSeed; total.decisions() < decisions; seed++) {
-      if (redis != null && seed % 10 == 0) {
-        redis.flushAll(); // earlier runs' keys are never read again
+    int policies = 0;
+    for (long seed = firstSeed; total.decisions() < decisions; seed += stride) {
+      if (++policies % 10 == 0) {
+        flush.arriveAndAwaitAdvance();
       }
       Traffic traffic = new Traffic(seed, Traffic.randomPolicy(seed, 12, false), options, ManualClock.START);
       long steps = Math.min(STEPS_PER_POLICY, (decisions - total.decisions()) * 100 / 85 + 1);
@@ -84,8 +138,9 @@ public final class OracleVerify {
         ManualClock clock = new ManualClock();
         return OracleRun.engine(Engine.builder(stores.apply(clock)).clock(clock).callerTime(true).policy(policy).build());
       }, steps));
-      if (total.decisions() / 1_000_000 > before / 1_000_000) {
-        System.err.printf("  ... %,d decisions: %d over-admissions, %d mismatches%n", total.decisions(),
+      if (total.decisions() / 250_000 > before / 250_000) {
+        System.err.printf("  ... stream from seed %d: %,d decisions: %d over-admissions, %d mismatches%n", firstSeed,
+          total.decisions(),
             total.overAdmissions(), total.mismatches());
       }
     }

@@ -63,7 +63,7 @@ class ReplayTrafficOracleTest {
     Files.writeString(rulesFile, Traffic.yaml(generated));
     Policy policy = PolicyParser.parseFile(rulesFile).get(0); // what replay reads is what the oracle models
     assertThat(policy.rules()).hasSameSizeAs(generated.rules());
-    Traffic traffic = new Traffic(trafficSeed, policy, Traffic.Options.SEND_LOG.withClockBack(false),
+    Traffic traffic = new Traffic(trafficSeed, policy, Traffic.Options.SEND_LOG,
         1_767_225_600_000L);
     Oracle oracle = new Oracle(policy);
     List<String> expected = new ArrayList<>(rows);

@@ -295,9 +295,15 @@ public final class Engine implements AutoCloseable {
     }
   }
 
-  /** Forgets a recipient (erasure requests): every counter in its partition. */
+  /**
+   * Forgets a recipient (erasure requests): every counter in its partition. Decisions that recorded
+   * there are no longer releasable (a release answers true and gives nothing back): what they counted
+   * is gone, and a release would take units from what was counted after the reset.
+   */
   public CompletableFuture<Boolean> reset(String tenant, String recipient) {
-    return store.delete(Keys.recipientPartition(tenant, recipient));
+    byte[] partition = Keys.recipientPartition(tenant, recipient);
+    ledger.forgetPartition(partition);
+    return store.delete(partition);
   }
 
   @Override

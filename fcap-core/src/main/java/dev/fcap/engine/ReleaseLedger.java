@@ -87,6 +87,25 @@ final class ReleaseLedger {
     return e != null && e.decisionId.equals(decisionId) ? e : null;
   }
 
+  /**
+   * Marks released every held decision that recorded in {@code partition} (a reset forgot it): its
+   * counts there are gone, and a release must not take units from what was counted after the reset.
+   * O(capacity); resets are rare.
+   */
+  void forgetPartition(byte[] partition) {
+    for (int i = 0; i < ring.length(); i++) {
+      Entry e = ring.get(i);
+      if (e != null && !e.released.get()) {
+        for (PartitionRequest r : e.recorded) {
+          if (java.util.Arrays.equals(r.partition(), partition)) {
+            e.released.set(true);
+            break;
+          }
+        }
+      }
+    }
+  }
+
   private static long sequenceOf(String id) {
     try {
       return Long.parseLong(id, 0, 12, 16);

@@ -40,7 +40,9 @@ class LargeLogProperties {
       }
       if (random.nextInt(12) == 0 && !admitted.isEmpty()) {
         long[] e = admitted.remove(random.nextInt(admitted.size()));
-        small = SlidingLog.INSTANCE.release(small, spec, 0, now, e[0], e[1]);
+        if (large.entriesAfter(e[0], e[1]) <= LargeLog.MAX_RELEASE_MOVES) {
+          small = SlidingLog.INSTANCE.release(small, spec, 0, now, e[0], e[1]);
+        } // else a large log gives nothing back (LargeLog.MAX_RELEASE_MOVES)
         large.release(spec, now, e[0], e[1]);
         assertThat(large.encode()).as("step %d release", step).isEqualTo(small);
         continue;
@@ -113,5 +115,27 @@ class LargeLogProperties {
       enforced[c] = random.nextInt(4) != 0;
     }
     return new CounterSpec(Algorithm.SLIDING_LOG, limits, windows, enforced, 0);
+  }
+
+  /** A release moves at most one block of entries: of a message with more after it, nothing comes back. */
+  @net.jqwik.api.Example
+  void aReleaseMovesAtMostOneBlockOfEntries() {
+    CounterSpec spec = new CounterSpec(dev.fcap.model.Algorithm.SLIDING_LOG, new long[] {2000},
+        new long[] {3_600_000}, new boolean[] {true}, 0);
+    LargeLog log = LargeLog.of(null);
+    long t0 = 1_800_000_000_000L;
+    int n = LargeLog.MAX_RELEASE_MOVES + 10;
+    for (int i = 0; i < n; i++) {
+      log.record(spec, t0 + i, 1);
+    }
+    long[] used = new long[1];
+    long[] retry = new long[1];
+    log.release(spec, t0 + n, t0, 1); // n - 1 entries after it: stays counted
+    log.evaluate(spec, t0 + n, 1, used, retry, 0);
+    assertThat(used[0]).isEqualTo(n);
+    long newest = t0 + n - 1 - LargeLog.MAX_RELEASE_MOVES; // exactly MAX_RELEASE_MOVES after it
+    log.release(spec, t0 + n, newest, 1);
+    log.evaluate(spec, t0 + n, 1, used, retry, 0);
+    assertThat(used[0]).isEqualTo(n - 1);
   }
 }

@@ -52,6 +52,12 @@ import java.util.TreeMap;
  * policy order) are decided one after another: if one refuses, the earlier ones recorded the message
  * and released it again, which the oracle replays as a record and a release (a log prunes at the record
  * only; a release drops its own entry and nothing else, counted by the rules in force at the release).
+ *
+ * <p><b>Clock steps back.</b> Per partition, time never runs backwards: each partition remembers the
+ * latest time it was written at (a record, a release; a reset forgets it), and a request earlier than
+ * that is decided, recorded and judged at that time, each partition of a decision by its own
+ * (docs/algorithms.md, "Clock steps back"). A fixed-window rule of a zone is still aligned by the
+ * request's own time, as the engine does.
  */
 public final class Oracle {
   private static final long NEVER = -1;
@@ -82,8 +88,12 @@ public final class Oracle {
 
   private static final int CHECKPOINT = 64;
 
-  /** What was admitted; enough to release it again. */
-  private record Admitted(Message message, long time, List<String> counters) {}
+  /**
+   * What was admitted; enough to release it again: per counter its partition and the time it was
+   * recorded at (its partition's time).
+   */
+  private record Admitted(Message message, long time, List<String> counters, List<String> partitions,
+      long[] times) {}
 
   private Policy policy;
   private Map<String, long[]> logSpecs; // rule id -> {maxWindow, capacity} of its shared counter
@@ -92,6 +102,8 @@ public final class Oracle {
   /** Every live admitted message per counter (released and reset ones removed), never pruned by retention: {time, cost}. */
   private final Map<String, List<long[]>> history = new HashMap<>();
   private final Map<String, Admitted> admitted = new HashMap<>();
+  /** Per partition the latest time it was written at: no request of it is decided earlier. */
+  private final Map<String, Long> partitionTimes = new HashMap<>();
   private long latest = Long.MIN_VALUE;
   /** The latest decision time seen (dry runs and refusals too): the time a release runs at (Engine.release). */
   private long seen = Long.MIN_VALUE;
@@ -157,7 +169,9 @@ public final class Oracle {
     }
     List<RuleOutcome> expected = new ArrayList<>();
     boolean boundBroken = false;
+    long requested = now;
     for (Rule r : rules) {
+      now = at(partitionKey(r, m), requested);
       RuleOutcome o;
       if (r.algorithm() == Algorithm.SLIDING_COUNTER) {
         RuleOutcome a = actualById.get(r.id());
@@ -173,7 +187,7 @@ public final class Oracle {
           o = a;
         }
       } else {
-        o = outcome(r, m, now);
+        o = outcome(r, m, now, requested);
       }
       expected.add(o);
     }
@@ -182,7 +196,7 @@ public final class Oracle {
       compare(want, actual, mismatches);
       if (actual.allowed()) {
         for (Rule r : rules) {
-          String broken = r.enforced() ? overLimit(r, m, now) : null;
+          String broken = r.enforced() ? overLimit(r, m, at(partitionKey(r, m), requested), requested) : null;
           if (broken != null) {
             mismatches.add(broken);
             boundBroken = true;
@@ -192,7 +206,7 @@ public final class Oracle {
     }
     boolean over = actual != null && actual.allowed() && (!want.allowed() || boundBroken);
     if (!dryRun) {
-      apply(m, now, rules, expected, want.allowed(), key);
+      apply(m, requested, rules, expected, want.allowed(), key);
     }
     return new Verdict(want, over, mismatches);
   }
@@ -203,12 +217,18 @@ public final class Oracle {
     if (a == null) {
       return false;
     }
-    for (String id : a.counters()) {
-      addOp(id, Kind.RELEASE, Math.max(a.time(), seen), a.time(), a.message().cost());
+    for (String partition : a.partitions()) {
+      // the engine releases each partition at the latest caller time; the store clamps to the partition's
+      partitionTimes.put(partition, at(partition, Math.max(a.time(), seen)));
+    }
+    for (int k = 0; k < a.counters().size(); k++) {
+      String id = a.counters().get(k);
+      long eventTime = a.times()[k];
+      addOp(id, Kind.RELEASE, partitionTimes.get(partitionOfCounter(a, k)), eventTime, eventTime, a.message().cost());
       List<long[]> h = history.get(id);
       if (h != null) {
         for (int i = h.size() - 1; i >= 0; i--) {
-          if (h.get(i)[0] == a.time() && h.get(i)[1] == a.message().cost()) {
+          if (h.get(i)[0] == eventTime && h.get(i)[1] == a.message().cost()) {
             h.remove(i);
             break;
           }
@@ -223,6 +243,34 @@ public final class Oracle {
     String prefix = partitionOf(tenant, recipient);
     counters.keySet().removeIf(k -> k.startsWith(prefix));
     history.keySet().removeIf(k -> k.startsWith(prefix));
+    partitionTimes.remove(prefix);
+    // decisions that recorded there stay releasable but give nothing back (Engine.reset)
+    admitted.replaceAll((k, a) -> a.partitions().contains(prefix)
+        ? new Admitted(a.message(), a.time(), List.of(), List.of(), new long[0]) : a);
+  }
+
+  /** The time a request at {@code time} is decided at in {@code partition}: never before its latest write. */
+  private long at(String partition, long time) {
+    Long latest = partitionTimes.get(partition);
+    return latest == null ? time : Math.max(time, latest);
+  }
+
+  private static String partitionOfCounter(Admitted a, int k) {
+    return a.partitions().get(k);
+  }
+
+  /** The store partition a rule's counter lives in: the recipient's, or one per tenant, key and values. */
+  private static String partitionKey(Rule r, Message m) {
+    if (r.key().contains(Dimension.RECIPIENT)) {
+      return partitionOf(m.tenant(), m.recipient());
+    }
+    StringBuilder sb = new StringBuilder("S").append(m.tenant().length()).append(':').append(m.tenant())
+        .append(r.key()).append('|');
+    for (Dimension d : r.key()) {
+      String v = Dimension.CONTENT.equals(d) ? m.content() : d.valueOf(m);
+      sb.append(v.length()).append(':').append(v);
+    }
+    return sb.toString();
   }
 
   // ------------------------------------------------------------------------------------------------
@@ -284,7 +332,7 @@ public final class Oracle {
     return -r.zone().getRules().getOffset(Instant.ofEpochMilli(now)).getTotalSeconds() * 1000L;
   }
 
-  private void addOp(String id, Kind kind, long time, long eventTime, long cost) {
+  private void addOp(String id, Kind kind, long time, long eventTime, long alignAt, long cost) {
     Counter c = counters.get(id);
     Rule r = ruleOf(id);
     if (c == null || r == null) {
@@ -295,7 +343,7 @@ public final class Oracle {
       writeLog(c.log, kind, eventTime, cost, spec[0], spec[1]);
       return;
     }
-    c.ops.add(new Op(kind, time, eventTime, cost, r.windowMs(), r.limit(), align(r, eventTime)));
+    c.ops.add(new Op(kind, time, eventTime, cost, r.windowMs(), r.limit(), align(r, alignAt)));
     if (c.ops.size() >= CHECKPOINT) {
       c.base = c.algorithm == Algorithm.FIXED_WINDOW ? fixedWindow(c) : c.algorithm == Algorithm.GCRA
           ? new long[] {gcra(c)} : null;
@@ -318,11 +366,13 @@ public final class Oracle {
     // the partitions in the engine's order, and the distinct counters of each
     Map<String, LinkedHashMap<String, Rule>> partitions = new LinkedHashMap<>();
     Map<String, Boolean> partitionAdmits = new HashMap<>();
+    Map<String, String> partitionKeys = new HashMap<>();
     String recipientPartition = "recipient";
     partitions.put(recipientPartition, new LinkedHashMap<>());
     for (int i = 0; i < rules.size(); i++) {
       Rule r = rules.get(i);
       String p = r.key().contains(Dimension.RECIPIENT) ? recipientPartition : r.key().toString();
+      partitionKeys.putIfAbsent(p, partitionKey(r, m));
       String counter = counterId(r, m);
       counterRule.putIfAbsent(counter, r.id());
       counters.computeIfAbsent(counter, k -> new Counter(r.algorithm()));
@@ -331,6 +381,8 @@ public final class Oracle {
       partitionAdmits.merge(p, !refuses, Boolean::logicalAnd);
     }
     List<String> recorded = new ArrayList<>();
+    List<String> recordedPartitions = new ArrayList<>();
+    List<Long> times = new ArrayList<>();
     for (Map.Entry<String, LinkedHashMap<String, Rule>> p : partitions.entrySet()) {
       if (p.getValue().isEmpty()) {
         continue;
@@ -338,25 +390,32 @@ public final class Oracle {
       if (!partitionAdmits.getOrDefault(p.getKey(), true)) {
         break; // this partition refused: the ones before it recorded and now give it back
       }
+      String partition = partitionKeys.get(p.getKey());
+      long at = at(partition, now); // each partition at its own time
+      partitionTimes.put(partition, at);
       for (Map.Entry<String, Rule> c : p.getValue().entrySet()) {
-        addOp(c.getKey(), Kind.RECORD, now, now, m.cost());
+        addOp(c.getKey(), Kind.RECORD, at, at, now, m.cost());
         recorded.add(c.getKey());
+        recordedPartitions.add(partition);
+        times.add(at);
       }
     }
     if (!allowed) {
-      for (String c : recorded) {
-        addOp(c, Kind.RELEASE, now, now, m.cost());
+      for (int k = 0; k < recorded.size(); k++) {
+        addOp(recorded.get(k), Kind.RELEASE, times.get(k), times.get(k), times.get(k), m.cost());
       }
       return;
     }
-    latest = Math.max(latest, now);
-    for (String c : recorded) {
-      List<long[]> h = history.computeIfAbsent(c, k -> new ArrayList<>());
-      int at = h.size();
-      while (at > 0 && h.get(at - 1)[0] > now) {
-        at--;
+    for (int k = 0; k < recorded.size(); k++) {
+      String c = recorded.get(k);
+      long at = times.get(k);
+      latest = Math.max(latest, at);
+      List<long[]> h = history.computeIfAbsent(c, x -> new ArrayList<>());
+      int i = h.size();
+      while (i > 0 && h.get(i - 1)[0] > at) {
+        i--;
       }
-      h.add(at, new long[] {now, m.cost()});
+      h.add(i, new long[] {at, m.cost()});
       if (h.get(0)[0] < latest - HISTORY_MS - 86_400_000L) {
         int old = 0;
         while (h.get(old)[0] < latest - HISTORY_MS) {
@@ -365,7 +424,8 @@ public final class Oracle {
         h.subList(0, old).clear();
       }
     }
-    admitted.put(key, new Admitted(m, now, List.copyOf(recorded)));
+    admitted.put(key, new Admitted(m, now, List.copyOf(recorded), List.copyOf(recordedPartitions),
+        times.stream().mapToLong(Long::longValue).toArray()));
   }
 
   private Decision decision(List<RuleOutcome> outcomes) {
@@ -413,7 +473,8 @@ public final class Oracle {
   // ------------------------------------------------------------------------------------------------
   // Per algorithm, from the counter's list.
 
-  private RuleOutcome outcome(Rule r, Message m, long now) {
+  /** The outcome at {@code now}, the partition's time, of a request made at {@code alignAt}. */
+  private RuleOutcome outcome(Rule r, Message m, long now, long alignAt) {
     Counter counter = counters.get(counterId(r, m));
     if (counter == null) {
       counter = new Counter(r.algorithm());
@@ -444,10 +505,10 @@ public final class Oracle {
       case FIXED_WINDOW -> {
         long[] state = fixedWindow(counter); // {last, count} or null
         long window = r.windowMs();
-        long start = windowStart(now, window, align(r, now));
+        long start = windowStart(now, window, align(r, alignAt));
         used = state != null && state[0] >= start ? state[1] : 0;
         retryAt = used + cost <= r.limit() ? now
-            : cost > r.limit() ? NEVER : windowStart(state[0], window, align(r, now)) + window;
+            : cost > r.limit() ? NEVER : windowStart(state[0], window, align(r, alignAt)) + window;
       }
       case GCRA -> {
         long t = interval(r.windowMs(), r.limit());
@@ -480,7 +541,9 @@ public final class Oracle {
           found = i;
         }
       }
-      if (found >= 0) {
+      // a large log moves at most LargeLog.MAX_RELEASE_MOVES entries: beyond, nothing comes back
+      boolean large = capacity > dev.fcap.algorithm.LargeLog.LARGE_FROM;
+      if (found >= 0 && !(large && log.size() - 1 - found > dev.fcap.algorithm.LargeLog.MAX_RELEASE_MOVES)) {
         log.remove(found);
       }
       return; // a release drops the released entry only: pruning belongs to record
@@ -553,7 +616,7 @@ public final class Oracle {
    * {@code now}; for the fixed window, the calendar window holding {@code now}. GCRA is a meter, not a
    * window count, and is held to its fold alone.
    */
-  private String overLimit(Rule r, Message m, long now) {
+  private String overLimit(Rule r, Message m, long now, long alignAt) {
     List<long[]> h = history.getOrDefault(counterId(r, m), List.of());
     long w = r.windowMs();
     switch (r.algorithm()) {
@@ -574,7 +637,7 @@ public final class Oracle {
         }
       }
       case FIXED_WINDOW -> {
-        long start = windowStart(now, w, align(r, now));
+        long start = windowStart(now, w, align(r, alignAt));
         long sum = m.cost() + sum(h, start - 1, start + w - 1);
         if (sum > r.limit()) {
           return "over: fixed-window " + r.id() + " admitted " + sum + " in the window [" + start + ", " + (start + w)

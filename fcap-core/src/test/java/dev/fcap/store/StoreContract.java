@@ -267,9 +267,11 @@ public abstract class StoreContract {
     Rule rule = Rule.of("channel-per-hour", 3000, Duration.ofHours(1), Dimension.CHANNEL);
     Engine engine = engine(new Policy("default", 1, List.of(rule)));
     java.util.Random random = new java.util.Random(7);
-    List<long[]> admitted = new ArrayList<>(); // time, cost
+    List<long[]> admitted = new ArrayList<>(); // time, cost: what the log counts, in time order
+    List<long[]> releasable = new ArrayList<>(); // the same entries, beside their decision ids
     List<String> ids = new ArrayList<>();
     long limit = 3000;
+    long latest = Long.MIN_VALUE; // the partition's time: a step back is decided at it
     boolean refused = false;
     for (int step = 0; step < 2600; step++) {
       if (step == 1200 || step == 2200) {
@@ -281,11 +283,16 @@ public abstract class StoreContract {
       } else {
         clock.advance(random.nextInt(4) == 0 ? 0 : random.nextInt(3000));
       }
-      long now = clock.millis();
+      long now = Math.max(clock.millis(), latest);
       if (step < 2200 && random.nextInt(15) == 0 && !ids.isEmpty()) {
         int k = random.nextInt(ids.size());
         assertThat(engine.release(ids.remove(k)).join()).isTrue();
-        admitted.remove(k);
+        long[] e = releasable.remove(k);
+        int at = admitted.indexOf(e);
+        if (admitted.size() - 1 - at <= dev.fcap.algorithm.LargeLog.MAX_RELEASE_MOVES) {
+          admitted.remove(at); // else it stays counted: a release moves at most one block of entries
+        }
+        latest = now;
         continue;
       }
       long cost = random.nextInt(5) == 0 ? 1 + random.nextInt(3) : 1;
@@ -296,9 +303,13 @@ public abstract class StoreContract {
       Decision d = engine.decide(Message.builder("r" + random.nextInt(50)).channel("sms").cost(cost).build()).join();
       assertThat(d.allowed()).as("step %d, used %d + %d of %d", step, used, cost, limit).isEqualTo(used + cost <= limit);
       assertThat(outcome(d, "channel-per-hour").used()).as("step %d", step).isEqualTo(used);
+      assertThat(d.time()).as("step %d: decided at the partition's time", step).isEqualTo(now);
       if (d.allowed()) {
-        admitted.add(new long[] {now, cost});
+        long[] e = {now, cost};
+        admitted.add(e);
+        releasable.add(e);
         ids.add(d.decisionId());
+        latest = now;
       } else {
         refused = true;
       }
@@ -409,6 +420,32 @@ public abstract class StoreContract {
     assertThat(engine.decideAt(fresh("pia"), t0 + hour).join().allowed()).as("a's cell has drained").isTrue();
     assertThat(engine.release(a.decisionId()).join()).isTrue();
     assertThat(engine.decideAt(fresh("pia"), t0 + hour + 1).join().allowed()).as("the second cell is held").isFalse();
+  }
+
+  /**
+   * A write at t0 + 20 s dropped the expired content counter of "x" (and a log prunes by its write's
+   * time): a request from a clock stepped back to t0 + 5 s is decided at t0 + 20 s, the partition's
+   * latest time, never at a time whose counts are gone. Before, it was decided at t0 + 5 s on a
+   * state that no longer held t0's "x": "x" twice in 10 s under a limit of 1.
+   */
+  @Test
+  void aClockSteppedBackIsDecidedAtThePartitionsLatestTime() {
+    Rule perContent = Rule.of("content-10s", 1, Duration.ofSeconds(10), Dimension.RECIPIENT, Dimension.CONTENT);
+    Rule perMinute = Rule.of("per-minute", 5, Duration.ofMinutes(1), Dimension.RECIPIENT);
+    Engine engine = engine(new Policy("default", 1, List.of(perContent, perMinute)));
+    long t0 = clock.millis();
+    assertThat(engine.decide(to("rita", "x")).join().allowed()).isTrue();
+    clock.set(t0 + 20_000);
+    assertThat(engine.decide(to("rita", "y")).join().allowed()).isTrue();
+    clock.set(t0 + 5_000);
+    Decision back = engine.decide(to("rita", "x")).join();
+    assertThat(back.time()).as("decided at the partition's latest time").isEqualTo(t0 + 20_000);
+    assertThat(back.allowed()).as("t0's x left the window of t0 + 20 s").isTrue();
+    assertThat(engine.check(to("rita", "x")).join().allowed()).as("x at t0 + 20 s holds the window").isFalse();
+    assertThat(engine.inspect("default", "rita").join().time()).as("inspected at the partition's time too")
+        .isEqualTo(t0 + 20_000);
+    Decision other = engine.decide(to("sam", "x")).join();
+    assertThat(other.time()).as("another partition keeps its own time").isEqualTo(t0 + 5_000);
   }
 
   @Test

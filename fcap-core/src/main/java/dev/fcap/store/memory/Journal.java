@@ -607,7 +607,7 @@ final class Journal implements AutoCloseable {
           ended = true;
           break;
         }
-        apply(payload, len, store, now);
+        apply(payload, len, store, now, getInt(head, 8));
       }
       if (kind == SNAPSHOT && !ended) {
         problems.add(name + ": the snapshot has no end marker: it is incomplete");
@@ -616,7 +616,7 @@ final class Journal implements AutoCloseable {
     return entries;
   }
 
-  private static void apply(byte[] payload, int len, MemoryStore store, long now) {
+  private static void apply(byte[] payload, int len, MemoryStore store, long now, int format) {
     int keyLen = Varint.read(payload, 1);
     int keyAt = 1 + Varint.size(keyLen);
     byte[] key = Arrays.copyOfRange(payload, keyAt, keyAt + keyLen);
@@ -634,6 +634,9 @@ final class Journal implements AutoCloseable {
     byte[] record = null;
     if (payload[0] == PUT) {
       record = Arrays.copyOfRange(payload, keyAt + keyLen, len);
+      if (format == 1) {
+        record = PartitionRecord.fromLayout1(record);
+      }
       if (PartitionRecord.expiresAt(record) <= now) {
         record = null; // the newest state of the partition has expired: nothing to load
       }
@@ -650,8 +653,9 @@ final class Journal implements AutoCloseable {
       return "written in file format " + h[5] + ", this version reads " + (FILE_VERSION - 1) + " and " + FILE_VERSION;
     }
     int format = getInt(h, 8);
-    if (format != PartitionRecord.FORMAT) {
-      return "holds records in layout " + format + ", this version uses " + PartitionRecord.FORMAT;
+    if (format != PartitionRecord.FORMAT && format != 1) {
+      // layout 1 is layout 2 without the partition's time: converted as read, so an upgrade keeps the counts
+      return "holds records in layout " + format + ", this version reads 1 and " + PartitionRecord.FORMAT;
     }
     return null;
   }

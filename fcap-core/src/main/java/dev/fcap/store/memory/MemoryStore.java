@@ -57,7 +57,9 @@ import java.util.concurrent.atomic.LongAdder;
  * ({@code JournalTest}, docs/server.md "What survives what").
  *
  * <p><b>Whose clock expires what.</b> A request decides at its own time (the store's clock, or a
- * caller-supplied time for replays and tests), and within its own partition everything happens in
+ * caller-supplied time for replays and tests), but never before its partition's latest written time
+ * ({@code PartitionRecord.latest}: a step back of the clock is decided at that time, since what a
+ * write pruned or dropped by its time is gone), and within its own partition everything happens in
  * that partition's request order, like the algorithms' own pruning. Dropping <i>other</i> partitions
  * (the incremental sweep, the full sweep before {@code FULL}, {@link #evictExpired}) goes by the
  * {@linkplain #sweepTime() sweep time} instead, which no request can go below: the store's clock
@@ -152,6 +154,9 @@ public final class MemoryStore implements Store {
       }
       int slot = segment.find(hash, request.partition());
       byte[] record = slot < 0 ? null : segment.records[slot];
+      if (record != null) {
+        now = Math.max(now, PartitionRecord.latest(record)); // per partition, time never runs backwards
+      }
       List<CounterRequest> counters = request.counters();
       byte[][] states = segment.states(counters.size());
       if (record != null) {
@@ -261,6 +266,9 @@ public final class MemoryStore implements Store {
       return;
     }
     if (segment.bytesAfterInsert(next) > segmentBudget) {
+      if (PartitionRecord.isEmpty(next)) {
+        return; // only a time, of a partition that holds nothing: not worth refusing a release for
+      }
       // sweep only if something can have expired since the last sweep: a refusal costs O(1)
       long horizon = sweepTime();
       if (horizon >= segment.nextExpiry) {
@@ -280,8 +288,8 @@ public final class MemoryStore implements Store {
     int hash = hash(partition);
     Segment segment = segmentOf(hash);
     synchronized (segment) {
-      long now = clock.millis();
       int slot = segment.find(hash, partition);
+      long now = slot < 0 ? clock.millis() : Math.max(clock.millis(), PartitionRecord.latest(segment.records[slot]));
       List<StoredCounter> counters = slot < 0 ? List.of() : PartitionRecord.live(segment.records[slot], now);
       for (LargeLogTable.Held held : segment.large.of(partition)) {
         if (held.expiresAt > now) {

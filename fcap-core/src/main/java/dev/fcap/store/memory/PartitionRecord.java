@@ -14,7 +14,7 @@ import java.util.List;
  * single array, so that a recipient costs one array header instead of a graph of objects.
  *
  * <pre>
- * record  := expires:i32 varint(keyLength) key counter*
+ * record  := expires:i32 varint(keyLength) key varint(back) counter*
  * counter := varint(idLength) id algorithm:u8 expires:i32 varint(stateLength) state
  * </pre>
  *
@@ -22,6 +22,14 @@ import java.util.List;
  * little longer than it matters, never shorter; the record's own {@code expires} is the latest of its
  * counters', so the sweep reads four bytes instead of walking every counter. {@code state} is the
  * algorithm's own layout. This layout is private to the MemoryStore (Redis keeps its own).
+ *
+ * <p><b>The partition's time.</b> {@code back} says when the partition was last written: at
+ * {@code expires} (in ms) minus {@code back} ms, its {@link #latest} time. The store decides every
+ * request of the partition at no earlier time (a clamp: per partition, time never runs backwards,
+ * docs/algorithms.md "Clock steps back"), because what a write pruned or dropped by its time cannot be
+ * seen again by an earlier request. The header's expiry is never before the latest time (live
+ * counters expire after it, and a record with nothing live left keeps the key and the time until
+ * then), so {@code back} is a small unsigned varint: 1 to 4 bytes for windows up to a day.
  *
  * <p>A remembered decision of a message id ({@link dev.fcap.store.Idempotency}) is an entry of the
  * same shape with kind {@link #MESSAGE} instead of an algorithm, the id's fingerprint as its id and
@@ -42,7 +50,7 @@ final class PartitionRecord {
    * Version of this layout, written in the header of the store's state files ({@link Journal}); bump
    * it whenever the layout changes, so that a start never reads records it would misunderstand.
    */
-  static final int FORMAT = 1;
+  static final int FORMAT = 2;
   /** The kind byte of a remembered decision (the algorithms are 0 to 3; Redis uses 4 for gap-form logs). */
   static final byte MESSAGE = 127;
 
@@ -59,6 +67,32 @@ final class PartitionRecord {
     int len = Varint.read(record, HEAD);
     int at = HEAD + Varint.size(len);
     return len == key.length && Arrays.equals(record, at, at + len, key, 0, len);
+  }
+
+  /**
+   * A record of layout 1 (written before the partition's time was kept) in this layout, with no
+   * time yet (the epoch, so nothing is clamped until the next write sets it).
+   */
+  static byte[] fromLayout1(byte[] old) {
+    int len = Varint.read(old, HEAD);
+    int at = HEAD + Varint.size(len) + len;
+    long back = Math.max(0, expiresMs(old, 0));
+    byte[] out = new byte[old.length + Varint.size(back)];
+    System.arraycopy(old, 0, out, 0, at);
+    int pos = Varint.write(out, at, back);
+    System.arraycopy(old, at, out, pos, old.length - at);
+    return out;
+  }
+
+  /** Whether the record holds only its key and time (nothing live is left). */
+  static boolean isEmpty(byte[] record) {
+    return skipKey(record) == record.length;
+  }
+
+  /** The partition's latest time (epoch ms): every write's time is at or before it. */
+  static long latest(byte[] record) {
+    int len = Varint.read(record, HEAD);
+    return expiresMs(record, 0) - Varint.readLong(record, HEAD + Varint.size(len) + len);
   }
 
   /** Fills {@code states[i]} with the live state of {@code counters.get(i)}, if the record holds one. */
@@ -100,7 +134,8 @@ final class PartitionRecord {
 
   /**
    * The next record: the request's counters with their new states, then the other live counters of
-   * {@code old} unchanged. Null when nothing live is left.
+   * {@code old} unchanged, at {@code now}, the partition's new latest time. With nothing live left,
+   * the key and the time alone, until {@code now}.
    *
    * <p>Two passes, sizing then filling one exact array: this runs on every admitted decision and
    * records of busy recipients reach kilobytes, so no intermediate buffer is worth its copy.
@@ -110,8 +145,7 @@ final class PartitionRecord {
     int[] expires = new int[n];
     boolean[] keep = new boolean[n];
     int size = HEAD + Varint.size(key.length) + key.length;
-    int empty = size;
-    int latest = Integer.MIN_VALUE;
+    int latest = toSeconds(now);
     for (int i = 0; i < n; i++) {
       CounterRequest c = counters.get(i);
       long expiresAt = PartitionStep.expiresAt(c, states[i]);
@@ -133,14 +167,13 @@ final class PartitionRecord {
         at = next;
       }
     }
-    if (size == empty) {
-      return null;
-    }
+    long back = EPOCH_MS + latest * 1000L - now;
+    size += Varint.size(back);
     byte[] out = new byte[size];
     putInt(out, 0, latest);
     int pos = Varint.write(out, HEAD, key.length);
     System.arraycopy(key, 0, out, pos, key.length);
-    pos += key.length;
+    pos = Varint.write(out, pos + key.length, back);
     for (int i = 0; i < n; i++) {
       if (keep[i]) {
         pos = writeCounter(out, pos, counters.get(i).key(), counters.get(i).spec().algorithm().ordinal(), expires[i],
@@ -209,15 +242,24 @@ final class PartitionRecord {
 
   /** {@code record} plus a remembered decision under {@code key} until {@code expiresAt} (epoch ms). */
   static byte[] withMessage(byte[] record, byte[] key, byte[] remembered, long expiresAt) {
-    int expires = toSeconds(expiresAt);
+    int expires = Math.max(expiresSeconds(record), toSeconds(expiresAt));
     int size = Varint.size(key.length) + key.length + 5 + Varint.size(remembered.length) + remembered.length;
-    byte[] out = Arrays.copyOf(record, record.length + size);
-    writeCounter(out, record.length, key, MESSAGE, expires, remembered);
-    putInt(out, 0, Math.max(expiresSeconds(record), expires));
+    // the header's expiry may move later: the partition's time is kept, so its distance changes
+    int keyLen = Varint.read(record, HEAD);
+    int backAt = HEAD + Varint.size(keyLen) + keyLen;
+    long oldBack = Varint.readLong(record, backAt);
+    long back = oldBack + (expires - (long) expiresSeconds(record)) * 1000L;
+    int from = backAt + Varint.size(oldBack);
+    byte[] out = new byte[backAt + Varint.size(back) + record.length - from + size];
+    System.arraycopy(record, 0, out, 0, backAt);
+    putInt(out, 0, expires);
+    int pos = Varint.write(out, backAt, back);
+    System.arraycopy(record, from, out, pos, record.length - from);
+    writeCounter(out, pos + record.length - from, key, MESSAGE, toSeconds(expiresAt), remembered);
     return out;
   }
 
-  /** {@code record} without the remembered decision of {@code key}; null if nothing else is left. */
+  /** {@code record} without the remembered decision of {@code key} (the key and the time stay). */
   static byte[] withoutMessage(byte[] record, byte[] key) {
     int from = skipKey(record);
     for (int at = from; at < record.length; ) {
@@ -225,9 +267,6 @@ final class PartitionRecord {
       int idLen = Varint.read(record, at);
       int id = at + Varint.size(idLen);
       if (record[id + idLen] == MESSAGE && idEquals(record, id, idLen, key)) {
-        if (from == at && next == record.length) {
-          return null;
-        }
         byte[] out = new byte[record.length - (next - at)];
         System.arraycopy(record, 0, out, 0, at);
         System.arraycopy(record, next, out, at, record.length - next);
@@ -310,8 +349,13 @@ final class PartitionRecord {
     return EPOCH_MS + s * 1000L;
   }
 
+  /** Where the first counter starts: after the key and the time. */
   private static int skipKey(byte[] record) {
     int len = Varint.read(record, HEAD);
-    return HEAD + Varint.size(len) + len;
+    int at = HEAD + Varint.size(len) + len;
+    while (record[at++] < 0) {
+      // the time's varint: high bit set on every byte but the last
+    }
+    return at;
   }
 }

@@ -272,7 +272,8 @@ class JournalTest {
     MemoryStore store = open(Durability.of(dir));
     long first = clock.millis();
     admitLarge(store, "channel", 2_000);
-    PartitionRequest release = decideLarge("channel").asRelease(first);
+    // a recent message (a release moves at most LargeLog.MAX_RELEASE_MOVES entries)
+    PartitionRequest release = decideLarge("channel").asRelease(first + 1_990);
     assertThat(store.applyNow(release).allowed()).isTrue();
     admitLarge(store, "deleted", 1_100);
     store.delete("deleted".getBytes(StandardCharsets.UTF_8)).join();

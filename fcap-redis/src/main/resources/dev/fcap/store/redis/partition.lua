@@ -80,6 +80,36 @@ end
 local ttlfloor = hastime == 2 and OWN_TIME_TTL_MS or 0
 local value = redis.call('GET', key)
 
+-- THE PARTITION'S TIME (PartitionRecord's "partition's time"): per partition, time never runs
+-- backwards. Every write puts first in the value an entry of kind CLOCK with an empty id, whose
+-- expires is the write's time in seconds rounded up and whose state is varint(back), the ms
+-- from then back to the write's time (0 to 999). A request earlier than that time (a clock step
+-- back, a caller's time) is decided at it: what a write pruned or dropped by its time is gone.
+-- TTLs are still counted from the clock's own time (clocknow), never shorter than needed.
+local CLOCK = 120
+local clocknow = now
+if value and byte(value, 1) == 0 and byte(value, 2) == CLOCK then
+  local seconds, back = unpack('>i4', value, 3), byte(value, 8)
+  if back >= 128 then
+    back = back - 128 + byte(value, 9) * 128
+  end
+  local latest = EPOCH_MS + seconds * 1000 - back
+  if latest > now then
+    now = latest
+  end
+end
+-- the CLOCK entry a write puts first (RELEASE and DECIDE only: the others never write)
+local clockentry, clockexp = '', now
+if op == 0 or op == 2 then
+  local x = now - EPOCH_MS
+  local r = x % 1000
+  local cs = (x - r) / 1000 + (r > 0 and 1 or 0)
+  local back = EPOCH_MS + cs * 1000 - now
+  clockexp = EPOCH_MS + cs * 1000
+  clockentry = back < 128 and pack('>BBi4BB', 0, CLOCK, cs, 1, back)
+    or pack('>BBi4BBB', 0, CLOCK, cs, 2, back % 128 + 128, floor(back / 128))
+end
+
 local remember = false
 if mid then
   local found = false
@@ -127,8 +157,9 @@ if mid then
     local seconds = (x - r) / 1000 + (r > 0 and 1 or 0)
     redis.call('APPEND', key, char(16) .. mid .. char(MESSAGE) .. pack('>i4', seconds)
       .. (len < 128 and char(len) or char(len % 128 + 128, floor(len / 128))) .. state)
-    if redis.call('PTTL', key) < midttl + TTL_SLACK_MS then
-      redis.call('PEXPIRE', key, midttl + TTL_SLACK_MS)
+    local ttl = now + midttl - clocknow + TTL_SLACK_MS
+    if redis.call('PTTL', key) < ttl then
+      redis.call('PEXPIRE', key, ttl)
     end
   end
 end
@@ -201,7 +232,7 @@ if fast and value then
     end
     local e = p + statelen - 1
     local expms = EPOCH_MS + seconds * 1000
-    if expms > now then
+    if expms > now and kind ~= CLOCK then
       local requested = false
       if kind == GAPS or kind == 0 or kind == LARGE then
         for b = 0, (n - 1) * S, S do
@@ -363,14 +394,12 @@ if fast and op == 0 and allowed then
         v = v .. sub(value, K[j], K[j + 1])
       end
     end
-    if v ~= '' then
-      -- The TTL is counted in real time but the expiry in the decision's clock (Redis TIME, or a
-      -- caller or injected clock that may lag real time): a second of slack keeps a key alive
-      -- until its counters have expired in the decision clock; liveness is decided by 'expires'.
-      redis.call('SET', key, v, 'PX', math.max(maxexp - now + TTL_SLACK_MS, ttlfloor))
-    elseif value then
-      redis.call('DEL', key)
-    end
+    -- The TTL is counted in real time but the expiry in the decision's clock (Redis TIME, or a
+    -- caller or injected clock that may lag real time): a second of slack keeps a key alive
+    -- until its counters have expired in the decision clock; liveness is decided by 'expires'.
+    -- With nothing live left, the key keeps the partition's time alone.
+    redis.call('SET', key, clockentry .. v, 'PX',
+      math.max(math.max(maxexp or clockexp, clockexp) - clocknow + TTL_SLACK_MS, ttlfloor))
   end
 end
 
@@ -1102,11 +1131,17 @@ local function large_record(L, spec, now, cost)
   large_prune(L, spec, now)
 end
 
+-- LargeLog.release: at most MAX_RELEASE_MOVES entries after the released one move (one block);
+-- a message with more after it gives nothing back (conservative: it leaves with its window)
+local MAX_RELEASE_MOVES = 256
 local function large_release(L, spec, now, eventtime, cost)
   local lo = large_after(L, eventtime - 1, L.tail - 1)
   for i = large_after(L, eventtime, L.tail - 1) - 1, lo, -1 do
     local before = large_before(L, i)
     if large_before(L, i + 1) - before == cost then
+      if L.tail - 1 - i > MAX_RELEASE_MOVES then
+        return
+      end
       large_shift(L, i + 1, -1, -cost)
       L.tail, L.total = L.tail - 1, L.total - cost
       if L.tail > L.head then
@@ -1288,7 +1323,7 @@ if op == 3 then
   -- READ: the live counters, for inspection
   local result = { now }
   for _, s in ipairs(stored) do
-    if s.expiresms > now and s.alg ~= MESSAGE then
+    if s.expiresms > now and s.alg ~= MESSAGE and s.alg ~= CLOCK then
       result[#result + 1] = s.id
       result[#result + 1] = s.alg
       result[#result + 1] = s.large and large_canonical(large_open(s.id, s.state)) or s.state
@@ -1377,14 +1412,14 @@ if (op == 0 and admitted) or op == 2 then
       local desc = large_descriptor(L)
       parts[#parts + 1] = varint(#c.id) .. c.id .. char(LARGE) .. pack('>i4', to_seconds(expires)) .. varint(#desc) .. desc
       maxexpires = math.max(maxexpires or e, e)
-      large_flush(L, math.max(e - now + TTL_SLACK_MS, ttlfloor))
+      large_flush(L, math.max(e - clocknow + TTL_SLACK_MS, ttlfloor))
     elseif expires and expires > now and e > now and first then
       parts[#parts + 1] = encode_counter(c.id, c.alg, expires, states[i])
       maxexpires = math.max(maxexpires or e, e)
     end
   end
   for _, s in ipairs(stored) do
-    if s.expiresms > now then
+    if s.expiresms > now and s.alg ~= CLOCK then
       local requested = false
       for _, c in ipairs(counters) do
         if c.alg == s.alg and c.id == s.id then
@@ -1397,13 +1432,9 @@ if (op == 0 and admitted) or op == 2 then
       end
     end
   end
-  if #parts == 0 then
-    if value then
-      redis.call('DEL', key)
-    end
-  else
-    redis.call('SET', key, table.concat(parts), 'PX', math.max(maxexpires - now + TTL_SLACK_MS, ttlfloor))
-  end
+  -- the partition's time first; with nothing live left, it alone
+  redis.call('SET', key, clockentry .. table.concat(parts), 'PX',
+    math.max(math.max(maxexpires or clockexp, clockexp) - clocknow + TTL_SLACK_MS, ttlfloor))
 end
 
 -- reply: as the fast path's; a release has no per-check results (PartitionStep reports zeros)

@@ -41,7 +41,7 @@ class RedisOracleIT {
   }
 
   private static void check(String uri, long seed) {
-    Traffic traffic = new Traffic(seed, Traffic.randomPolicy(seed, 12, false), Traffic.Options.ALL.withClockBack(false),
+    Traffic traffic = new Traffic(seed, Traffic.randomPolicy(seed, 12, false), Traffic.Options.ALL,
         ManualClock.START);
     OracleRun.Report report = OracleRun.run(traffic, policy -> {
       ManualClock clock = new ManualClock();

@@ -122,6 +122,7 @@ class RedisStoreBehaviourIT {
         assertThat(engine.decideAt(Message.builder("+15550001").content("same").build(), t).join().allowed()).isTrue();
       }
       StoredValue value = StoredValue.all(REDIS.uri()).get("fc:{r\u0007default+15550001}");
+      assertThat(value.latest()).as("the partition's time: its latest write").isEqualTo(times[2]);
       assertThat(value.counters()).hasSize(2);
       StoredValue.Counter recipient = value.counters().get(0);
       assertThat(recipient.id()).hasSize(8); // the group id: recipient rules, no other dimension

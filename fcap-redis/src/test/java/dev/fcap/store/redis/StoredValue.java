@@ -14,16 +14,21 @@ import java.util.Map;
 /**
  * Test-side reader of the value of a partition key, written from the layout in docs/redis.md
  * (independently of the script): {@code counter*}, {@code counter := varint(idLen) id kind:u8
- * expires:i32 varint(stateLen) state}.
+ * expires:i32 varint(stateLen) state}, the first of them the partition's time (kind {@link #CLOCK}, an
+ * empty id, its state varint(back): the time is {@code expires} in ms minus back).
+ *
+ * @param latest the partition's time (epoch ms), null if the value has no CLOCK entry
  */
-record StoredValue(List<Counter> counters) {
+record StoredValue(Long latest, List<Counter> counters) {
   static final int GAPS = 4;
+  static final int CLOCK = 120;
 
   record Counter(byte[] id, int kind, int expires, byte[] state) {}
 
   static StoredValue parse(byte[] value) {
     ByteBuffer b = ByteBuffer.wrap(value);
     List<Counter> counters = new ArrayList<>();
+    Long latest = null;
     while (b.hasRemaining()) {
       byte[] id = new byte[varint(b)];
       b.get(id);
@@ -31,9 +36,13 @@ record StoredValue(List<Counter> counters) {
       int expires = b.getInt();
       byte[] state = new byte[varint(b)];
       b.get(state);
-      counters.add(new Counter(id, kind, expires, state));
+      if (kind == CLOCK && id.length == 0 && counters.isEmpty() && latest == null) {
+        latest = 1_577_836_800_000L + expires * 1000L - varint(ByteBuffer.wrap(state));
+      } else {
+        counters.add(new Counter(id, kind, expires, state));
+      }
     }
-    return new StoredValue(counters);
+    return new StoredValue(latest, counters);
   }
 
   private static int varint(ByteBuffer b) {
