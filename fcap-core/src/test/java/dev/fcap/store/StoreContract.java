@@ -391,7 +391,9 @@ public abstract class StoreContract {
     // a caller-time decision is released at its own time; the count is the newer window's, which
     // the older message never was in (issue 9: OracleVerify --older-releases)
     Rule rule = Rule.of("hourly", 1, Duration.ofHours(1), Dimension.RECIPIENT).withAlgorithm(Algorithm.FIXED_WINDOW);
-    Engine engine = Engine.builder(store).clock(clock).callerTime(true).policy(new Policy("default", 1, List.of(rule))).build();
+    // released after its window: a horizon of two hours keeps the decision releasable then
+    Engine engine = Engine.builder(store).clock(clock).callerTime(true).releaseHorizon(Duration.ofHours(2))
+        .policy(new Policy("default", 1, List.of(rule))).build();
     long hour = Duration.ofHours(1).toMillis();
     long t0 = Math.floorDiv(clock.millis(), hour) * hour + 600_000;
     Decision a = engine.decideAt(fresh("olga"), t0).join();
@@ -404,7 +406,9 @@ public abstract class StoreContract {
   @Test
   void releasingAGcraMessageWhoseCellHasDrainedGivesNothingBack() {
     Rule rule = Rule.of("metered", 1, Duration.ofHours(1), Dimension.RECIPIENT).withAlgorithm(Algorithm.GCRA);
-    Engine engine = Engine.builder(store).clock(clock).callerTime(true).policy(new Policy("default", 1, List.of(rule))).build();
+    // released after its window: a horizon of two hours keeps the decision releasable then
+    Engine engine = Engine.builder(store).clock(clock).callerTime(true).releaseHorizon(Duration.ofHours(2))
+        .policy(new Policy("default", 1, List.of(rule))).build();
     long t0 = clock.millis();
     long hour = Duration.ofHours(1).toMillis();
     Decision a = engine.decideAt(fresh("pia"), t0).join();
