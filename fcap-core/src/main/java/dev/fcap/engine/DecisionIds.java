@@ -49,8 +49,12 @@ final class DecisionIds {
   private static final long EPOCH_MS = 1_577_836_800_000L;
   private static final int IV = 12;
   private static final int HEAD = 4 + 16;
-  /** Longer ids are not ours (the longest partition key a message can make stays far below). */
-  static final int MAX_LENGTH = 1024;
+  /**
+   * The longest id: one that fits an HTTP/1 request line (4,096) with its path. A partition key of
+   * more than about 2,900 bytes (a recipient of that many UTF-8 bytes) makes a longer id: such a
+   * decision gets an id that is not releasable (release it by message id).
+   */
+  static final int MAX_LENGTH = 4000;
 
   /** What an id names. */
   record Opened(long expiresAtMs, byte[] recordKey, byte[] partition, String tenant) {}
@@ -104,7 +108,8 @@ final class DecisionIds {
     long seconds = -Math.floorDiv(-(expiresAtMs - EPOCH_MS), 1000);
     ByteBuffer.wrap(plain).putInt((int) Math.max(0, Math.min(Integer.MAX_VALUE, seconds))).put(recordKey)
         .put(partition);
-    return s.seal(plain);
+    String id = s.seal(plain);
+    return id.length() > MAX_LENGTH ? null : id;
   }
 
   /** What {@code id} names, or null if it is not an id sealed with this deployment's key. */

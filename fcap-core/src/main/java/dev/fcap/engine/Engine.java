@@ -56,6 +56,9 @@ public final class Engine implements AutoCloseable {
     this.callerTime = b.callerTime;
     this.releaseHorizonMs = b.releaseHorizonMs;
     this.ids = new DecisionIds(store);
+    if (releaseHorizonMs != 0) {
+      ids.load(); // at once, so decisions do not wait for it; a failed load is tried again by the next one
+    }
     setPolicies(b.policies);
   }
 

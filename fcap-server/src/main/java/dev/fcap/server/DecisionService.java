@@ -41,10 +41,10 @@ import java.util.function.IntFunction;
 public final class DecisionService {
   /** Decision ids are 24 hex characters; anything longer than this is refused unread. */
   /**
-   * The longest decision id accepted: a sealed id grows with its partition key (tenant and recipient
-   * up to 128 and 1,024 characters, UTF-8): at most about 5,600 characters; longer is bad input.
+   * The longest decision id accepted: a sealed id grows with its partition key (the engine issues
+   * releasable ids up to 4,000 characters, so that one fits an HTTP/1 request line); longer is bad input.
    */
-  public static final int MAX_DECISION_ID = 6000;
+  public static final int MAX_DECISION_ID = 4000;
   private final Engine engine;
   private final FailoverStore failover;
   private final FailurePolicy failure;
