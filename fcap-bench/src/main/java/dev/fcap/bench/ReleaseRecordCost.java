@@ -99,7 +99,7 @@ public final class ReleaseRecordCost {
     RedisClient client = RedisClient.create(RedisURI.create(uri));
     try (StatefulRedisConnection<byte[], byte[]> c = client.connect(ByteArrayCodec.INSTANCE)) {
       long total = 0;
-      for (byte[] key : c.sync().keys("*".getBytes(java.nio.charset.StandardCharsets.US_ASCII))) {
+      for (byte[] key : c.sync().keys("*")) {
         Long usage = c.sync().memoryUsage(key);
         total += usage == null ? 0 : usage;
       }

@@ -123,15 +123,18 @@ if mid then
   if op == 2 and not found then
     return pack('>i8B', now, 0)
   end
-  -- called with the reply of an admitted DECIDE, after its SET: a second write, appended to it
+  -- called with the reply of an admitted DECIDE, after its SET: a second write of the value with
+  -- the entry added (a SET, not an APPEND: APPEND preallocates up to twice the value's size, which
+  -- MEMORY USAGE measured at about 150 bytes more per admitted decision)
   remember = function(reply)
     local state = (midtimeonly and sub(reply, 1, 8) or reply) .. midtail
     local len = #state
     local x = now + midttl - EPOCH_MS
     local r = x % 1000
     local seconds = (x - r) / 1000 + (r > 0 and 1 or 0)
-    redis.call('APPEND', key, char(16) .. mid .. char(MESSAGE) .. pack('>i4', seconds)
-      .. (len < 128 and char(len) or char(len % 128 + 128, floor(len / 128))) .. state)
+    redis.call('SET', key, (redis.call('GET', key) or '') .. char(16) .. mid .. char(MESSAGE)
+      .. pack('>i4', seconds) .. (len < 128 and char(len) or char(len % 128 + 128, floor(len / 128))) .. state,
+      'KEEPTTL')
     if redis.call('PTTL', key) < midttl + TTL_SLACK_MS then
       redis.call('PEXPIRE', key, midttl + TTL_SLACK_MS)
     end
