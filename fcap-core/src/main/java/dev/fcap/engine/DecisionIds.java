@@ -84,7 +84,13 @@ final class DecisionIds {
         new SecureRandom().nextBytes(candidate);
         PartitionRequest r = new PartitionRequest(KEY_PARTITION, Operation.DECIDE, PartitionRequest.STORE_TIME, 1,
             List.of(), 0, new Idempotency(KEY_ID, KEY_HORIZON_MS, candidate, true), null);
-        loading = store.apply(r).thenApply(result -> {
+        CompletableFuture<PartitionResult> call;
+        try {
+          call = store.apply(r);
+        } catch (RuntimeException e) { // a store that throws instead of failing its future
+          call = CompletableFuture.failedFuture(e);
+        }
+        loading = call.thenApply(result -> {
           if (result.degraded()) {
             throw new StoreException(StoreException.Reason.UNAVAILABLE, "the decision-id key is in the store");
           }

@@ -511,7 +511,9 @@ public final class Engine implements AutoCloseable {
         byte[] tenant = p.policy != null ? p.policy.tenantUtf8
             : p.message.tenant().getBytes(java.nio.charset.StandardCharsets.UTF_8);
         long now = p.time == PartitionRequest.STORE_TIME ? clock.millis() : p.time;
-        id = ids.seal(Keys.nothingPartition(tenant), new byte[16], now + horizon);
+        byte[] unique = new byte[16]; // no record is kept under it: it only makes the id unique
+        java.util.concurrent.ThreadLocalRandom.current().nextBytes(unique);
+        id = ids.seal(Keys.nothingPartition(tenant), unique, now + horizon);
       }
       return CompletableFuture.completedFuture(new Decision(true, id != null ? id : randomId(), 0, List.of(), List.of(), List.of(),
           false, clock.millis(), p.policy == null ? 0 : p.policy.policy.version()));

@@ -133,13 +133,15 @@ public final class OracleRun {
             if (releasable.size() > RELEASABLE) {
               String gone = releasable.removeFirst();
               recipientOf.remove(gone);
+              decidedAt.remove(gone);
               oracle.forget(gone);
             }
           }
         } else if (step instanceof Traffic.Release r && !releasable.isEmpty()) {
           String id = pick(releasable, r.pick());
           recipientOf.remove(id);
-          if (decidedAt.remove(id) + RELEASE_HORIZON_MS - 1000 <= latest) {
+          Long decided = decidedAt.remove(id);
+          if (decided != null && decided + RELEASE_HORIZON_MS - 1000 <= latest) {
             oracle.forget(id); // past the targets' release horizon (or within its rounding): expired
             continue;
           }
