@@ -82,7 +82,8 @@ public final class OracleVerify {
       long before = total.decisions();
       total = total.plus(OracleRun.run(traffic, policy -> {
         ManualClock clock = new ManualClock();
-        return OracleRun.engine(Engine.builder(stores.apply(clock)).clock(clock).callerTime(true).policy(policy).build());
+        return OracleRun.engine(Engine.builder(stores.apply(clock)).clock(clock).callerTime(true)
+            .releaseHorizon(java.time.Duration.ofDays(7)).policy(policy).build()); // OracleRun releases up to 7 days back
       }, steps));
       if (total.decisions() / 1_000_000 > before / 1_000_000) {
         System.err.printf("  ... %,d decisions: %d over-admissions, %d mismatches%n", total.decisions(),
