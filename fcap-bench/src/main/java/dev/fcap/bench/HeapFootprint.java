@@ -99,7 +99,7 @@ public final class HeapFootprint {
     long end = 1_700_000_000_000L;
     AtomicLong clock = new AtomicLong();
     MemoryStore store = MemoryStore.builder().clock(clock::get).maxBytes(Long.MAX_VALUE / 2).build();
-    Engine engine = Engine.builder(store).clock(clock::get).releaseCapacity(0).policies(SeedPolicy.load()).build();
+    Engine engine = Engine.builder(store).clock(clock::get).releaseHorizon(java.time.Duration.ZERO).policies(SeedPolicy.load()).build();
     long refused = 0;
     for (int e = 0; e < events.size(); e++) {
       Event event = events.get(e);

@@ -136,7 +136,8 @@ public final class OracleVerify {
       long before = total.decisions();
       total = total.plus(OracleRun.run(traffic, policy -> {
         ManualClock clock = new ManualClock();
-        return OracleRun.engine(Engine.builder(stores.apply(clock)).clock(clock).callerTime(true).policy(policy).build());
+        return OracleRun.engine(Engine.builder(stores.apply(clock)).clock(clock).callerTime(true)
+            .releaseHorizon(java.time.Duration.ofDays(7)).policy(policy).build()); // OracleRun releases up to 7 days back
       }, steps));
       if (total.decisions() / 250_000 > before / 250_000) {
         System.err.printf("  ... stream from seed %d: %,d decisions: %d over-admissions, %d mismatches%n", firstSeed,

@@ -88,7 +88,7 @@ final class ReplayCommand implements Callable<Integer> {
       return fail("cannot use --store " + dev.fcap.store.Redaction.uri(storeUri) + ": "
           + dev.fcap.store.Redaction.scrub(e.getMessage(), storeUri));
     }
-    try (Engine engine = Engine.builder(store).clock(clock).callerTime(true).releaseCapacity(0)
+    try (Engine engine = Engine.builder(store).clock(clock).callerTime(true).releaseHorizon(java.time.Duration.ZERO)
         .policies(policies).build()) {
       ReplaySummary summary = new ReplaySummary(policies);
       long started = System.nanoTime();

@@ -35,10 +35,13 @@ class DurableServeIT {
     Path work = Files.createDirectory(tmp.resolve("work"));
     String bob = "{\"recipient\": \"bob\", \"messageId\": \"m-1\"}";
     String firstDecision;
+    List<String> aliceIds = new ArrayList<>();
     try (ServerProcess s = ServerProcess.start(work)) {
       assertThat(s.output()).contains("durable in " + work.resolve("data/state").toRealPath());
       for (int i = 0; i < 15; i++) {
-        assertThat(s.post("/v1/decisions", ONE).path("allowed").asBoolean()).as("decision %d", i + 1).isTrue();
+        JsonNode d = s.post("/v1/decisions", ONE);
+        assertThat(d.path("allowed").asBoolean()).as("decision %d", i + 1).isTrue();
+        aliceIds.add(d.path("decisionId").asText());
       }
       assertThat(s.post("/v1/decisions", ONE).path("allowed").asBoolean()).as("the 16th").isFalse();
       firstDecision = s.post("/v1/decisions", bob).path("decisionId").asText();
@@ -55,7 +58,8 @@ class DurableServeIT {
       s.kill();
     }
     try (ServerProcess s = ServerProcess.start(work)) {
-      assertThat(s.output()).contains("recovered 12 partitions");
+      // alice, bob, z0..z9 and the store-held key of decision ids
+      assertThat(s.output()).contains("recovered 13 partitions");
       JsonNode d = s.post("/v1/decisions", ONE);
       assertThat(d.path("allowed").asBoolean()).as("still refused after kill -9").isFalse();
       assertThat(d.path("blockedBy").toString()).contains("recipient-per-minute");
@@ -64,6 +68,11 @@ class DurableServeIT {
       assertThat(retry.path("replayed").asBoolean()).as("the message id survived the kill").isTrue();
       assertThat(retry.path("decisionId").asText()).isEqualTo(firstDecision);
       assertThat(s.used("bob", "recipient-per-minute")).isEqualTo(1);
+      // a decision acknowledged before the fsync interval is releasable by its id after the kill, once
+      String release = "/v1/decisions/" + aliceIds.get(2) + "/release";
+      assertThat(s.post(release, "").path("released").asBoolean()).as("released after kill -9").isTrue();
+      assertThat(s.post(release, "").path("released").asBoolean()).as("idempotent").isTrue();
+      assertThat(s.used("alice", "recipient-per-day")).isEqualTo(14);
       for (int r = 0; r < 20; r++) {
         s.post("/v1/decisions", "{\"recipient\": \"r" + r + "\"}");
       }
@@ -84,9 +93,12 @@ class DurableServeIT {
     }
     try (ServerProcess s = ServerProcess.start(work)) {
       assertThat(s.output()).contains("DAMAGED STATE").contains("corrupt entry").contains("truncated entry")
-          .contains("recovered 30 partitions");
+          .contains("recovered 31 partitions");
       // alice's minute may have passed by now on a slow machine; her day has not
-      assertThat(s.used("alice", "recipient-per-day")).as("alice's counts survive damaged files").isEqualTo(15);
+      assertThat(s.used("alice", "recipient-per-day")).as("alice's counts survive damaged files").isEqualTo(14);
+      JsonNode again = s.post("/v1/decisions/" + aliceIds.get(2) + "/release", "");
+      assertThat(again.path("released").asBoolean()).as("released before the restart: still true").isTrue();
+      assertThat(s.used("alice", "recipient-per-day")).as("given back once over two restarts").isEqualTo(14);
       assertThat(s.post("/v1/decisions", bob).path("replayed").asBoolean()).isTrue();
       assertThat(s.post("/v1/decisions", "{\"recipient\": \"new\"}").path("allowed").asBoolean()).isTrue();
     }

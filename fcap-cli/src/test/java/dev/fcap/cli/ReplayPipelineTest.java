@@ -45,7 +45,7 @@ class ReplayPipelineTest {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     StringBuilder line = new StringBuilder();
     try (Engine engine = Engine.builder(MemoryStore.builder().clock(clock).build()).clock(clock).callerTime(true)
-        .releaseCapacity(0).policies(policies).build();
+        .releaseHorizon(java.time.Duration.ZERO).policies(policies).build();
         SendLog rows = new SendLog(Files.newBufferedReader(log, StandardCharsets.UTF_8))) {
       for (SendLog.Row row = rows.next(); row != null; row = rows.next()) {
         clock.time = row.time();

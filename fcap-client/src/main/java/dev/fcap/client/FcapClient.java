@@ -156,18 +156,28 @@ public final class FcapClient implements AutoCloseable {
   }
 
   /**
-   * Gives back what an admitted decision counted (the send failed). Idempotent: releasing again
-   * answers true and gives back nothing more. False when the server does not know the decision
-   * (denied, forgotten, of another tenant).
+   * Gives back what an admitted decision counted (the send failed), from any server of the
+   * deployment. Idempotent: releasing again answers true and gives back nothing more. False when the
+   * decision can no longer be released; {@link #releaseDecision} says why.
    */
   public boolean release(String decisionId) {
     return join(releaseAsync(decisionId));
   }
 
   public CompletableFuture<Boolean> releaseAsync(String decisionId) {
+    return releaseDecisionAsync(decisionId).thenApply(Release::released);
+  }
+
+  /** {@link #release(String)}, with the reason when the decision can no longer be released. */
+  public Release releaseDecision(String decisionId) {
+    return join(releaseDecisionAsync(decisionId));
+  }
+
+  public CompletableFuture<Release> releaseDecisionAsync(String decisionId) {
     Objects.requireNonNull(decisionId, "decisionId");
     return transport.call("POST", "/v1/decisions/" + segment(decisionId) + "/release", null, true)
-        .thenApply(a -> a.body().path("released").asBoolean());
+        .thenApply(a -> new Release(a.body().path("released").asBoolean(),
+            a.body().hasNonNull("reason") ? a.body().get("reason").asText() : null));
   }
 
   /**

@@ -81,6 +81,9 @@ class FcapClientIT {
 
     assertThat(fcap.release(first.decisionId())).isTrue();
     assertThat(fcap.release(first.decisionId())).as("idempotent").isTrue();
+    assertThat(fcap.releaseDecision(first.decisionId())).isEqualTo(new Release(true, null));
+    assertThat(fcap.releaseDecision("d" + first.decisionId().substring(2))).as("garbled")
+        .isEqualTo(new Release(false, "unknown"));
     assertThat(fcap.decide(code).allowed()).as("the released slot is free again").isTrue();
     assertThat(fcap.decide(code).allowed()).as("one slot, however many releases").isFalse();
 

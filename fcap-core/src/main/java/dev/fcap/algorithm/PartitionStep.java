@@ -92,8 +92,17 @@ public final class PartitionStep {
     return new PartitionResult(now, allowed, used, retryAt);
   }
 
-  /** What a store remembers of an admitted decision under its message id (see the class note). */
-  public static byte[] remember(PartitionResult result, byte[] decisionId) {
+  /**
+   * What a store remembers of an admitted decision under its message id (see the class note): for a
+   * release record that is not {@link dev.fcap.store.Idempotency#replayable()}, only
+   * {@code time:i64 tail tailLength:u8}.
+   */
+  public static byte[] remember(PartitionResult result, dev.fcap.store.Idempotency id) {
+    byte[] decisionId = id.tail();
+    if (!id.replayable()) {
+      return java.nio.ByteBuffer.allocate(9 + decisionId.length).putLong(result.time()).put(decisionId)
+          .put((byte) decisionId.length).array();
+    }
     int checks = result.used().length;
     java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(10 + 16 * checks + decisionId.length);
     b.putLong(result.time()).put((byte) (result.allowed() ? 1 : 0));
@@ -113,7 +122,7 @@ public final class PartitionStep {
     long[] retryAt = new long[checks];
     int idLength = remembered[remembered.length - 1] & 0xff;
     int idAt = remembered.length - 1 - idLength;
-    int stored = (idAt - 9) / 16;
+    int stored = Math.max(0, idAt - 9) / 16; // 0 for a release record: its time, then its tail
     for (int i = 0; i < checks; i++) {
       // a policy edit may have changed the checks since: what was not decided then reads as admitted
       if (i < stored) {

@@ -4,6 +4,7 @@ import dev.fcap.algorithm.PartitionStep;
 import dev.fcap.model.Decision;
 import dev.fcap.model.Message;
 import dev.fcap.model.Policy;
+import dev.fcap.model.ReleaseResult;
 import dev.fcap.model.Rule;
 import dev.fcap.model.RuleOutcome;
 import dev.fcap.store.Clock;
@@ -41,7 +42,9 @@ public final class Engine implements AutoCloseable {
   private final Store store;
   private final Clock clock;
   private final boolean callerTime;
-  private final ReleaseLedger ledger;
+  /** How long admitted decisions stay releasable by decision id: -1 the policy's longest window, 0 never. */
+  private final long releaseHorizonMs;
+  private final DecisionIds ids;
   /** The latest caller-supplied time seen: a caller-time engine's "now" for a release (see {@link #release}). */
   private final java.util.concurrent.atomic.AtomicLong latestCallerTime = new java.util.concurrent.atomic.AtomicLong(Long.MIN_VALUE);
   private volatile Map<String, CompiledPolicy> policies = Map.of();
@@ -50,7 +53,11 @@ public final class Engine implements AutoCloseable {
     this.store = b.store;
     this.clock = b.clock;
     this.callerTime = b.callerTime;
-    this.ledger = new ReleaseLedger(b.releaseCapacity);
+    this.releaseHorizonMs = b.releaseHorizonMs;
+    this.ids = new DecisionIds(store);
+    if (releaseHorizonMs != 0) {
+      ids.load(); // at once, so decisions do not wait for it; a failed load is tried again by the next one
+    }
     setPolicies(b.policies);
   }
 
@@ -122,6 +129,12 @@ public final class Engine implements AutoCloseable {
   public List<CompletableFuture<Decision>> decideAll(List<Message> messages, boolean dryRun) {
     Operation op = dryRun ? Operation.CHECK : Operation.DECIDE;
     List<CompletableFuture<Decision>> out = new ArrayList<>(messages.size());
+    if (!dryRun && releaseHorizonMs != 0 && !ids.ready()) {
+      for (Message m : messages) {
+        out.add(run(m, op, PartitionRequest.STORE_TIME)); // each waits for the decision-id key first
+      }
+      return out;
+    }
     List<Prepared> single = new ArrayList<>();
     List<PartitionRequest> singleRequests = new ArrayList<>();
     List<CompletableFuture<Decision>> singleSlots = new ArrayList<>();
@@ -160,69 +173,137 @@ public final class Engine implements AutoCloseable {
   }
 
   /**
-   * Undoes an admitted decision (the send failed). Idempotent: true once the decision is released,
-   * however often asked; false for an unknown, denied or forgotten decision id. It gives back what
-   * the decision's messages still hold now, counted by the rules in force now (docs/algorithms.md,
-   * "Releases"); a caller-time decision is released at the latest caller time the engine has seen.
+   * Undoes an admitted decision (the send failed); true iff released (see {@link #releaseDecision}).
    */
   public CompletableFuture<Boolean> release(String decisionId) {
     return release(decisionId, tenant -> true);
   }
 
-  /**
-   * {@link #release(String)} of a decision whose tenant {@code mayRelease} accepts (a caller's key
-   * may release only its own tenants' decisions); false, and nothing released, for any other.
-   */
+  /** {@link #releaseDecision}, answered as whether the decision is released. */
   public CompletableFuture<Boolean> release(String decisionId, java.util.function.Predicate<String> mayRelease) {
-    ReleaseLedger.Entry entry = ledger.find(decisionId);
-    if (entry == null || !mayRelease.test(entry.tenant)) {
-      return CompletableFuture.completedFuture(false);
-    }
-    if (!entry.released.compareAndSet(false, true)) {
-      return CompletableFuture.completedFuture(true);
-    }
-    CompiledPolicy current = policies.get(entry.tenant);
-    List<PartitionRequest> undo = new ArrayList<>();
-    for (int i = 0; i < entry.recorded.size(); i++) {
-      PartitionRequest r = current(entry.recorded.get(i), current, entry.times[i], latestCallerTime.get());
-      if (r != null) {
-        undo.add(r);
-      }
-    }
-    return undo.isEmpty() ? CompletableFuture.completedFuture(true)
-        : Store.all(store.applyAll(undo)).thenApply(ignored -> true);
+    return releaseDecision(decisionId, mayRelease).thenApply(ReleaseResult::released);
   }
 
   /**
-   * {@code recorded} with the specs its counters have in {@code current}, the tenant's policy now:
-   * a rule edited since the decision keeps its counter (the group id, which starts the counter key,
+   * Undoes an admitted decision (the send failed), from any node, for as long as the release horizon
+   * (see the design note of {@link ReleaseRecord} and "Releases by decision id" in docs/algorithms.md).
+   * The decision id seals where its release record lives ({@link DecisionIds}); the record was
+   * written in the same atomic store step as the decision, beside the counters it undoes. A release
+   * reads the record, then in one atomic store step claims it (only while it is there) and gives back
+   * what the decision's messages still hold now, counted by the rules in force now
+   * (docs/algorithms.md, "Releases"): a retried release, or one racing another node, gives back once.
+   * A decision of several partitions (rules keyed without the recipient) is claimed in its first
+   * partition, then released in the others, each again claim-and-undo in one step; a crash in
+   * between leaves the others counted (under-released, never over-admitted).
+   *
+   * <p>Answers released also when the decision was released before (idempotent; also by message
+   * id, or when its recipient was reset); {@code expired} once the horizon has passed;
+   * {@code unknown} for any id this deployment did not issue for an admitted decision of a tenant
+   * {@code mayRelease} accepts (a caller's key may release only its own tenants' decisions). Fails
+   * with the store's error when the store cannot answer: never a silent false.
+   */
+  public CompletableFuture<ReleaseResult> releaseDecision(String decisionId,
+      java.util.function.Predicate<String> mayRelease) {
+    if (!ids.ready()) {
+      return ids.load().thenCompose(loaded -> openAndRelease(decisionId, mayRelease));
+    }
+    return openAndRelease(decisionId, mayRelease);
+  }
+
+  private CompletableFuture<ReleaseResult> openAndRelease(String decisionId,
+      java.util.function.Predicate<String> mayRelease) {
+    DecisionIds.Opened id = ids.open(decisionId);
+    if (id == null || !mayRelease.test(id.tenant())) {
+      return CompletableFuture.completedFuture(ReleaseResult.UNKNOWN);
+    }
+    if (id.partition()[0] == Keys.NOTHING_PARTITION) { // no rule applied: nothing to give back
+      return CompletableFuture.completedFuture(releaseTime(clock.millis()) >= id.expiresAtMs()
+          ? ReleaseResult.EXPIRED : ReleaseResult.RELEASED);
+    }
+    return store.apply(lookup(id.partition(), id.recordKey())).thenCompose(found -> {
+      ReleaseRecord record = record(found);
+      if (record == null) {
+        // gone: claimed by an earlier release (or the recipient was reset), or expired
+        return CompletableFuture.completedFuture(found.replayOf() != null ? ReleaseResult.UNKNOWN
+            : found.time() >= id.expiresAtMs() ? ReleaseResult.EXPIRED : ReleaseResult.RELEASED);
+      }
+      return claim(id.tenant(), id.partition(), id.recordKey(), record, found.time())
+          .thenApply(released -> ReleaseResult.RELEASED);
+    });
+  }
+
+  /** A dry run of no counters that answers the release record under {@code key}, if the partition holds it. */
+  private PartitionRequest lookup(byte[] partition, byte[] key) {
+    return new PartitionRequest(partition, Operation.CHECK, releaseTime(PartitionRequest.STORE_TIME), 1, List.of(),
+        0, new Idempotency(key, 1, ReleaseRecord.NOT_RELEASABLE, true), null);
+  }
+
+  /** The release record a lookup found; null if none (or not releasable). */
+  private static ReleaseRecord record(PartitionResult found) {
+    if (found.degraded()) {
+      throw new dev.fcap.store.StoreException(dev.fcap.store.StoreException.Reason.UNAVAILABLE,
+          "the store is unavailable: release records are in it");
+    }
+    return found.replayOf() == null ? null
+        : ReleaseRecord.decode(found.replayOf().getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+  }
+
+  /**
+   * Claims the record under {@code key} and gives back its counts in one store step, then releases
+   * the decision's other partitions the record lists; true iff this call claimed the first.
+   */
+  private CompletableFuture<Boolean> claim(String tenant, byte[] partition, byte[] key, ReleaseRecord record,
+      long recordedAt) {
+    return store.apply(undo(tenant, partition, key, record, recordedAt)).thenCompose(r -> {
+      if (!r.allowed() || record.others().isEmpty()) {
+        return CompletableFuture.completedFuture(r.allowed()); // not ours to finish: another release claimed it
+      }
+      List<CompletableFuture<?>> others = new ArrayList<>(record.others().size());
+      for (int j = 1; j <= record.others().size(); j++) {
+        byte[] other = record.others().get(j - 1);
+        byte[] otherKey = ReleaseRecord.keyIn(key, j);
+        others.add(store.apply(lookup(other, otherKey)).thenCompose(found -> {
+          ReleaseRecord o = record(found);
+          return o == null ? CompletableFuture.completedFuture((PartitionResult) null)
+              : store.apply(undo(tenant, other, otherKey, o, found.time()));
+        }));
+      }
+      return CompletableFuture.allOf(others.toArray(CompletableFuture[]::new)).thenApply(ignored -> true);
+    });
+  }
+
+  /**
+   * The release of {@code record}'s counters with the specs they have in the tenant's policy now: a
+   * rule edited since the decision keeps its counter (the group id, which starts the counter key,
    * never hashes a limit or a window) and must be counted by its rule as it is now, or the release
    * would prune and count by a rule that no longer holds (an old, smaller limit pruned a log that a
-   * raised one still reads). Counters whose rule is gone are left alone; null if nothing is left to
-   * undo (a message id the request carries is still forgotten). The release runs now: at the store's
-   * time for a decision at the store's time, else at the latest caller-supplied time the engine has
-   * seen (never before the decision's), so that an algorithm gives back only what the message still
-   * holds then (a fixed window's unit only while its window is the current one, a gcra cell only
-   * what has not drained).
+   * raised one still reads). Counters whose rule is gone are left alone (the record is still
+   * claimed). The store undoes at the time it remembered; the release runs now: at the store's time,
+   * or for a caller-time engine at the latest caller-supplied time it has seen (never before the
+   * decision's), so that an algorithm gives back only what the message still holds then (a fixed
+   * window's unit only while its window is the current one, a gcra cell only what has not drained).
    */
-  private static PartitionRequest current(PartitionRequest recorded, CompiledPolicy current, long recordedAt,
-      long latestCallerTime) {
-    List<CounterRequest> counters = new ArrayList<>(recorded.counters().size());
+  private PartitionRequest undo(String tenant, byte[] partition, byte[] key, ReleaseRecord record, long recordedAt) {
+    CompiledPolicy current = policies.get(tenant);
+    List<CounterRequest> counters = new ArrayList<>(record.counters().size());
     if (current != null) {
-      for (CounterRequest c : recorded.counters()) {
+      for (CounterRequest c : record.counters()) {
         CompiledPolicy.Group g = current.groupById(Keys.groupId(c.key()));
         if (g != null && g.spec.algorithm() == c.spec().algorithm()) {
           counters.add(new CounterRequest(c.key(), g.spec, g.alignMs(recordedAt)));
         }
       }
     }
-    if (counters.isEmpty() && recorded.idempotency() == null) {
-      return null;
-    }
-    long at = recorded.time() == PartitionRequest.STORE_TIME ? PartitionRequest.STORE_TIME
-        : Math.max(recorded.time(), latestCallerTime);
-    return new PartitionRequest(recorded.partition(), Operation.RELEASE, at, recorded.cost(), counters, recordedAt,
-        recorded.idempotency(), recorded.category());
+    long at = releaseTime(PartitionRequest.STORE_TIME);
+    return new PartitionRequest(partition, Operation.RELEASE,
+        at == PartitionRequest.STORE_TIME ? at : Math.max(at, recordedAt), record.cost(), counters, recordedAt,
+        new Idempotency(key, 1, ReleaseRecord.NOT_RELEASABLE, true), null);
+  }
+
+  /** {@code storeTime} for an engine deciding at the store's time, else the latest caller time seen. */
+  private long releaseTime(long storeTime) {
+    long latest = latestCallerTime.get();
+    return callerTime && latest != Long.MIN_VALUE ? latest : storeTime;
   }
 
   /**
@@ -231,9 +312,10 @@ public final class Engine implements AutoCloseable {
    * decision (and, for rules keyed without the recipient, the same dimensions). When the policy keeps
    * the message's counters in one partition (every rule keyed by the recipient: the common case),
    * this is one atomic store step that any node can take, for as long as the id is remembered (the
-   * policy's longest window), also after a restart of a durable store; otherwise it goes through the
-   * decision id, which only the deciding process knows. True iff something was released now: false
-   * when the id was never admitted, was already released, or is no longer remembered.
+   * policy's longest window), also after a restart of a durable store; otherwise the release record
+   * the id is remembered with is claimed like a release by decision id. True iff something was
+   * released now: false when the id was never admitted, was already released, or is no longer
+   * remembered.
    *
    * @throws IllegalArgumentException if the message has no message id
    */
@@ -248,8 +330,12 @@ public final class Engine implements AutoCloseable {
     if (p.requests.length == 1) {
       return store.apply(p.requests[0].asRelease(0)).thenApply(PartitionResult::allowed);
     }
-    return store.apply(p.requests[0]).thenCompose(r -> r.replayOf() == null
-        ? CompletableFuture.completedFuture(false) : release(r.replayOf()));
+    byte[] key = p.requests[0].idempotency().key();
+    return store.apply(p.requests[0]).thenCompose(found -> {
+      ReleaseRecord record = record(found);
+      return record == null ? CompletableFuture.completedFuture(false)
+          : claim(message.tenant(), p.requests[0].partition(), key, record, found.time());
+    });
   }
 
   /** A recipient's live counters, per rule and per content fingerprint. */
@@ -296,13 +382,12 @@ public final class Engine implements AutoCloseable {
   }
 
   /**
-   * Forgets a recipient (erasure requests): every counter in its partition. Decisions that recorded
-   * there are no longer releasable (a release answers true and gives nothing back): what they counted
-   * is gone, and a release would take units from what was counted after the reset.
+   * Forgets a recipient (erasure requests): every counter in its partition, and with them the release
+   * records kept there: a release of an earlier decision then finds no record and gives nothing back
+   * (what it counted is gone, and it must not take units from what was counted after the reset).
    */
   public CompletableFuture<Boolean> reset(String tenant, String recipient) {
     byte[] partition = Keys.recipientPartition(tenant, recipient);
-    ledger.forgetPartition(partition);
     return store.delete(partition);
   }
 
@@ -320,17 +405,30 @@ public final class Engine implements AutoCloseable {
     final CompiledPolicy.Plan plan;
     final Operation op;
     final PartitionRequest[] requests;
-    /** The id chosen before the store call when the message has a message id (the store remembers it); else null. */
-    final String decisionId;
+    /** The key of the release record in the first partition (null: none), and how long it is kept. */
+    final byte[] recordKey;
+    final long recordHorizonMs;
+    /**
+     * Whether admitted decisions get sealed, releasable ids (releases by decision id are on), and
+     * whether this one's release record fits (a replay reads the stored one instead).
+     */
+    final boolean releasing;
+    final boolean releasable;
+    /** The caller-supplied time, or STORE_TIME. */
+    final long time;
 
     Prepared(Message message, CompiledPolicy policy, CompiledPolicy.Plan plan, Operation op, PartitionRequest[] requests,
-        String decisionId) {
+        byte[] recordKey, long recordHorizonMs, boolean releasing, boolean releasable, long time) {
       this.message = message;
       this.policy = policy;
       this.plan = plan;
       this.op = op;
       this.requests = requests;
-      this.decisionId = decisionId;
+      this.recordKey = recordKey;
+      this.recordHorizonMs = recordHorizonMs;
+      this.releasing = releasing;
+      this.releasable = releasable;
+      this.time = time;
     }
   }
 
@@ -342,7 +440,7 @@ public final class Engine implements AutoCloseable {
   private Prepared prepare(Message m, Operation op, long time) {
     CompiledPolicy cp = policies.get(m.tenant());
     if (cp == null) {
-      return new Prepared(m, null, null, op, new PartitionRequest[0], null);
+      return new Prepared(m, null, null, op, new PartitionRequest[0], null, 0, releaseHorizonMs != 0, true, time);
     }
     CompiledPolicy.Plan plan = cp.plan(m);
     byte[] fingerprint = m.content() != null ? Fingerprint.ofContent(m.content())
@@ -352,15 +450,29 @@ public final class Engine implements AutoCloseable {
     for (int p = 0; p < requests.length; p++) {
       requests[p] = request(m, cp.tenantUtf8, plan.partitions[p], op, time, fingerprint, alignAt);
     }
-    String decisionId = null;
+    long releaseHorizon = releaseHorizonMs < 0 ? cp.messageHorizonMs : releaseHorizonMs;
+    boolean decide = op == Operation.DECIDE && requests.length > 0;
+    byte[] key = null;
+    long horizon = 0;
     if (m.messageId() != null && requests.length > 0 && op != Operation.RELEASE) {
-      // remembered in the first partition (the recipient's when a rule is keyed by it), atomically
-      // with its counts; a refusal further on releases it, and the id with it
-      decisionId = ledger.newId();
-      requests[0] = requests[0].withIdempotency(new Idempotency(Fingerprint.ofMessageId(m.messageId()),
-          cp.messageHorizonMs, decisionId.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1)));
+      key = Fingerprint.ofMessageId(m.messageId());
+      horizon = Math.max(cp.messageHorizonMs, releaseHorizon);
+    } else if (decide && releaseHorizon > 0) {
+      key = new byte[16];
+      java.util.concurrent.ThreadLocalRandom.current().nextBytes(key);
+      horizon = releaseHorizon;
     }
-    return new Prepared(m, cp, plan, op, requests, decisionId);
+    boolean releasable = false;
+    for (int j = 0; key != null && j < requests.length && (j == 0 || decide); j++) {
+      // Each partition remembers the decision (the recipient's first, when a rule is keyed by it),
+      // atomically with its counts: the first under the message id or a random key, with the other
+      // partitions listed; a refusal further on releases it, and the record with it.
+      byte[] tail = decide ? ReleaseRecord.encode(requests[j], requests, j == 0) : ReleaseRecord.NOT_RELEASABLE;
+      releasable |= j == 0 && tail != ReleaseRecord.NOT_RELEASABLE;
+      requests[j] = requests[j].withIdempotency(new Idempotency(ReleaseRecord.keyIn(key, j), horizon, tail,
+          j == 0 && m.messageId() != null));
+    }
+    return new Prepared(m, cp, plan, op, requests, key, horizon, releaseHorizon > 0, releasable, time);
   }
 
   private static PartitionRequest request(Message m, byte[] tenantUtf8, CompiledPolicy.Partition partition,
@@ -393,12 +505,26 @@ public final class Engine implements AutoCloseable {
   }
 
   private CompletableFuture<Decision> execute(Prepared p) {
+    if (p.releasing && (p.recordKey != null || p.requests.length == 0 && p.op == Operation.DECIDE) && !ids.ready()) {
+      // the first decision of this engine loads the decision-id key; failing that, its id is random
+      return ids.load().handle((loaded, error) -> null).thenCompose(ignored -> executeNow(p));
+    }
+    return executeNow(p);
+  }
+
+  private CompletableFuture<Decision> executeNow(Prepared p) {
     if (p.requests.length == 0) {
-      String id = ledger.newId();
-      if (p.op == Operation.DECIDE) {
-        ledger.remember(new ReleaseLedger.Entry(id, p.message.tenant(), List.of(), new long[0])); // releasable, undoes nothing
+      String id = null;
+      if (p.releasing && p.op == Operation.DECIDE) { // releasable, undoes nothing
+        long horizon = releaseHorizonMs < 0 ? CompiledPolicy.MAX_HORIZON_MS : releaseHorizonMs;
+        byte[] tenant = p.policy != null ? p.policy.tenantUtf8
+            : p.message.tenant().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        long now = p.time == PartitionRequest.STORE_TIME ? clock.millis() : p.time;
+        byte[] unique = new byte[16]; // no record is kept under it: it only makes the id unique
+        java.util.concurrent.ThreadLocalRandom.current().nextBytes(unique);
+        id = ids.seal(Keys.nothingPartition(tenant), unique, now + horizon);
       }
-      return CompletableFuture.completedFuture(new Decision(true, id, 0, List.of(), List.of(), List.of(),
+      return CompletableFuture.completedFuture(new Decision(true, id != null ? id : randomId(), 0, List.of(), List.of(), List.of(),
           false, clock.millis(), p.policy == null ? 0 : p.policy.policy.version()));
     }
     if (p.requests.length == 1) {
@@ -452,7 +578,7 @@ public final class Engine implements AutoCloseable {
 
   private Decision finish(Prepared p, PartitionResult[] results) {
     CompiledPolicy.Plan plan = p.plan;
-    String replayOf = results[0].replayOf();
+    boolean replayed = results[0].replayOf() != null;
     RuleOutcome[] outcomes = new RuleOutcome[plan.rules.length]; // one copy into the Decision's list, no ArrayList
     int reported = 0;
     List<String> blocked = List.of();
@@ -485,17 +611,21 @@ public final class Engine implements AutoCloseable {
     for (PartitionResult r : results) {
       degraded |= r != null && r.degraded(); // null: not reached by a replayed decision
     }
-    String id = replayOf != null ? replayOf : p.decisionId != null ? p.decisionId : ledger.newId();
-    if (allowed && p.op == Operation.DECIDE && replayOf == null) {
-      long[] times = new long[results.length];
-      for (int i = 0; i < times.length; i++) {
-        times[i] = results[i].time();
-      }
-      ledger.remember(new ReleaseLedger.Entry(id, p.message.tenant(), List.of(p.requests), times));
+    String id = null;
+    if (allowed && p.recordKey != null && p.releasing && (replayed ? ReleaseRecord.decode(
+        results[0].replayOf().getBytes(java.nio.charset.StandardCharsets.ISO_8859_1)) != null : p.releasable)) {
+      // a replay answers the id of the first decision: the same record sealed the same way
+      id = ids.seal(p.requests[0].partition(), p.recordKey, results[0].time() + p.recordHorizonMs);
     }
     List<RuleOutcome> rules = List.of(reported == outcomes.length ? outcomes : java.util.Arrays.copyOf(outcomes, reported));
-    return new Decision(allowed, id, retryAfter, blocked, shadowBlocked, rules, degraded, results[0].time(),
-        p.policy.policy.version(), replayOf != null);
+    return new Decision(allowed, id != null ? id : randomId(), retryAfter, blocked, shadowBlocked, rules, degraded,
+        results[0].time(), p.policy.policy.version(), replayed);
+  }
+
+  /** The id of a decision that cannot be released: 96 random bits in hex (never opens as a sealed id). */
+  private static String randomId() {
+    java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
+    return String.format("%016x%08x", random.nextLong(), random.nextInt());
   }
 
   /** An immutable list plus one id; lists of blocking rules are short and usually empty. */
@@ -513,7 +643,7 @@ public final class Engine implements AutoCloseable {
     private final Store store;
     private Clock clock = Clock.system();
     private boolean callerTime;
-    private int releaseCapacity = 1 << 16;
+    private long releaseHorizonMs = -1;
     private List<Policy> policies = List.of();
 
     private Builder(Store store) {
@@ -532,12 +662,17 @@ public final class Engine implements AutoCloseable {
       return this;
     }
 
-    /** How many recent admitted decisions can be released; 0 disables release. Default 65,536. */
-    public Builder releaseCapacity(int capacity) {
-      if (capacity < 0) {
-        throw new IllegalArgumentException("releaseCapacity must not be negative");
+    /**
+     * How long an admitted decision stays releasable by its decision id (its release record is kept
+     * that long: docs/server.md, "release.horizon"); 0 turns releases by decision id off (a release by
+     * message id still works, for as long as the id is remembered). Default: the policy's longest
+     * window, at most 7 days.
+     */
+    public Builder releaseHorizon(java.time.Duration horizon) {
+      if (horizon.isNegative() || horizon.toMillis() > CompiledPolicy.MAX_HORIZON_MS) {
+        throw new IllegalArgumentException("the release horizon must be between 0 and 7 days");
       }
-      this.releaseCapacity = capacity;
+      this.releaseHorizonMs = horizon.toMillis();
       return this;
     }
 

@@ -24,6 +24,7 @@ import java.util.Map;
 final class Keys {
   static final byte RECIPIENT_PARTITION = 'r';
   static final byte SHARED_PARTITION = 's';
+  static final byte NOTHING_PARTITION = 'n';
 
   private Keys() {}
 
@@ -58,6 +59,35 @@ final class Keys {
     int at = Varint.write(out, 1, tenant.length);
     System.arraycopy(tenant, 0, out, at, tenant.length);
     return at + tenant.length;
+  }
+
+  /**
+   * Names the tenant of a decision that recorded nothing (no rule applied): the partition its
+   * decision id seals; no store ever holds it.
+   */
+  static byte[] nothingPartition(byte[] tenant) {
+    byte[] out = new byte[1 + Varint.size(tenant.length) + tenant.length];
+    out[0] = NOTHING_PARTITION;
+    System.arraycopy(tenant, 0, out, Varint.write(out, 1, tenant.length), tenant.length);
+    return out;
+  }
+
+  /** The tenant a partition key names, or null if the bytes are not a partition key. */
+  static String tenantOf(byte[] partition) {
+    if (partition.length < 2 || partition[0] != RECIPIENT_PARTITION && partition[0] != SHARED_PARTITION
+        && partition[0] != NOTHING_PARTITION) {
+      return null;
+    }
+    int len = 0;
+    int at = 1;
+    for (int shift = 0; at < partition.length && shift < 35; shift += 7) {
+      int b = partition[at++];
+      len |= (b & 0x7f) << shift;
+      if (b >= 0) {
+        return len < 0 || len > partition.length - at ? null : new String(partition, at, len, StandardCharsets.UTF_8);
+      }
+    }
+    return null;
   }
 
   static byte[] sharedPartition(String tenant, List<Dimension> dims, String[] values, byte[] fingerprint) {

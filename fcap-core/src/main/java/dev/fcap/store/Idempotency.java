@@ -11,22 +11,30 @@ import java.util.Objects;
  * send is decided afresh. Denials are not remembered: they recorded nothing, so deciding a
  * retry again cannot count twice.
  *
- * @param key the message id's 16-byte fingerprint (the tenant is in the partition key)
+ * <p>The same entry is the decision's release record (the engine's "Releases by decision id"):
+ * {@code tail} holds what the engine needs to release it, opaque to the store. A record that is not
+ * {@code replayable} (a decision without a message id, whose key nobody sends again) keeps only the
+ * decision's time and the tail, not its full result.
+ *
+ * @param key the message id's 16-byte fingerprint, or a random 16-byte key (the tenant is in the
+ *     partition key)
  * @param horizonMs how long the decision is remembered
- * @param decisionId the id the decision gets if it is admitted now (ASCII, at most 255 bytes)
+ * @param tail the engine's bytes, stored with the entry and given back as {@link PartitionResult#replayOf()}
+ *     (1 to 255 bytes)
+ * @param replayable whether the entry keeps the full result, to answer a repeated DECIDE with it
  */
-public record Idempotency(byte[] key, long horizonMs, byte[] decisionId) {
+public record Idempotency(byte[] key, long horizonMs, byte[] tail, boolean replayable) {
   public Idempotency {
     Objects.requireNonNull(key, "key");
-    Objects.requireNonNull(decisionId, "decisionId");
+    Objects.requireNonNull(tail, "tail");
     if (key.length != 16) {
       throw new IllegalArgumentException("an idempotency key is a 16-byte fingerprint");
     }
     if (horizonMs < 1) {
       throw new IllegalArgumentException("horizonMs must be positive");
     }
-    if (decisionId.length == 0 || decisionId.length > 255) {
-      throw new IllegalArgumentException("decisionId must be 1 to 255 bytes");
+    if (tail.length == 0 || tail.length > 255) {
+      throw new IllegalArgumentException("tail must be 1 to 255 bytes");
     }
   }
 }

@@ -28,7 +28,8 @@ class EngineOracleProperties {
     OracleRun.Report report = OracleRun.run(traffic, policy -> {
       ManualClock clock = new ManualClock();
       return OracleRun.engine(Engine.builder(MemoryStore.builder().clock(clock).segments(2).build())
-          .clock(clock).callerTime(true).policy(policy).build());
+          // the oracle releases recent decisions whatever their age: keep release records the longest
+          .clock(clock).callerTime(true).releaseHorizon(java.time.Duration.ofDays(7)).policy(policy).build());
     }, STEPS);
     assertThat(report.mismatches()).as("seed %d: %s", seed, report).isZero();
     assertThat(report.admitted()).isPositive();

@@ -82,6 +82,9 @@ public final class OracleRun {
   /** Releasable decisions kept (the engine's ledger keeps 65,536; fewer keeps the oracle small). */
   private static final int RELEASABLE = 4096;
 
+  /** How long targets keep decisions releasable: the engine's longest release horizon, set by the tests. */
+  static final long RELEASE_HORIZON_MS = 7L * 24 * 3600 * 1000;
+
   private OracleRun() {}
 
   /**
@@ -91,6 +94,9 @@ public final class OracleRun {
   public static Report run(Traffic traffic, Function<Policy, Target> targets, long steps) {
     Oracle oracle = new Oracle(traffic.policy());
     Deque<String> releasable = new ArrayDeque<>();
+    java.util.Map<String, String> recipientOf = new java.util.HashMap<>();
+    java.util.Map<String, Long> decidedAt = new java.util.HashMap<>();
+    long latest = Long.MIN_VALUE;
     long decisions = 0;
     long admitted = 0;
     long refused = 0;
@@ -102,6 +108,7 @@ public final class OracleRun {
         Traffic.Step step = traffic.next();
         if (step instanceof Traffic.Decide d) {
           Decision actual = target.decide(d.message(), d.time(), d.dryRun());
+          latest = Math.max(latest, d.time());
           Oracle.Verdict v = oracle.decide(d.message(), d.time(), d.dryRun(), actual, actual.decisionId());
           decisions++;
           if (actual.allowed()) {
@@ -121,12 +128,23 @@ public final class OracleRun {
           }
           if (actual.allowed() && !d.dryRun()) {
             releasable.addLast(actual.decisionId());
+            recipientOf.put(actual.decisionId(), d.message().recipient());
+            decidedAt.put(actual.decisionId(), d.time());
             if (releasable.size() > RELEASABLE) {
-              oracle.forget(releasable.removeFirst());
+              String gone = releasable.removeFirst();
+              recipientOf.remove(gone);
+              decidedAt.remove(gone);
+              oracle.forget(gone);
             }
           }
         } else if (step instanceof Traffic.Release r && !releasable.isEmpty()) {
           String id = pick(releasable, r.pick());
+          recipientOf.remove(id);
+          Long decided = decidedAt.remove(id);
+          if (decided != null && decided + RELEASE_HORIZON_MS - 1000 <= latest) {
+            oracle.forget(id); // past the targets' release horizon (or within its rounding): expired
+            continue;
+          }
           boolean a = target.release(id);
           boolean b = oracle.release(id);
           if (a != b) {
@@ -141,6 +159,16 @@ public final class OracleRun {
         } else if (step instanceof Traffic.Reset r) {
           target.reset(oracle.policy().tenant(), r.recipient());
           oracle.reset(oracle.policy().tenant(), r.recipient());
+          // a reset forgets the recipient's release records with its counters: its decisions are not
+          // released afterwards (one keyed also without the recipient would stay counted there)
+          releasable.removeIf(id -> {
+            boolean gone = r.recipient().equals(recipientOf.get(id));
+            if (gone) {
+              recipientOf.remove(id);
+              oracle.forget(id);
+            }
+            return gone;
+          });
         }
       }
     }

@@ -12,6 +12,7 @@ import dev.fcap.model.Dimension;
 import dev.fcap.model.Message;
 import dev.fcap.model.Mode;
 import dev.fcap.model.Policy;
+import dev.fcap.model.ReleaseResult;
 import dev.fcap.model.Rule;
 import dev.fcap.model.RuleOutcome;
 import java.time.Duration;
@@ -255,6 +256,83 @@ public abstract class StoreContract {
     assertThat(outcome(engine.decide(fresh("kim")).join(), "recipient-per-minute").used()).isEqualTo(5);
   }
 
+  // ---- release by decision id from any node (issue 10) --------------------------------------------
+
+  @Test
+  void anyNodeCanReleaseByDecisionIdOnceAndAStaleOneSaysExpired() {
+    Engine decider = engine(SEED);
+    Engine other = engine(SEED); // another node on the same store: it never saw the decision
+    List<String> ids = new ArrayList<>();
+    for (int i = 0; i < 15; i++) {
+      ids.add(decider.decide(fresh("tom")).join().decisionId());
+    }
+    Decision refused = decider.decide(fresh("tom")).join();
+    assertThat(refused.allowed()).isFalse();
+    clock.advance(10_000);
+    assertThat(other.releaseDecision(ids.get(3), t -> true).join()).isEqualTo(ReleaseResult.RELEASED);
+    // a retried release (the first answer timed out, or it reached yet another node) gives back nothing more
+    assertThat(decider.releaseDecision(ids.get(3), t -> true).join()).isEqualTo(ReleaseResult.RELEASED);
+    assertThat(decider.decide(fresh("tom")).join().allowed()).as("one slot given back").isTrue();
+    assertThat(decider.decide(fresh("tom")).join().allowed()).as("only one").isFalse();
+    assertThat(other.releaseDecision(refused.decisionId(), t -> true).join()).as("a denial recorded nothing")
+        .isEqualTo(ReleaseResult.UNKNOWN);
+    assertThat(other.releaseDecision(ids.get(4), t -> !t.equals("default")).join()).as("another tenant's")
+        .isEqualTo(ReleaseResult.UNKNOWN);
+    String id = ids.get(5);
+    for (String hostile : List.of("", "d", "x".repeat(100_000), id + "A", id.substring(0, id.length() - 1) + "é",
+        "d" + id.substring(2), id.replace('d', 'e'), "000000000000ffffffffffff")) {
+      assertThat(other.releaseDecision(hostile, t -> true).join()).as(hostile.length() > 80 ? "a long id" : hostile)
+          .isEqualTo(ReleaseResult.UNKNOWN);
+    }
+    clock.advance(24 * 3600 * 1000L); // the policy's longest window: the release horizon
+    assertThat(other.releaseDecision(ids.get(5), t -> true).join()).isEqualTo(ReleaseResult.EXPIRED);
+    assertThat(other.releaseDecision(ids.get(3), t -> true).join()).as("released, then expired")
+        .isEqualTo(ReleaseResult.EXPIRED);
+  }
+
+  @Test
+  void aDecisionOfSeveralPartitionsIsReleasedInEveryOneByAnyNode() {
+    Rule perSender = Rule.of("per-sender", 3, Duration.ofHours(1), Dimension.SENDER);
+    Policy policy = new Policy("default", 1, List.of(PER_MINUTE, perSender));
+    Engine decider = engine(policy);
+    Engine other = engine(policy);
+    Message m = Message.builder("uma").sender("bank").content("x").build();
+    Decision first = decider.decide(m).join();
+    decider.decide(Message.builder("vic").sender("bank").content("y").build()).join();
+    decider.decide(Message.builder("uma").sender("bank").content("z").build()).join();
+    assertThat(decider.decide(Message.builder("wes").sender("bank").content("w").build()).join().allowed())
+        .as("the sender's three are used").isFalse();
+    assertThat(other.releaseDecision(first.decisionId(), t -> true).join()).isEqualTo(ReleaseResult.RELEASED);
+    assertThat(other.releaseDecision(first.decisionId(), t -> true).join()).isEqualTo(ReleaseResult.RELEASED);
+    Decision next = decider.decide(Message.builder("uma").sender("bank").content("v").build()).join();
+    assertThat(next.allowed()).isTrue();
+    assertThat(outcome(next, "per-sender").used()).as("given back in the sender's partition, once").isEqualTo(2);
+    assertThat(outcome(next, "recipient-per-minute").used()).as("and in the recipient's").isEqualTo(1);
+  }
+
+  @Test
+  void releasesByMessageIdAndByDecisionIdGiveBackOnceTogether() {
+    Engine engine = engine(SEED);
+    Decision d = engine.decide(withId("val", "m-1")).join();
+    assertThat(engine.decide(withId("val", "m-1")).join().decisionId()).as("a replay answers the same id")
+        .isEqualTo(d.decisionId());
+    engine.decide(fresh("val")).join();
+    assertThat(engine.releaseMessage(withId("val", "m-1")).join()).isTrue();
+    assertThat(engine.releaseDecision(d.decisionId(), t -> true).join()).as("released already")
+        .isEqualTo(ReleaseResult.RELEASED);
+    assertThat(outcome(engine.decide(fresh("val")).join(), "recipient-per-minute").used()).isEqualTo(1);
+  }
+
+  @Test
+  void releasesByDecisionIdCanBeTurnedOff() {
+    Engine engine = Engine.builder(store).clock(clock).releaseHorizon(Duration.ZERO).policy(SEED).build();
+    Decision d = engine.decide(fresh("wim")).join();
+    assertThat(engine.releaseDecision(d.decisionId(), t -> true).join()).isEqualTo(ReleaseResult.UNKNOWN);
+    assertThat(outcome(engine.decide(fresh("wim")).join(), "recipient-per-minute").used()).isEqualTo(1);
+    engine.decide(withId("wim", "m-1")).join();
+    assertThat(engine.releaseMessage(withId("wim", "m-1")).join()).as("by message id still").isTrue();
+  }
+
   // ---- large sliding logs (dev.fcap.algorithm.LargeLog on the embedded store) --------------------
 
   /**
@@ -400,7 +478,9 @@ public abstract class StoreContract {
     // a caller-time decision is released at its own time; the count is the newer window's, which
     // the older message never was in (issue 9: OracleVerify --older-releases)
     Rule rule = Rule.of("hourly", 1, Duration.ofHours(1), Dimension.RECIPIENT).withAlgorithm(Algorithm.FIXED_WINDOW);
-    Engine engine = Engine.builder(store).clock(clock).callerTime(true).policy(new Policy("default", 1, List.of(rule))).build();
+    // released after its window: a horizon of two hours keeps the decision releasable then
+    Engine engine = Engine.builder(store).clock(clock).callerTime(true).releaseHorizon(Duration.ofHours(2))
+        .policy(new Policy("default", 1, List.of(rule))).build();
     long hour = Duration.ofHours(1).toMillis();
     long t0 = Math.floorDiv(clock.millis(), hour) * hour + 600_000;
     Decision a = engine.decideAt(fresh("olga"), t0).join();
@@ -413,7 +493,9 @@ public abstract class StoreContract {
   @Test
   void releasingAGcraMessageWhoseCellHasDrainedGivesNothingBack() {
     Rule rule = Rule.of("metered", 1, Duration.ofHours(1), Dimension.RECIPIENT).withAlgorithm(Algorithm.GCRA);
-    Engine engine = Engine.builder(store).clock(clock).callerTime(true).policy(new Policy("default", 1, List.of(rule))).build();
+    // released after its window: a horizon of two hours keeps the decision releasable then
+    Engine engine = Engine.builder(store).clock(clock).callerTime(true).releaseHorizon(Duration.ofHours(2))
+        .policy(new Policy("default", 1, List.of(rule))).build();
     long t0 = clock.millis();
     long hour = Duration.ofHours(1).toMillis();
     Decision a = engine.decideAt(fresh("pia"), t0).join();

@@ -80,6 +80,7 @@ public final class ConfigLoader {
     SETTINGS.put("metrics.maxRulesPerTenant", "200");
     SETTINGS.put("rules.settle", "500ms");
     SETTINGS.put("shutdown.grace", "10s");
+    SETTINGS.put("release.horizon", "policy");
   }
 
   private static final Set<String> STRUCTURED = Set.of("apiKeys", "failure.categories", "http.allowedHosts",
@@ -217,7 +218,26 @@ public final class ConfigLoader {
           intRange("audit.recentDenials", text("audit.recentDenials"), 0, 1000),
           intRange("audit.recentRecipients", text("audit.recentRecipients"), 1, 100_000_000), failure,
           bytes("limits.maxBodyBytes"), intRange("limits.maxBatch", text("limits.maxBatch"), 1, 1_000_000),
-          duration("shutdown.grace"), safeguards());
+          duration("shutdown.grace"), safeguards(), releaseHorizon());
+    }
+
+    /**
+     * {@code release.horizon}: how long admitted decisions stay releasable by decision id; {@code policy}
+     * (the policy's longest window, at most 7 days), a duration up to 7 days, or 0 (off). Null for policy.
+     */
+    private Duration releaseHorizon() {
+      String t = text("release.horizon");
+      if (t.equals("policy")) {
+        return null;
+      }
+      if (t.equals("0")) {
+        return Duration.ZERO;
+      }
+      Duration d = Durations.parse(t).orElse(null);
+      if (d == null || d.isNegative() || d.compareTo(Duration.ofDays(7)) > 0) {
+        throw error("release.horizon", "expected policy, 0 (off) or a duration up to 7d, e.g. 24h, got '" + t + "'");
+      }
+      return d;
     }
 
     private Safeguards safeguards() {

@@ -107,7 +107,11 @@ public final class FcapServer implements AutoCloseable {
         failover, FailoverStore::writtenBack);
     metrics.functionCounter("fcap_store_late_released", "admissions answered after their deadline and released",
         failover, FailoverStore::lateReleases);
-    this.engine = Engine.builder(chain).clock(chain::now).build();
+    Engine.Builder engineBuilder = Engine.builder(chain).clock(chain::now);
+    if (config.releaseHorizon() != null) {
+      engineBuilder.releaseHorizon(config.releaseHorizon());
+    }
+    this.engine = engineBuilder.build();
     this.audit = new AuditLog(sink, config.auditSampleAdmissions(), config.auditQueue(),
         new RecentDenials(config.recentDenials(), config.recentRecipients()));
     metrics.functionCounter("fcap_audit_dropped", "audit events dropped (queue full or sink failing)", audit,

@@ -42,7 +42,8 @@ public record ServerConfig(
     long maxBodyBytes,
     int maxBatch,
     Duration shutdownGrace,
-    Safeguards safeguards) {
+    Safeguards safeguards,
+    Duration releaseHorizon) {
 
   public ServerConfig {
     apiKeys = List.copyOf(apiKeys);
@@ -51,7 +52,7 @@ public record ServerConfig(
   public ServerConfig withListen(String host, int port) {
     return new ServerConfig(host, port, storeUri, storeMaxBytes, storeDurability, rulesSource, rulesSeed, rulesHistory, apiKeys,
         auditSink, auditSampleAdmissions, auditQueue, auditMaxFileBytes, auditMaxFiles, recentDenials,
-        recentRecipients, failure, maxBodyBytes, maxBatch, shutdownGrace, safeguards);
+        recentRecipients, failure, maxBodyBytes, maxBatch, shutdownGrace, safeguards, releaseHorizon);
   }
 
   public boolean loopbackOnly() {

@@ -99,7 +99,7 @@ class GrpcIT {
         });
     assertThat(ops.inspect(RecipientRequest.newBuilder().setRecipient("g3").build()).getCountersCount()).isZero();
     // the decision id is checked as over HTTP (one place: DecisionService)
-    assertThatThrownBy(() -> ops.release(ReleaseRequest.newBuilder().setDecisionId("x".repeat(65)).build()))
+    assertThatThrownBy(() -> ops.release(ReleaseRequest.newBuilder().setDecisionId("x".repeat(4001)).build()))
         .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
           assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
           assertThat(e.getStatus().getDescription()).contains("decisionId");

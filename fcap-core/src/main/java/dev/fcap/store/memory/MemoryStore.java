@@ -174,11 +174,12 @@ public final class MemoryStore implements Store {
           storeLargeLogs(segment, request, large);
         }
         byte[] next = PartitionRecord.write(record, request.partition(), counters, states, now);
-        if (id != null && next != null) {
-          next = request.operation() == Operation.DECIDE
-              ? PartitionRecord.withMessage(next, id.key(), PartitionStep.remember(result, id.decisionId()),
-                  now + id.horizonMs())
-              : PartitionRecord.withoutMessage(next, id.key());
+        if (id != null && request.operation() == Operation.DECIDE) {
+          // remembered even when no counter is left to hold (a decision of no counters)
+          next = PartitionRecord.withMessage(next != null ? next : PartitionRecord.empty(request.partition()), id.key(),
+              PartitionStep.remember(result, id), now + id.horizonMs());
+        } else if (id != null && next != null) {
+          next = PartitionRecord.withoutMessage(next, id.key());
         }
         store(segment, hash, slot, request.partition(), next, now);
         if (journal != null) {

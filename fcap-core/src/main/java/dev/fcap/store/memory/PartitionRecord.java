@@ -240,6 +240,15 @@ final class PartitionRecord {
     return null;
   }
 
+  /** A record of {@code key} that holds nothing yet (expired long ago): the base of {@link #withMessage}. */
+  static byte[] empty(byte[] key) {
+    byte[] out = new byte[HEAD + Varint.size(key.length) + key.length];
+    putInt(out, 0, Integer.MIN_VALUE + 1);
+    int at = Varint.write(out, HEAD, key.length);
+    System.arraycopy(key, 0, out, at, key.length);
+    return out;
+  }
+
   /** {@code record} plus a remembered decision under {@code key} until {@code expiresAt} (epoch ms). */
   static byte[] withMessage(byte[] record, byte[] key, byte[] remembered, long expiresAt) {
     int expires = Math.max(expiresSeconds(record), toSeconds(expiresAt));

@@ -37,6 +37,8 @@ final class RedisRequests {
   static final int OWN_TIME = 2;
   /** Added to the time kind when the request ends with a message id. */
   static final int MESSAGE_ID = 4;
+  /** Added with {@link #MESSAGE_ID} when the message id is a release record that keeps no result. */
+  static final int RELEASE_RECORD = 8;
 
   /**
    * Encodes {@code request}; {@code time} is the time to decide at, or STORE_TIME to read Redis
@@ -50,7 +52,7 @@ final class RedisRequests {
     }
     Idempotency id = request.idempotency();
     if (id != null) {
-      size += 25 + id.decisionId().length;
+      size += 25 + id.tail().length;
     }
     ByteBuffer b = ByteBuffer.allocate(size);
     int timeKind = request.time() != PartitionRequest.STORE_TIME ? OWN_TIME
@@ -58,7 +60,8 @@ final class RedisRequests {
     header(b, request.operation().ordinal(), timeKind, time, request.cost(), request.eventTime(),
         request.counters().size());
     if (id != null) {
-      b.put(1, (byte) (b.get(1) | MESSAGE_ID)); // the request ends with a message id
+      // the request ends with a message id; a release record keeps only the time of the reply
+      b.put(1, (byte) (b.get(1) | MESSAGE_ID | (id.replayable() ? 0 : RELEASE_RECORD)));
     }
     for (CounterRequest c : request.counters()) {
       CounterSpec spec = c.spec();
@@ -70,7 +73,7 @@ final class RedisRequests {
       }
     }
     if (id != null) {
-      b.put(id.key()).putLong(id.horizonMs()).put(id.decisionId()).put((byte) id.decisionId().length);
+      b.put(id.key()).putLong(id.horizonMs()).put(id.tail()).put((byte) id.tail().length);
     }
     return b.array();
   }

@@ -64,7 +64,7 @@ final class DifferentialTraffic {
   private DifferentialTraffic() {}
 
   /** What a run exercised. */
-  record Stats(int admitted, Map<String, Integer> refusalsByRule) {}
+  record Stats(int admitted, Map<String, Integer> refusalsByRule, Map<String, byte[]> releaseRecords) {}
 
   /** Runs {@code steps} random operations with {@code seed}; returns what it exercised. */
   static Stats run(Function<ManualClock, Store> other, long seed, int steps) {
@@ -72,8 +72,45 @@ final class DifferentialTraffic {
     ManualClock clock = new ManualClock();
     Store memoryStore = MemoryStore.builder().clock(clock).build();
     Store otherStore = other.apply(clock);
+    // the release records the other store was asked to write (key in hex), with the bytes the
+    // embedded store writes for them (PartitionStep.remember): partition.lua must write the same
+    Map<String, byte[]> records = new java.util.concurrent.ConcurrentHashMap<>();
+    Store recording = new Store() {
+      @Override
+      public java.util.concurrent.CompletableFuture<dev.fcap.store.PartitionResult> apply(
+          dev.fcap.store.PartitionRequest r) {
+        return otherStore.apply(r).thenApply(result -> {
+          if (r.operation() == dev.fcap.store.Operation.DECIDE && r.idempotency() != null && result.allowed()
+              && result.replayOf() == null) {
+            records.put(java.util.HexFormat.of().formatHex(r.idempotency().key()),
+                dev.fcap.algorithm.PartitionStep.remember(result, r.idempotency()));
+          }
+          return result;
+        });
+      }
+
+      @Override
+      public java.util.concurrent.CompletableFuture<dev.fcap.store.PartitionSnapshot> read(byte[] partition) {
+        return otherStore.read(partition);
+      }
+
+      @Override
+      public java.util.concurrent.CompletableFuture<Boolean> delete(byte[] partition) {
+        return otherStore.delete(partition);
+      }
+
+      @Override
+      public long now() {
+        return otherStore.now();
+      }
+
+      @Override
+      public void close() {
+        otherStore.close();
+      }
+    };
     Engine memory = Engine.builder(memoryStore).clock(clock).callerTime(true).policy(POLICY).build();
-    Engine redis = Engine.builder(otherStore).clock(clock).callerTime(true).policy(POLICY).build();
+    Engine redis = Engine.builder(recording).clock(clock).callerTime(true).policy(POLICY).build();
     String[] recipients = new String[60];
     for (int i = 0; i < recipients.length; i++) {
       recipients[i] = i % 3 == 0 ? "+1555000" + i : i % 3 == 1 ? "{odd}:" + i + " ü" : "user" + i + "@example.com";
@@ -123,7 +160,7 @@ final class DifferentialTraffic {
     }
     redis.close();
     memory.close();
-    return new Stats(allowed, refusals);
+    return new Stats(allowed, refusals, records);
   }
 
   /** The engine's recipient partition key (dev.fcap.engine.Keys): 'r' varint(len) tenant recipient. */

@@ -26,6 +26,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Script loading, typed failures, the key layout and TTLs on a real standalone Redis. */
 class RedisStoreBehaviourIT {
+  /**
+   * These tests count keys and entries of the counters' layout: without release records and the
+   * decision-id key (those are StoreContract's and RedisDifferentialIT's).
+   */
+  private static final java.time.Duration NO_RELEASE_RECORDS = java.time.Duration.ZERO;
+
   @RegisterExtension
   static final RedisExtension REDIS = RedisExtension.standalone();
 
@@ -52,7 +58,7 @@ class RedisStoreBehaviourIT {
   @Test
   void recoversFromScriptFlushByItself() throws Exception {
     try (RedisStore store = RedisStore.connect(REDIS.uri())) {
-      Engine engine = Engine.builder(store).policy(SEED).build();
+      Engine engine = Engine.builder(store).releaseHorizon(NO_RELEASE_RECORDS).policy(SEED).build();
       assertThat(engine.decide(Message.builder("a").content("x").build()).join().allowed()).isTrue();
       server.call("SCRIPT", "FLUSH");
       Decision d = engine.decide(Message.builder("a").content("x").build()).join();
@@ -67,7 +73,7 @@ class RedisStoreBehaviourIT {
   void theSeedPolicyIsOneKeyWithATtlOfItsLongestWindow() throws Exception {
     try (RedisStore store = RedisStore.connect(REDIS.uri())) {
       server.call("CONFIG", "RESETSTAT"); // after build(), whose warm-up READs are EVALSHAs too
-      Engine engine = Engine.builder(store).policy(SEED).build();
+      Engine engine = Engine.builder(store).releaseHorizon(NO_RELEASE_RECORDS).policy(SEED).build();
       for (int i = 0; i < 3; i++) {
         engine.decide(Message.builder("+15550001").content("c" + i).build()).join();
       }
@@ -90,7 +96,7 @@ class RedisStoreBehaviourIT {
         Dimension.RECIPIENT)));
     long longAgo = 1_600_000_000_000L; // 2020: a replay of an old log
     try (RedisStore store = RedisStore.connect(REDIS.uri())) {
-      Engine engine = Engine.builder(store).callerTime(true).policy(oneSecond).build();
+      Engine engine = Engine.builder(store).releaseHorizon(NO_RELEASE_RECORDS).callerTime(true).policy(oneSecond).build();
       assertThat(engine.decideAt(Message.builder("old").build(), longAgo).join().allowed()).isTrue();
       assertThat(engine.decide(Message.builder("live").build()).join().allowed()).isTrue();
     }
@@ -101,7 +107,7 @@ class RedisStoreBehaviourIT {
     assertThat(live).isBetween(1L, 3_000L);
     ManualClock clock = new ManualClock();
     try (RedisStore store = RedisStore.builder(REDIS.uri()).clock(clock).build()) {
-      Engine engine = Engine.builder(store).policy(oneSecond).build();
+      Engine engine = Engine.builder(store).releaseHorizon(NO_RELEASE_RECORDS).policy(oneSecond).build();
       assertThat(engine.decide(Message.builder("injected").build()).join().allowed()).isTrue();
     }
     assertThat((Long) server.call("PTTL", "fc:{r\u0007defaultinjected}")).as("an injected clock is real time")
@@ -117,7 +123,7 @@ class RedisStoreBehaviourIT {
     long t0 = 1_800_000_000_123L;
     long[] times = {t0, t0 + 100, t0 + 70_000};
     try (RedisStore store = RedisStore.connect(REDIS.uri())) {
-      Engine engine = Engine.builder(store).callerTime(true).policy(SEED).build();
+      Engine engine = Engine.builder(store).releaseHorizon(NO_RELEASE_RECORDS).callerTime(true).policy(SEED).build();
       for (long t : times) {
         assertThat(engine.decideAt(Message.builder("+15550001").content("same").build(), t).join().allowed()).isTrue();
       }
@@ -154,7 +160,7 @@ class RedisStoreBehaviourIT {
     ManualClock clock = new ManualClock();
     try (RedisStore store = RedisStore.builder(REDIS.uri()).clock(clock).build()) {
       Policy shortWindow = new Policy("default", 1, List.of(Rule.of("r", 2, Duration.ofMillis(300), Dimension.RECIPIENT)));
-      Engine engine = Engine.builder(store).clock(clock).policy(shortWindow).build();
+      Engine engine = Engine.builder(store).releaseHorizon(NO_RELEASE_RECORDS).clock(clock).policy(shortWindow).build();
       engine.decide(Message.builder("idle").build()).join();
       assertThat(server.call("DBSIZE")).isEqualTo(1L);
       // expiry seconds are rounded up, plus 1 s of TTL slack: the key lives at most ~2.3 s
@@ -167,7 +173,7 @@ class RedisStoreBehaviourIT {
   @Test
   void aScriptErrorIsTypedAndWritesNothing() throws Exception {
     try (RedisStore store = RedisStore.connect(REDIS.uri())) {
-      Engine engine = Engine.builder(store).policy(SEED).build();
+      Engine engine = Engine.builder(store).releaseHorizon(NO_RELEASE_RECORDS).policy(SEED).build();
       server.call("RPUSH", "fc:{r\u0007defaultwrong}", "not a partition");
       StoreException e = storeFailure(engine.decide(Message.builder("wrong").content("x").build()));
       assertThat(e.reason()).isEqualTo(Reason.ERROR);
@@ -180,7 +186,7 @@ class RedisStoreBehaviourIT {
   @Test
   void aStalledRedisIsATimeout() throws Exception {
     try (RedisStore store = RedisStore.builder(REDIS.uri()).commandTimeout(Duration.ofMillis(200)).build()) {
-      Engine engine = Engine.builder(store).policy(SEED).build();
+      Engine engine = Engine.builder(store).releaseHorizon(NO_RELEASE_RECORDS).policy(SEED).build();
       server.call("CLIENT", "PAUSE", "1500", "ALL");
       StoreException e = storeFailure(engine.decide(Message.builder("slow").content("x").build()));
       assertThat(e.reason()).isEqualTo(Reason.TIMEOUT);
@@ -198,7 +204,7 @@ class RedisStoreBehaviourIT {
   @Test
   void timesTheScriptCannotHoldExactlyAreRefused() {
     try (RedisStore store = RedisStore.connect(REDIS.uri())) {
-      Engine engine = Engine.builder(store).callerTime(true).policy(SEED).build();
+      Engine engine = Engine.builder(store).releaseHorizon(NO_RELEASE_RECORDS).callerTime(true).policy(SEED).build();
       StoreException e = storeFailure(engine.decideAt(Message.builder("t").build(), RedisRequests.MAX_TIME_MS));
       assertThat(e.reason()).isEqualTo(Reason.ERROR);
       assertThat(e).hasMessageContaining("2^53");

@@ -22,6 +22,8 @@ import java.util.Map;
 record StoredValue(Long latest, List<Counter> counters) {
   static final int GAPS = 4;
   static final int CLOCK = 120;
+  /** A remembered message id or release record (partition.lua, MESSAGE IDS). */
+  static final int MESSAGE = 127;
 
   record Counter(byte[] id, int kind, int expires, byte[] state) {}
 

@@ -101,6 +101,33 @@ class TwoNodesIT {
   }
 
   @Test
+  void aDecisionIsReleasedByItsIdOnTheOtherNodeOnce() throws Exception {
+    try (Node a = Node.onRedis(REDIS.uri(), "rel:rules", "rel:audit", Map.of());
+        Node b = Node.onRedis(REDIS.uri(), "rel:rules", "rel:audit", Map.of())) {
+      List<String> ids = new ArrayList<>();
+      for (int i = 0; i < 15; i++) {
+        Node.Reply r = a.decide("{\"recipient\": \"by-id\", \"content\": \"c" + i + "\"}");
+        assertThat(r.allowed()).isTrue();
+        ids.add(r.body().get("decisionId").asText());
+      }
+      assertThat(ids.get(0)).as("the recipient is not readable in the id").doesNotContain("by-id");
+      assertThat(a.decide("{\"recipient\": \"by-id\", \"content\": \"c15\"}").allowed()).isFalse();
+      // the send of the 4th failed: node B, which never saw the decision, releases it by its id
+      String path = "/v1/decisions/" + ids.get(3) + "/release";
+      assertThat(b.send("POST", path, null, Map.of()).body().get("released").asBoolean()).isTrue();
+      // a retry (its answer timed out) on either node answers true and gives back nothing more
+      assertThat(a.send("POST", path, null, Map.of()).body().get("released").asBoolean()).isTrue();
+      assertThat(b.send("POST", path, null, Map.of()).body().get("released").asBoolean()).isTrue();
+      assertThat(usedPerMinute(a, "by-id")).isEqualTo(14);
+      assertThat(usedPerMinute(b, "by-id")).isEqualTo(14);
+      JsonNode garbled = b.send("POST", "/v1/decisions/" + ids.get(5).substring(0, 20) + "/release", null, Map.of())
+          .body();
+      assertThat(garbled.get("released").asBoolean()).isFalse();
+      assertThat(garbled.get("reason").asText()).isEqualTo("unknown");
+    }
+  }
+
+  @Test
   void anEditOnOneNodeIsLiveOnTheOther() throws Exception {
     try (Node a = Node.onRedis(REDIS.uri(), "edit:rules", "edit:audit", Map.of());
         Node b = Node.onRedis(REDIS.uri(), "edit:rules", "edit:audit", Map.of())) {

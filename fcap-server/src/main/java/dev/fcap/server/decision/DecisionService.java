@@ -41,7 +41,11 @@ import java.util.function.IntFunction;
  */
 public final class DecisionService {
   /** Decision ids are 24 hex characters; anything longer than this is refused unread. */
-  public static final int MAX_DECISION_ID = 64;
+  /**
+   * The longest decision id accepted: a sealed id grows with its partition key (the engine issues
+   * releasable ids up to 4,000 characters, so that one fits an HTTP/1 request line); longer is bad input.
+   */
+  public static final int MAX_DECISION_ID = 4000;
   private final Engine engine;
   private final FailoverStore failover;
   private final FailurePolicy failure;
@@ -150,14 +154,17 @@ public final class DecisionService {
     });
   }
 
-  /** Releases a decision the caller may see; false when unknown, denied, forgotten or of another tenant. */
-  public CompletableFuture<Boolean> release(Principal who, String decisionId) {
+  /**
+   * Releases a decision the caller may see: released (also when it was before), or why not (expired,
+   * or unknown: garbled, forged, denied or of another tenant). Fails when the store cannot answer.
+   */
+  public CompletableFuture<dev.fcap.model.ReleaseResult> release(Principal who, String decisionId) {
     who.require(Role.DECIDE);
     if (decisionId == null || decisionId.isEmpty() || decisionId.length() > MAX_DECISION_ID) {
       throw ApiException.badRequest("invalid_field", "decisionId is not a decision id", "decisionId");
     }
-    // the engine knows each releasable decision's tenant: a key releases only its own tenants' decisions
-    return engine.release(decisionId, who::mayUse).exceptionally(DecisionService::storeError);
+    // a decision id names its tenant: a key releases only its own tenants' decisions
+    return engine.releaseDecision(decisionId, who::mayUse).exceptionally(DecisionService::storeError);
   }
 
   /** Releases the admitted decision of a message id, named by the message as it was decided. */

@@ -96,8 +96,13 @@ public final class GrpcApi extends FcapServiceGrpc.FcapServiceImplBase {
         return decisions.releaseMessage(who, message(request.getMessage()))
             .thenApply(r -> ReleaseReply.newBuilder().setReleased(r).build());
       }
-      return decisions.release(who, request.getDecisionId())
-          .thenApply(r -> ReleaseReply.newBuilder().setReleased(r).build());
+      return decisions.release(who, request.getDecisionId()).thenApply(r -> {
+        ReleaseReply.Builder reply = ReleaseReply.newBuilder().setReleased(r.released());
+        if (r.reason() != null) {
+          reply.setReason(r.reason());
+        }
+        return reply.build();
+      });
     });
   }
 

@@ -208,9 +208,12 @@ public final class HttpApi {
   }
 
   private CompletableFuture<HttpResponse> release(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
-    return decisions.release(who, ctx.pathParam("decisionId")).thenApply(released -> Json.ok(g -> {
+    return decisions.release(who, ctx.pathParam("decisionId")).thenApply(r -> Json.ok(g -> {
       g.writeStartObject();
-      g.writeBooleanField("released", released);
+      g.writeBooleanField("released", r.released());
+      if (r.reason() != null) {
+        g.writeStringField("reason", r.reason());
+      }
       g.writeEndObject();
     }));
   }

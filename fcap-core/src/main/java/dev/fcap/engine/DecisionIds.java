@@ -1,0 +1,204 @@
+package dev.fcap.engine;
+
+import dev.fcap.store.Idempotency;
+import dev.fcap.store.Operation;
+import dev.fcap.store.PartitionRequest;
+import dev.fcap.store.PartitionResult;
+import dev.fcap.store.Store;
+import dev.fcap.store.StoreException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
+import java.security.SecureRandom;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import javax.crypto.Cipher;
+import javax.crypto.Mac;
+import javax.crypto.spec.IvParameterSpec;
+import javax.crypto.spec.SecretKeySpec;
+
+/**
+ * Releasable decision ids: any node can route one to the release record it names, and nobody can
+ * read the recipient out of it (decision ids end up in logs).
+ *
+ * <p><b>Design.</b> An id seals {@code expires:i32 recordKey[16] partitionKey} (the record's expiry
+ * in seconds since 2020, rounded up like a stored entry's; the 16-byte key of the release record in
+ * its partition; the partition key, which names the tenant) with a deterministic authenticated
+ * cipher in the SIV style: the IV is the first 12 bytes of HMAC-SHA256 over the plain text, and the
+ * plain text is encrypted with AES-128-CTR under that IV. The same record always gets the same id
+ * (a replayed message id answers its first decision's id without storing it), and any change to an
+ * id fails the MAC: a forged or garbled id opens to null, never to another record. The id is
+ * {@code "d" + base64url(iv ct)}: 45 characters plus 4/3 of the partition key.
+ *
+ * <p><b>The key is held by the store</b>, so every node of a deployment shares it and a durable
+ * store keeps it across restarts: 32 random bytes, remembered by a DECIDE of no counters in the
+ * partition {@link #KEY_PARTITION} under a fixed message id, the tail holding the bytes. The first
+ * node to ask stores its candidate; every later ask replays the first (the store's message-id step
+ * is the SET NX). A degraded answer (an outage store) is not taken: the next decision asks again,
+ * and until then ids are not releasable.
+ */
+final class DecisionIds {
+  /** The partition that holds the key: a kind byte no tenant partition starts with. */
+  static final byte[] KEY_PARTITION = "\0fcap/decision-id-key".getBytes(StandardCharsets.ISO_8859_1);
+  private static final byte[] KEY_ID = new byte[16];
+  /** Thirty years: the key outlives every id (at most 7 days) by far. */
+  private static final long KEY_HORIZON_MS = 30L * 365 * 24 * 3600 * 1000;
+  private static final long EPOCH_MS = 1_577_836_800_000L;
+  private static final int IV = 12;
+  private static final int HEAD = 4 + 16;
+  /**
+   * The longest id: one that fits an HTTP/1 request line (4,096) with its path. A partition key of
+   * more than about 2,900 bytes (a recipient of that many UTF-8 bytes) makes a longer id: such a
+   * decision gets an id that is not releasable (release it by message id).
+   */
+  static final int MAX_LENGTH = 4000;
+
+  /** What an id names. */
+  record Opened(long expiresAtMs, byte[] recordKey, byte[] partition, String tenant) {}
+
+  private final Store store;
+  private volatile Sealer sealer;
+  private volatile CompletableFuture<Sealer> loading;
+
+  DecisionIds(Store store) {
+    this.store = store;
+  }
+
+  /** Whether ids can be sealed and opened now. */
+  boolean ready() {
+    return sealer != null;
+  }
+
+  /** Loads the key from the store (once; again after a failed or degraded load). */
+  CompletableFuture<?> load() {
+    CompletableFuture<Sealer> l = loading;
+    if (sealer != null || (l != null && !l.isDone())) {
+      return l == null ? CompletableFuture.completedFuture(null) : l;
+    }
+    synchronized (this) {
+      if (loading == null || loading.isDone() && sealer == null) {
+        byte[] candidate = new byte[32];
+        new SecureRandom().nextBytes(candidate);
+        PartitionRequest r = new PartitionRequest(KEY_PARTITION, Operation.DECIDE, PartitionRequest.STORE_TIME, 1,
+            List.of(), 0, new Idempotency(KEY_ID, KEY_HORIZON_MS, candidate, true), null);
+        CompletableFuture<PartitionResult> call;
+        try {
+          call = store.apply(r);
+        } catch (RuntimeException e) { // a store that throws instead of failing its future
+          call = CompletableFuture.failedFuture(e);
+        }
+        loading = call.thenApply(result -> {
+          if (result.degraded()) {
+            throw new StoreException(StoreException.Reason.UNAVAILABLE, "the decision-id key is in the store");
+          }
+          byte[] key = result.replayOf() == null ? candidate : result.replayOf().getBytes(StandardCharsets.ISO_8859_1);
+          Sealer s = new Sealer(key);
+          sealer = s;
+          return s;
+        });
+      }
+      return loading;
+    }
+  }
+
+  /** The id of a release record, or null if the key is not loaded. */
+  String seal(byte[] partition, byte[] recordKey, long expiresAtMs) {
+    Sealer s = sealer;
+    if (s == null) {
+      return null;
+    }
+    byte[] plain = new byte[HEAD + partition.length];
+    long seconds = -Math.floorDiv(-(expiresAtMs - EPOCH_MS), 1000);
+    ByteBuffer.wrap(plain).putInt((int) Math.max(0, Math.min(Integer.MAX_VALUE, seconds))).put(recordKey)
+        .put(partition);
+    String id = s.seal(plain);
+    return id.length() > MAX_LENGTH ? null : id;
+  }
+
+  /** What {@code id} names, or null if it is not an id sealed with this deployment's key. */
+  Opened open(String id) {
+    Sealer s = sealer;
+    if (s == null || id == null || id.length() < 2 || id.length() > MAX_LENGTH || id.charAt(0) != 'd') {
+      return null;
+    }
+    byte[] plain = s.open(id);
+    if (plain == null || plain.length < HEAD + 2) {
+      return null;
+    }
+    ByteBuffer b = ByteBuffer.wrap(plain);
+    long expiresAt = EPOCH_MS + (b.getInt() & 0xFFFF_FFFFL) * 1000;
+    byte[] recordKey = new byte[16];
+    b.get(recordKey);
+    byte[] partition = Arrays.copyOfRange(plain, HEAD, plain.length);
+    String tenant = Keys.tenantOf(partition);
+    return tenant == null ? null : new Opened(expiresAt, recordKey, partition, tenant);
+  }
+
+  /** The keyed primitives; one Mac and one Cipher per thread (neither is thread-safe). */
+  private static final class Sealer {
+    private final SecretKeySpec encKey;
+    private final SecretKeySpec macKey;
+    private final ThreadLocal<Mac> macs;
+    private final ThreadLocal<Cipher> ciphers = ThreadLocal.withInitial(() -> {
+      try {
+        return Cipher.getInstance("AES/CTR/NoPadding");
+      } catch (GeneralSecurityException e) {
+        throw new IllegalStateException("AES/CTR is part of every Java runtime", e);
+      }
+    });
+
+    Sealer(byte[] secret) {
+      Mac derive = hmac(new SecretKeySpec(secret, "HmacSHA256"));
+      this.encKey = new SecretKeySpec(Arrays.copyOf(derive.doFinal("enc".getBytes(StandardCharsets.US_ASCII)), 16), "AES");
+      this.macKey = new SecretKeySpec(derive.doFinal("mac".getBytes(StandardCharsets.US_ASCII)), "HmacSHA256");
+      this.macs = ThreadLocal.withInitial(() -> hmac(macKey));
+    }
+
+    private static Mac hmac(SecretKeySpec key) {
+      try {
+        Mac m = Mac.getInstance("HmacSHA256");
+        m.init(key);
+        return m;
+      } catch (GeneralSecurityException e) {
+        throw new IllegalStateException("HmacSHA256 is part of every Java runtime", e);
+      }
+    }
+
+    String seal(byte[] plain) {
+      byte[] iv = Arrays.copyOf(macs.get().doFinal(plain), IV);
+      byte[] out = Arrays.copyOf(iv, IV + plain.length);
+      crypt(iv, plain, out, IV);
+      return "d" + Base64.getUrlEncoder().withoutPadding().encodeToString(out);
+    }
+
+    byte[] open(String id) {
+      byte[] raw;
+      try {
+        raw = Base64.getUrlDecoder().decode(id.substring(1));
+      } catch (IllegalArgumentException e) {
+        return null;
+      }
+      if (raw.length <= IV) {
+        return null;
+      }
+      byte[] iv = Arrays.copyOf(raw, IV);
+      byte[] plain = new byte[raw.length - IV];
+      crypt(iv, Arrays.copyOfRange(raw, IV, raw.length), plain, 0);
+      byte[] expected = Arrays.copyOf(macs.get().doFinal(plain), IV);
+      return MessageDigest.isEqual(expected, iv) ? plain : null;
+    }
+
+    private void crypt(byte[] iv, byte[] in, byte[] out, int at) {
+      try {
+        Cipher c = ciphers.get();
+        c.init(Cipher.ENCRYPT_MODE, encKey, new IvParameterSpec(Arrays.copyOf(iv, 16)));
+        c.doFinal(in, 0, in.length, out, at);
+      } catch (GeneralSecurityException e) {
+        throw new IllegalStateException(e);
+      }
+    }
+  }
+}

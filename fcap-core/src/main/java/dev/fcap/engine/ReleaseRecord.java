@@ -1,0 +1,111 @@
+package dev.fcap.engine;
+
+import dev.fcap.model.Algorithm;
+import dev.fcap.store.CounterRequest;
+import dev.fcap.store.PartitionRequest;
+import dev.fcap.store.Varint;
+import java.io.ByteArrayOutputStream;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What a release record holds besides the decision's time: the bytes the engine stores as the tail
+ * of the entry ({@link dev.fcap.store.Idempotency#tail()}), opaque to the stores.
+ *
+ * <pre>
+ * tail    := releasable:u8 varint64(cost) n:u8 counter{n} m:u8 (varint(len) partitionKey){m}
+ * counter := algorithm:u8 varint(len) counterKey
+ * </pre>
+ *
+ * The counters are this partition's (a release counts them by the rules in force then, found by
+ * the group id that starts each counter key); the partition keys are those of the decision's other
+ * partitions, listed in the first partition's record only. A tail longer than 255 bytes (counter
+ * keys of long dimension values, many shared partitions) does not fit the entry: it is stored as the
+ * single byte 0, and such a decision is not releasable by decision id (its id says {@code unknown}).
+ * A policy keyed by the recipient and the content costs about 40 bytes here.
+ */
+record ReleaseRecord(long cost, List<CounterRequest> counters, List<byte[]> others) {
+  static final byte[] NOT_RELEASABLE = {0};
+  private static final Algorithm[] ALGORITHMS = Algorithm.values();
+
+  /** The tail for {@code request}, listing {@code others} (null if they are not listed here). */
+  static byte[] encode(PartitionRequest request, PartitionRequest[] all, boolean first) {
+    Out out = new Out();
+    out.write(1);
+    long cost = request.cost();
+    while ((cost & ~0x7fL) != 0) {
+      out.write((int) ((cost & 0x7f) | 0x80));
+      cost >>>= 7;
+    }
+    out.write((int) cost);
+    out.write(request.counters().size());
+    for (CounterRequest c : request.counters()) {
+      out.write(c.spec().algorithm().ordinal());
+      out.bytes(c.key());
+    }
+    int m = first ? all.length - 1 : 0;
+    out.write(m);
+    for (int j = 1; j <= m; j++) {
+      out.bytes(all[j].partition());
+    }
+    return out.size() > 255 || request.counters().size() > 255 || m > 255 ? NOT_RELEASABLE : out.toByteArray();
+  }
+
+  /** The record of {@code tail}; null if the decision is not releasable by decision id. */
+  static ReleaseRecord decode(byte[] tail) {
+    if (tail.length < 4 || tail[0] != 1) {
+      return null;
+    }
+    int at = 1;
+    long cost = 0;
+    for (int shift = 0; ; shift += 7) {
+      int b = tail[at++];
+      cost |= (long) (b & 0x7f) << shift;
+      if (b >= 0) {
+        break;
+      }
+    }
+    int n = tail[at++] & 0xff;
+    List<CounterRequest> counters = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      Algorithm algorithm = ALGORITHMS[tail[at++]];
+      int len = Varint.read(tail, at);
+      at += Varint.size(len);
+      byte[] key = java.util.Arrays.copyOfRange(tail, at, at + len);
+      at += len;
+      // the spec only names the algorithm here: the release takes the one in force now
+      counters.add(new CounterRequest(key, dev.fcap.store.CounterSpec.single(algorithm, 1, 1, true, 0), 0));
+    }
+    int m = tail[at++] & 0xff;
+    List<byte[]> others = new ArrayList<>(m);
+    for (int j = 0; j < m; j++) {
+      int len = Varint.read(tail, at);
+      at += Varint.size(len);
+      others.add(java.util.Arrays.copyOfRange(tail, at, at + len));
+      at += len;
+    }
+    return new ReleaseRecord(cost, counters, others);
+  }
+
+  /** The key of the record in the decision's partition {@code j}: the first partition's, told apart. */
+  static byte[] keyIn(byte[] key, int j) {
+    if (j == 0) {
+      return key;
+    }
+    byte[] out = key.clone();
+    out[15] ^= (byte) j;
+    return out;
+  }
+
+  private static final class Out extends ByteArrayOutputStream {
+    Out() {
+      super(64);
+    }
+
+    void bytes(byte[] b) {
+      byte[] len = new byte[5];
+      write(len, 0, Varint.write(len, 0, b.length));
+      write(b, 0, b.length);
+    }
+  }
+}
