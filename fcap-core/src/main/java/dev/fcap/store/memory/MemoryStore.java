@@ -163,7 +163,11 @@ public final class MemoryStore implements Store {
         PartitionRecord.readStates(record, counters, now, states);
       }
       Idempotency id = request.idempotency();
-      byte[] remembered = id == null || record == null ? null : PartitionRecord.readMessage(record, id.key(), now);
+      // a decision writing its own release record (not replayable) has a fresh random key: nothing to
+      // look up (its release, the same key on a RELEASE, does look it up)
+      byte[] remembered = id == null || record == null
+          || request.operation() == Operation.DECIDE && !id.replayable() ? null
+          : PartitionRecord.readMessage(record, id.key(), now);
       LargeLog[] large = largeLogs(segment, request, states, now);
       PartitionResult result = PartitionStep.apply(request, now, states, large, remembered);
       // A dry run, a refused decision or a replayed one changes no state: leave the record as it is

@@ -118,7 +118,9 @@ end
 local remember = false
 if mid then
   local found = false
-  if value and op <= 2 then
+  -- a decision writing its own release record (midtimeonly) has a fresh random key: nothing to look
+  -- up (its release, the same key on a RELEASE, does look it up)
+  if value and op <= 2 and not (op == 0 and midtimeonly) then
     local p, len = 1, #value
     while p <= len do
       local idlen, c, scale = 0, 128, 1
