@@ -70,6 +70,36 @@ class OutageEpisodesIT {
       }
     }
 
+    /**
+     * Ends the load and checks the episode against the failure policy's bound: every recipient got at
+     * most the store's limit plus one limit of this node's outage store, and what the outage store
+     * admitted was written back. Returns the admissions per recipient.
+     */
+    Map<String, Integer> endWithinTheFailurePolicysBound(Node node, String episode) throws InterruptedException {
+      close();
+      Map<String, Integer> counts = new HashMap<>();
+      admitted.forEach((r, n) -> counts.put(r, n.get()));
+      System.out.printf("%s: admitted per recipient %s (limit %d; store decided %d, degraded %d, errors %d, "
+          + "written back %d, late released %d)%n", episode, counts, LIMIT, storeDecided.get(), degraded.get(),
+          errors.get(), node.server.failover().writtenBack(), node.server.failover().lateReleases());
+      assertThat(counts).hasSize(RECIPIENTS);
+      assertThat(counts.values()).as("the store's limit plus one limit of this node's outage store")
+          .allMatch(n -> n <= 2 * LIMIT);
+      assertThat(node.server.failover().writtenBack()).isPositive();
+      return counts;
+    }
+
+    /**
+     * The store's count for {@code recipient} after the episode, once the store refused it (no fresh
+     * quota: the store counts what the outage store admitted) without the failure policy.
+     */
+    static long usedAfterTheEpisode(Node node, String recipient) {
+      Node.Reply after = node.decide("{\"recipient\": \"" + recipient + "\", \"content\": \"after\"}");
+      assertThat(after.degraded()).isFalse();
+      assertThat(after.allowed()).as("no fresh quota after the episode: %s", recipient).isFalse();
+      return node.get("/v1/recipients/" + recipient).body().get("counters").get(0).get("used").asLong();
+    }
+
     @Override
     public void close() throws InterruptedException {
       stop = true;
@@ -131,24 +161,9 @@ class OutageEpisodesIT {
       await("recovery", () -> !node.server.failover().down());
       int back = load.storeDecided.get();
       await("decisions on Redis again", () -> load.storeDecided.get() > back + 100);
-      load.close();
-
-      Map<String, Integer> counts = new HashMap<>();
-      load.admitted.forEach((r, n) -> counts.put(r, n.get()));
-      System.out.printf("%s: admitted per recipient %s (limit %d; store decided %d, degraded %d, errors %d, "
-          + "written back %d, late released %d)%n", fault, counts, LIMIT, load.storeDecided.get(),
-          load.degraded.get(), load.errors.get(), node.server.failover().writtenBack(),
-          node.server.failover().lateReleases());
-      assertThat(counts).hasSize(RECIPIENTS);
-      assertThat(counts.values()).as("the store's limit plus one limit of this node's outage store")
-          .allMatch(n -> n <= 2 * LIMIT);
-      assertThat(node.server.failover().writtenBack()).isPositive();
-      // no fresh quota after the outage: the store counts what the outage store admitted
+      Map<String, Integer> counts = load.endWithinTheFailurePolicysBound(node, fault.name());
       for (String r : counts.keySet()) {
-        Node.Reply after = node.decide("{\"recipient\": \"" + r + "\", \"content\": \"after\"}");
-        assertThat(after.degraded()).isFalse();
-        assertThat(after.allowed()).as(r).isFalse();
-        long used = node.get("/v1/recipients/" + r).body().get("counters").get(0).get("used").asLong();
+        long used = Load.usedAfterTheEpisode(node, r);
         if (fault == Fault.PAUSE) {
           assertThat(used).as("Redis kept its data: it counts every admission of %s", r)
               .isGreaterThanOrEqualTo(counts.get(r));

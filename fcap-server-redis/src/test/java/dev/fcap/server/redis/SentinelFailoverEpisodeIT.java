@@ -7,7 +7,6 @@ import dev.fcap.store.redis.testing.RedisDeployment;
 import dev.fcap.store.redis.testing.RedisServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -33,8 +32,6 @@ import org.junit.jupiter.api.Test;
  * {@code SentinelLostAdmissionsIT} (on demand).
  */
 class SentinelFailoverEpisodeIT {
-  private static final int LIMIT = 15;
-  private static final int RECIPIENTS = 8;
 
   @Test
   void masterKilledUnderLoadWithReplicaAcks() throws Exception {
@@ -76,22 +73,9 @@ class SentinelFailoverEpisodeIT {
         OutageEpisodesIT.await("recovery", () -> !node.server.failover().down());
         int back = load.storeDecided.get();
         OutageEpisodesIT.await("decisions on the promoted master", () -> load.storeDecided.get() > back + 100);
-        load.close();
-
-        Map<String, Integer> counts = new HashMap<>();
-        load.admitted.forEach((r, n) -> counts.put(r, n.get()));
-        System.out.printf("Sentinel failover: admitted per recipient %s (limit %d; store decided %d, degraded %d, "
-            + "errors %d, written back %d)%n", counts, LIMIT, load.storeDecided.get(), load.degraded.get(),
-            load.errors.get(), node.server.failover().writtenBack());
-        assertThat(counts).hasSize(RECIPIENTS);
-        assertThat(counts.values()).as("the store's limit plus one limit of this node's outage store")
-            .allMatch(n -> n <= 2 * LIMIT);
-        assertThat(node.server.failover().writtenBack()).isPositive();
+        Map<String, Integer> counts = load.endWithinTheFailurePolicysBound(node, "Sentinel failover");
         for (String r : counts.keySet()) {
-          Node.Reply after = node.decide("{\"recipient\": \"" + r + "\", \"content\": \"after\"}");
-          assertThat(after.degraded()).isFalse();
-          assertThat(after.allowed()).as("no fresh quota after the failover: %s", r).isFalse();
-          long used = node.get("/v1/recipients/" + r).body().get("counters").get(0).get("used").asLong();
+          long used = Load.usedAfterTheEpisode(node, r);
           assertThat(used).as("the promoted master counts every admission of %s (acknowledged by the replica, "
               + "or written back)", r).isGreaterThanOrEqualTo(counts.get(r));
         }
