@@ -47,12 +47,7 @@ public final class RecoveryBench {
       long filled = System.nanoTime();
       report(recipients, "fill (decide + journal)", filled - t0, dir);
 
-      long s1 = System.nanoTime();
-      MemoryStore fromJournal = MemoryStore.builder().durable(Durability.of(dir)).build();
-      long e1 = System.nanoTime();
-      check(fromJournal, recipients);
-      report(recipients, "start (snapshot + journal)", e1 - s1, dir);
-      System.out.println("  " + fromJournal.recoveryReport().orElse(""));
+      MemoryStore fromJournal = timedStart(dir, recipients, "start (snapshot + journal)");
       String before = newestSnapshot(dir);
       fromJournal.requestSnapshot();
       long deadline = System.nanoTime() + 600_000_000_000L;
@@ -61,12 +56,7 @@ public final class RecoveryBench {
       }
       fromJournal.close();
 
-      long s2 = System.nanoTime();
-      MemoryStore fromSnapshot = MemoryStore.builder().durable(Durability.of(dir)).build();
-      long e2 = System.nanoTime();
-      check(fromSnapshot, recipients);
-      report(recipients, "start (fresh snapshot)", e2 - s2, dir);
-      System.out.println("  " + fromSnapshot.recoveryReport().orElse(""));
+      MemoryStore fromSnapshot = timedStart(dir, recipients, "start (fresh snapshot)");
       fromSnapshot.close();
     } finally {
       try (Stream<Path> files = Files.walk(dir)) {
@@ -75,6 +65,17 @@ public final class RecoveryBench {
         }
       }
     }
+  }
+
+  /** Opens the store in {@code dir}, timing its recovery, and checks that every recipient came back. */
+  private static MemoryStore timedStart(Path dir, int recipients, String what) throws IOException {
+    long started = System.nanoTime();
+    MemoryStore store = MemoryStore.builder().durable(Durability.of(dir)).build();
+    long opened = System.nanoTime();
+    check(store, recipients);
+    report(recipients, what, opened - started, dir);
+    System.out.println("  " + store.recoveryReport().orElse(""));
+    return store;
   }
 
   private static void check(MemoryStore store, int recipients) {
