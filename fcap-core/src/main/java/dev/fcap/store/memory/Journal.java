@@ -641,7 +641,7 @@ final class Journal implements AutoCloseable {
         record = null; // the newest state of the partition has expired: nothing to load
       }
     }
-    store.restore(key, record);
+    store.restore(key, record, format < 3);
   }
 
   private static String checkHeader(byte[] h, byte kind) {
@@ -653,9 +653,10 @@ final class Journal implements AutoCloseable {
       return "written in file format " + h[5] + ", this version reads " + (FILE_VERSION - 1) + " and " + FILE_VERSION;
     }
     int format = getInt(h, 8);
-    if (format != PartitionRecord.FORMAT && format != 1) {
-      // layout 1 is layout 2 without the partition's time: converted as read, so an upgrade keeps the counts
-      return "holds records in layout " + format + ", this version reads 1 and " + PartitionRecord.FORMAT;
+    if (format < 1 || format > PartitionRecord.FORMAT) {
+      // layout 1 is layout 2 without the partition's time: converted as read; layouts 1 and 2 held
+      // remembered decisions inline: moved out after recovery. So an upgrade keeps the counts.
+      return "holds records in layout " + format + ", this version reads 1 to " + PartitionRecord.FORMAT;
     }
     return null;
   }

@@ -56,6 +56,19 @@ import java.util.concurrent.atomic.LongAdder;
  * decision; snapshots carry every live log, and a graceful close writes the last changes
  * ({@code JournalTest}, docs/server.md "What survives what").
  *
+ * <p><b>Remembered decisions.</b> A message id or a release record ({@link Idempotency}) is a record
+ * of its own, under a store-private key {@code 0xFF key(16) partition} whose hash takes its segment
+ * bits from the partition's: same segment, same lock, so a decision's counts and its entry change in
+ * one step; the journal, the sweep, snapshots and recovery treat it as any record. Inline, among the
+ * counters, a shared partition (a channel-wide rule) held one entry per admitted decision for the
+ * release horizon and every step copied them all: 1.5 ms per decision after 40,000 of them, against
+ * flat 1-12 us now ({@code RememberedDecisionsTest} checks that the partition's record keeps its
+ * size). A reset cannot find a partition's entries, so it moves the partition to a new generation
+ * instead (a record {@code 0xFE partition}, kept while any entry of the segment may live and
+ * extended by the entries written in it): entries carry the generation they were written in as
+ * their id, and one of another generation reads as absent. Callers' partition keys never start with
+ * 0xFE or 0xFF (checked).
+ *
  * <p><b>Whose clock expires what.</b> A request decides at its own time (the store's clock, or a
  * caller-supplied time for replays and tests), but never before its partition's latest written time
  * ({@code PartitionRecord.latest}: a step back of the clock is decided at that time, since what a
@@ -71,6 +84,8 @@ import java.util.concurrent.atomic.LongAdder;
  * ({@code MemoryStoreSweepTest}, {@code ReplayOracleTest} prove it no longer does).
  */
 public final class MemoryStore implements Store {
+  private static final java.lang.invoke.VarHandle LONG =
+      java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.BIG_ENDIAN);
   private static final java.lang.invoke.VarHandle INT =
       java.lang.invoke.MethodHandles.byteArrayViewVarHandle(int[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
   private final Clock clock;
@@ -81,6 +96,8 @@ public final class MemoryStore implements Store {
   private final LongAdder rejected = new LongAdder();
   /** Null: memory only. */
   private final Journal journal;
+  /** Recovery loaded records of a layout that held remembered decisions inline ({@link #moveInlineEntriesOut}). */
+  private boolean inlineEntriesRestored;
   /** Set once a request carries its own time; from then on the sweep waits for the floor. */
   private volatile boolean callerTimeSeen;
   /** No later request carries a caller time below this (raised by {@link #advanceCallerTimeFloor}). */
@@ -97,6 +114,10 @@ public final class MemoryStore implements Store {
     this.segmentBudget = Math.max(1, b.maxBytes / n);
     this.seed = b.hashSeed;
     this.journal = b.durability == null ? null : Journal.open(b.durability, segments, clock, this);
+    if (journal != null && inlineEntriesRestored) {
+      moveInlineEntriesOut();
+      journal.requestSnapshot(); // the converted records reach the disk with the next snapshot
+    }
     if (journal != null) {
       for (Segment s : segments) {
         synchronized (s) {
@@ -139,6 +160,7 @@ public final class MemoryStore implements Store {
   }
 
   private PartitionResult applyNow(PartitionRequest request, CompletableFuture<Void>[] durable) {
+    checkPartition(request.partition());
     int hash = hash(request.partition());
     int index = segmentIndex(hash);
     Segment segment = segments[index];
@@ -165,32 +187,40 @@ public final class MemoryStore implements Store {
       Idempotency id = request.idempotency();
       // a decision writing its own release record (not replayable) has a fresh random key: nothing to
       // look up (its release, the same key on a RELEASE, does look it up)
-      byte[] remembered = id == null || record == null
-          || request.operation() == Operation.DECIDE && !id.replayable() ? null
-          : PartitionRecord.readMessage(record, id.key(), now);
+      boolean lookUp = id != null && (request.operation() != Operation.DECIDE || id.replayable());
+      byte[] generation = lookUp ? generation(segment, request.partition(), now) : null;
+      byte[] entryKey = lookUp ? entryKey(request.partition(), id.key()) : null;
+      int entryHash = lookUp ? hash(entryKey) : 0;
+      byte[] remembered = lookUp ? remembered(segment, entryHash, entryKey, generation, now) : null;
       LargeLog[] large = largeLogs(segment, request, states, now);
       PartitionResult result = PartitionStep.apply(request, now, states, large, remembered);
       // A dry run, a refused decision or a replayed one changes no state: leave the record as it is
       // (expired counters in it are dropped by the next write or the sweep).
       if ((request.operation() == Operation.RELEASE || request.operation() == Operation.DECIDE) && result.allowed()
           && result.replayOf() == null) {
+        byte[] next = PartitionRecord.write(record, request.partition(), counters, states, now);
+        if (id != null && entryKey == null) {
+          generation = generation(segment, request.partition(), now);
+          entryKey = entryKey(request.partition(), id.key());
+          entryHash = hash(entryKey);
+        }
+        byte[] entry = id == null || request.operation() != Operation.DECIDE ? null
+            : PartitionRecord.entry(entryKey, generation, PartitionStep.remember(result, id), now + id.horizonMs());
+        if (entry != null && makeRoom(segment, entry, slot < 0 ? next : null)) {
+          slot = segment.find(hash, request.partition()); // a sweep made room: slots moved
+        }
         if (large != null || !segment.large.isEmpty()) {
           storeLargeLogs(segment, request, large);
         }
-        byte[] next = PartitionRecord.write(record, request.partition(), counters, states, now);
-        if (id != null && request.operation() == Operation.DECIDE) {
-          // remembered even when no counter is left to hold (a decision of no counters)
-          next = PartitionRecord.withMessage(next != null ? next : PartitionRecord.empty(request.partition()), id.key(),
-              PartitionStep.remember(result, id), now + id.horizonMs());
-        } else if (id != null && next != null) {
-          next = PartitionRecord.withoutMessage(next, id.key());
-        }
         store(segment, hash, slot, request.partition(), next, now);
-        if (journal != null) {
-          CompletableFuture<Void> written = journal.append(index, request.partition(), next);
-          if (durable != null) {
-            durable[0] = written;
-          }
+        CompletableFuture<Void> written = journal == null ? null : journal.append(index, request.partition(), next);
+        if (id != null) {
+          // after the counts: a journal cut between the two loses the entry (its release then says
+          // unknown: an under-release), never keeps an entry whose counts are not there
+          written = storeEntry(index, segment, entryHash, entryKey, entry, generation, written);
+        }
+        if (durable != null) {
+          durable[0] = written;
         }
       }
       if (segment.sweepDue()) {
@@ -280,12 +310,177 @@ public final class MemoryStore implements Store {
         segment.sweepAll(horizon);
       }
       if (segment.bytesAfterInsert(next) > segmentBudget) {
-        rejected.increment();
-        throw new StoreException(StoreException.Reason.FULL, "memory store is full (maxBytes reached); "
-            + "new recipients are refused until counters expire");
+        throw full();
       }
     }
     segment.insert(hash, next);
+  }
+
+  private StoreException full() {
+    rejected.increment();
+    return new StoreException(StoreException.Reason.FULL, "memory store is full (maxBytes reached); "
+        + "new recipients are refused until counters expire");
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Remembered decisions (see the class note)
+
+  /** An entry's key: {@code ENTRY key(16) partition}; store-private (see {@link #checkPartition}). */
+  private static final byte ENTRY = (byte) 0xFF;
+  /** A reset generation's key: {@code RESET partition}; store-private. */
+  private static final byte RESET = (byte) 0xFE;
+  /** The generation of a partition never reset while entries of it may live: an empty entry id. */
+  private static final byte[] FIRST_GENERATION = new byte[0];
+
+  private static byte[] entryKey(byte[] partition, byte[] key) {
+    byte[] out = new byte[1 + key.length + partition.length];
+    out[0] = ENTRY;
+    System.arraycopy(key, 0, out, 1, key.length);
+    System.arraycopy(partition, 0, out, 1 + key.length, partition.length);
+    return out;
+  }
+
+  private static byte[] resetKey(byte[] partition) {
+    byte[] out = new byte[1 + partition.length];
+    out[0] = RESET;
+    System.arraycopy(partition, 0, out, 1, partition.length);
+    return out;
+  }
+
+  /** Where a store-private key's partition starts (0: the key is a partition's own). */
+  private static int partitionAt(byte[] key) {
+    return key.length == 0 ? 0 : key[0] == ENTRY ? 17 : key[0] == RESET ? 1 : 0;
+  }
+
+  /** Callers' partition keys never start with a store-private byte (the engine's start with a letter or 0). */
+  private static void checkPartition(byte[] partition) {
+    if (partitionAt(partition) != 0) {
+      throw new IllegalArgumentException("partition keys starting with 0xFE or 0xFF are reserved by the store");
+    }
+  }
+
+  /**
+   * The partition's reset generation at {@code now}, as the id its entries carry: empty while no
+   * generation record lives in the segment (the usual case costs one comparison).
+   */
+  private byte[] generation(Segment segment, byte[] partition, long now) {
+    if (now >= segment.resetsUntil) {
+      return FIRST_GENERATION;
+    }
+    byte[] key = resetKey(partition);
+    int slot = segment.find(hash(key), key);
+    byte[] g = slot < 0 ? null : PartitionRecord.readMessage(segment.records[slot], FIRST_GENERATION, now);
+    return g == null ? FIRST_GENERATION : g;
+  }
+
+  /** The remembered decision under {@code key}, if live and of the partition's current generation. */
+  private static byte[] remembered(Segment segment, int hash, byte[] key, byte[] generation, long now) {
+    int slot = segment.find(hash, key);
+    return slot < 0 ? null : PartitionRecord.readMessage(segment.records[slot], generation, now);
+  }
+
+  /**
+   * After the partition's counts: writes a decision's {@code entry}, or, for a release (null), drops
+   * the one it released. Returns the journal's future covering the writes (else {@code written}).
+   */
+  private CompletableFuture<Void> storeEntry(int index, Segment segment, int hash, byte[] key, byte[] entry,
+      byte[] generation, CompletableFuture<Void> written) {
+    int slot = segment.find(hash, key);
+    if (entry == null) {
+      if (slot < 0) {
+        return written;
+      }
+      segment.removeAt(slot);
+      return journal == null ? written : journal.append(index, key, null);
+    }
+    if (slot >= 0) {
+      segment.replaceAt(slot, entry);
+    } else {
+      segment.insert(hash, entry);
+    }
+    long expiresAt = PartitionRecord.expiresAt(entry);
+    segment.entriesUntil = Math.max(segment.entriesUntil, expiresAt);
+    if (journal != null) {
+      written = journal.append(index, key, entry);
+    }
+    if (generation.length > 0) {
+      // the generation must outlive its entries, or they would read as another generation's
+      byte[] reset = resetKey(java.util.Arrays.copyOfRange(key, 17, key.length));
+      int resetHash = hash(reset);
+      int at = segment.find(resetHash, reset);
+      if (at >= 0 && PartitionRecord.expiresAt(segment.records[at]) < expiresAt) {
+        written = putGeneration(index, segment, resetHash, at, reset, generation, expiresAt);
+      }
+    }
+    return written;
+  }
+
+  private CompletableFuture<Void> putGeneration(int index, Segment segment, int hash, int slot, byte[] key,
+      byte[] generation, long until) {
+    byte[] record = PartitionRecord.entry(key, FIRST_GENERATION, generation, until);
+    if (slot >= 0) {
+      segment.replaceAt(slot, record);
+    } else {
+      segment.insert(hash, record);
+    }
+    segment.resetsUntil = Math.max(segment.resetsUntil, PartitionRecord.expiresAt(record));
+    return journal == null ? null : journal.append(index, key, record);
+  }
+
+  /**
+   * Before a decision writes anything: room in its segment for its new entry and, if new, its
+   * partition's record, after one sweep if something can have expired; else FULL, nothing written.
+   * Returns whether it swept (slots moved).
+   */
+  private boolean makeRoom(Segment segment, byte[] entry, byte[] newRecord) {
+    long extra = newRecord == null ? 0 : Segment.cost(newRecord) + 12;
+    if (segment.bytesAfterInsert(entry) + extra <= segmentBudget) {
+      return false;
+    }
+    long horizon = sweepTime();
+    boolean swept = horizon >= segment.nextExpiry;
+    if (swept) {
+      segment.sweepAll(horizon);
+    }
+    if (segment.bytesAfterInsert(entry) + extra > segmentBudget) {
+      throw full();
+    }
+    return swept;
+  }
+
+  /**
+   * Moves the remembered decisions that records of layouts before 3 held inline into entries of
+   * their own (once, after recovering such records).
+   */
+  void moveInlineEntriesOut() {
+    for (Segment segment : segments) {
+      synchronized (segment) {
+        java.util.List<byte[]> inline = new java.util.ArrayList<>();
+        for (byte[] record : segment.records) {
+          if (record != null && partitionAt(PartitionRecord.key(record)) == 0
+              && PartitionRecord.withoutMessages(record) != record) {
+            inline.add(record);
+          }
+        }
+        for (byte[] record : inline) {
+          byte[] partition = PartitionRecord.key(record);
+          int hash = hash(partition);
+          segment.replaceAt(segment.find(hash, partition), PartitionRecord.withoutMessages(record));
+          PartitionRecord.forEachMessage(record, (id, state, expiresAt) -> {
+            byte[] key = entryKey(partition, id);
+            byte[] entry = PartitionRecord.entry(key, FIRST_GENERATION, state, expiresAt);
+            int h = hash(key);
+            int slot = segment.find(h, key);
+            if (slot >= 0) {
+              segment.replaceAt(slot, entry);
+            } else {
+              segment.insert(h, entry);
+            }
+            segment.entriesUntil = Math.max(segment.entriesUntil, expiresAt);
+          });
+        }
+      }
+    }
   }
 
   @Override
@@ -306,8 +501,15 @@ public final class MemoryStore implements Store {
     }
   }
 
+  /**
+   * Deletes the partition, and with it what it remembers: its entries stay until they expire, but
+   * the partition moves to a new reset generation (a record beside it, kept as long as any entry of
+   * the segment may live), so none of them is read again: a release of a decision made before the
+   * reset must not give back units counted after it, and a message id sent again is decided afresh.
+   */
   @Override
   public CompletableFuture<Boolean> delete(byte[] partition) {
+    checkPartition(partition);
     int hash = hash(partition);
     int index = segmentIndex(hash);
     Segment segment = segments[index];
@@ -315,6 +517,16 @@ public final class MemoryStore implements Store {
     boolean held;
     synchronized (segment) {
       int slot = segment.find(hash, partition);
+      long now = slot < 0 ? clock.millis() : Math.max(clock.millis(), PartitionRecord.latest(segment.records[slot]));
+      if (now < segment.entriesUntil) {
+        byte[] generation = generation(segment, partition, now);
+        long next = generation.length == 0 ? 1 : (long) LONG.get(generation, 0) + 1;
+        byte[] key = resetKey(partition);
+        int resetHash = hash(key);
+        written = putGeneration(index, segment, resetHash, segment.find(resetHash, key), key,
+            java.nio.ByteBuffer.allocate(8).putLong(next).array(), segment.entriesUntil);
+        slot = segment.find(hash, partition); // the insert may have moved it
+      }
       held = slot >= 0;
       if (held) {
         segment.removeAt(slot);
@@ -338,10 +550,19 @@ public final class MemoryStore implements Store {
    * Sets a partition's record during recovery ({@link Journal}): last write wins, null removes.
    * Not journaled, and not held to {@code maxBytes}: what was held before a restart is held after it.
    */
-  void restore(byte[] partition, byte[] record) {
+  void restore(byte[] partition, byte[] record, boolean inlineEntries) {
+    inlineEntriesRestored |= inlineEntries && record != null;
     int hash = hash(partition);
     Segment segment = segmentOf(hash);
     synchronized (segment) {
+      if (record != null && partitionAt(partition) != 0) {
+        long until = PartitionRecord.expiresAt(record);
+        if (partition[0] == ENTRY) {
+          segment.entriesUntil = Math.max(segment.entriesUntil, until);
+        } else {
+          segment.resetsUntil = Math.max(segment.resetsUntil, until);
+        }
+      }
       int slot = segment.find(hash, partition);
       if (record == null) {
         if (slot >= 0) {
@@ -444,12 +665,36 @@ public final class MemoryStore implements Store {
     return dropped;
   }
 
+  /** The partition's own record, null if none (tests: what one step reads and writes). */
+  byte[] record(byte[] partition) {
+    int hash = hash(partition);
+    Segment segment = segmentOf(hash);
+    synchronized (segment) {
+      int slot = segment.find(hash, partition);
+      return slot < 0 ? null : segment.records[slot];
+    }
+  }
+
   /** Partitions held, expired ones not yet swept included. */
   public long size() {
     long n = 0;
     for (Segment s : segments) {
       synchronized (s) {
-        n += s.size;
+        n += s.size - s.storePrivate;
+      }
+    }
+    return n;
+  }
+
+  /**
+   * Remembered decisions (message ids, release records) and reset generations held, expired ones not
+   * yet swept included: records of their own beside the partitions (see the class note).
+   */
+  public long remembered() {
+    long n = 0;
+    for (Segment s : segments) {
+      synchronized (s) {
+        n += s.storePrivate;
       }
     }
     return n;
@@ -483,10 +728,26 @@ public final class MemoryStore implements Store {
     return (int) ((hash & 0xFFFF_FFFFL) >>> segmentShift);
   }
 
-  /** A seeded hash of the key: four bytes per step, then a murmur3 finalizer. */
+  /**
+   * A seeded hash of the key. A store-private key (an entry, a reset generation) takes its segment
+   * bits from its partition's hash, so that one lock covers the partition and what it remembers,
+   * and its slot bits from its own.
+   */
   private int hash(byte[] key) {
-    int h = seed ^ key.length;
-    int i = 0;
+    int h = hash(key, 0);
+    int from = partitionAt(key);
+    if (from == 0 || segments.length == 1) {
+      return h;
+    }
+    int segmentBits = -1 << segmentShift;
+    h = (hash(key, from) & segmentBits) | (h & ~segmentBits);
+    return h == 0 ? 1 : h;
+  }
+
+  /** Four bytes per step from {@code from}, then a murmur3 finalizer. */
+  private int hash(byte[] key, int from) {
+    int h = seed ^ (key.length - from);
+    int i = from;
     for (int end = key.length - 3; i < end; i += 4) {
       h = (h ^ (int) INT.get(key, i)) * 0x01000193;
       h = Integer.rotateLeft(h, 13);
@@ -500,7 +761,6 @@ public final class MemoryStore implements Store {
     h *= 0xc2b2ae35;
     h ^= h >>> 16;
     return h == 0 ? 1 : h; // 0 marks an empty slot in a segment
-
   }
 
   /** Settings of a {@link MemoryStore}. */

@@ -31,10 +31,11 @@ import java.util.List;
  * counters expire after it, and a record with nothing live left keeps the key and the time until
  * then), so {@code back} is a small unsigned varint: 1 to 4 bytes for windows up to a day.
  *
- * <p>A remembered decision of a message id ({@link dev.fcap.store.Idempotency}) is an entry of the
- * same shape with kind {@link #MESSAGE} instead of an algorithm, the id's fingerprint as its id and
- * {@link PartitionStep#remember} bytes as its state: it expires, is carried over by writes and swept
- * like any counter, and no counter lookup ever matches it.
+ * <p>A remembered decision (a message id, a release record: {@link dev.fcap.store.Idempotency}) has a
+ * record of its own, {@link #entry}: one entry of the same shape with kind {@link #MESSAGE} instead
+ * of an algorithm and {@link PartitionStep#remember} bytes as its state, under a store-private key
+ * beside its partition ({@link MemoryStore}, "Remembered decisions"). Records written before that
+ * held them inline, among the counters; {@link MemoryStore#restore} moves them out.
  *
  * <p>Counters are found by comparing ids; an id ends with its most distinctive bytes (a content
  * fingerprint), so the comparison first rejects on the last eight bytes.
@@ -50,7 +51,7 @@ final class PartitionRecord {
    * Version of this layout, written in the header of the store's state files ({@link Journal}); bump
    * it whenever the layout changes, so that a start never reads records it would misunderstand.
    */
-  static final int FORMAT = 2;
+  static final int FORMAT = 3;
   /** The kind byte of a remembered decision (the algorithms are 0 to 3; Redis uses 4 for gap-form logs). */
   static final byte MESSAGE = 127;
 
@@ -61,6 +62,15 @@ final class PartitionRecord {
     int len = Varint.read(record, HEAD);
     int at = HEAD + Varint.size(len);
     return Arrays.copyOfRange(record, at, at + len);
+  }
+
+  /**
+   * Whether the record is the store's own (a remembered decision, a reset generation: keys that
+   * start with 0xFE or 0xFF, see {@link MemoryStore}), not a partition of counters.
+   */
+  static boolean isStorePrivate(byte[] record) {
+    int len = Varint.read(record, HEAD);
+    return len > 0 && (record[HEAD + Varint.size(len)] & 0xff) >= 0xFE;
   }
 
   static boolean keyEquals(byte[] record, byte[] key) {
@@ -240,55 +250,76 @@ final class PartitionRecord {
     return null;
   }
 
-  /** A record of {@code key} that holds nothing yet (expired long ago): the base of {@link #withMessage}. */
-  static byte[] empty(byte[] key) {
-    byte[] out = new byte[HEAD + Varint.size(key.length) + key.length];
-    putInt(out, 0, Integer.MIN_VALUE + 1);
-    int at = Varint.write(out, HEAD, key.length);
-    System.arraycopy(key, 0, out, at, key.length);
-    return out;
-  }
-
-  /** {@code record} plus a remembered decision under {@code key} until {@code expiresAt} (epoch ms). */
-  static byte[] withMessage(byte[] record, byte[] key, byte[] remembered, long expiresAt) {
-    int expires = Math.max(expiresSeconds(record), toSeconds(expiresAt));
-    int size = Varint.size(key.length) + key.length + 5 + Varint.size(remembered.length) + remembered.length;
-    // the header's expiry may move later: the partition's time is kept, so its distance changes
-    int keyLen = Varint.read(record, HEAD);
-    int backAt = HEAD + Varint.size(keyLen) + keyLen;
-    long oldBack = Varint.readLong(record, backAt);
-    long back = oldBack + (expires - (long) expiresSeconds(record)) * 1000L;
-    int from = backAt + Varint.size(oldBack);
-    byte[] out = new byte[backAt + Varint.size(back) + record.length - from + size];
-    System.arraycopy(record, 0, out, 0, backAt);
+  /**
+   * A record of its own for one remembered decision (see {@link MemoryStore}, "Remembered
+   * decisions"): under the store-private {@code key}, one entry of kind {@link #MESSAGE} whose id is
+   * {@code id} (the partition's reset generation) and whose state is {@code remembered}, until
+   * {@code expiresAt} (epoch ms). Its time is never read: it is no partition of counters.
+   */
+  static byte[] entry(byte[] key, byte[] id, byte[] remembered, long expiresAt) {
+    int expires = toSeconds(expiresAt);
+    byte[] out = new byte[HEAD + Varint.size(key.length) + key.length + 1 + Varint.size(id.length) + id.length + 5
+        + Varint.size(remembered.length) + remembered.length];
     putInt(out, 0, expires);
-    int pos = Varint.write(out, backAt, back);
-    System.arraycopy(record, from, out, pos, record.length - from);
-    writeCounter(out, pos + record.length - from, key, MESSAGE, toSeconds(expiresAt), remembered);
+    int pos = Varint.write(out, HEAD, key.length);
+    System.arraycopy(key, 0, out, pos, key.length);
+    pos = Varint.write(out, pos + key.length, 0);
+    writeCounter(out, pos, id, MESSAGE, expires, remembered);
     return out;
   }
 
-  /** {@code record} without the remembered decision of {@code key} (the key and the time stay). */
-  static byte[] withoutMessage(byte[] record, byte[] key) {
+  /**
+   * {@code record} without its remembered decisions (written inline by layouts before entries had
+   * records of their own): the base of {@link MemoryStore#restore}'s conversion; the record itself if
+   * it holds none.
+   */
+  static byte[] withoutMessages(byte[] record) {
     int from = skipKey(record);
+    int size = from;
+    for (int at = from; at < record.length; at = nextCounter(record, at)) {
+      if (!isMessage(record, at)) {
+        size += nextCounter(record, at) - at;
+      }
+    }
+    if (size == record.length) {
+      return record;
+    }
+    byte[] out = new byte[size];
+    System.arraycopy(record, 0, out, 0, from);
+    int pos = from;
     for (int at = from; at < record.length; ) {
       int next = nextCounter(record, at);
-      int idLen = Varint.read(record, at);
-      int id = at + Varint.size(idLen);
-      if (record[id + idLen] == MESSAGE && idEquals(record, id, idLen, key)) {
-        byte[] out = new byte[record.length - (next - at)];
-        System.arraycopy(record, 0, out, 0, at);
-        System.arraycopy(record, next, out, at, record.length - next);
-        return out; // the header's expiry may now be later than needed: kept a little longer, never shorter
+      if (!isMessage(record, at)) {
+        System.arraycopy(record, at, out, pos, next - at);
+        pos += next - at;
       }
       at = next;
     }
-    return record;
+    return out;
   }
 
-  /** The record's own expiry field, in record seconds. */
-  private static int expiresSeconds(byte[] record) {
-    return (record[0] & 0xff) << 24 | (record[1] & 0xff) << 16 | (record[2] & 0xff) << 8 | (record[3] & 0xff);
+  /** Calls {@code each} with (id, state, expires epoch ms) of every remembered decision held inline. */
+  static void forEachMessage(byte[] record, MessageVisitor each) {
+    for (int at = skipKey(record); at < record.length; at = nextCounter(record, at)) {
+      if (isMessage(record, at)) {
+        int idLen = Varint.read(record, at);
+        int id = at + Varint.size(idLen);
+        int alg = id + idLen;
+        int stateLen = Varint.read(record, alg + 5);
+        int state = alg + 5 + Varint.size(stateLen);
+        each.visit(Arrays.copyOfRange(record, id, id + idLen), Arrays.copyOfRange(record, state, state + stateLen),
+            expiresMs(record, alg + 1));
+      }
+    }
+  }
+
+  interface MessageVisitor {
+    void visit(byte[] id, byte[] state, long expiresAt);
+  }
+
+  private static boolean isMessage(byte[] record, int at) {
+    int idLen = Varint.read(record, at);
+    return record[at + Varint.size(idLen) + idLen] == MESSAGE;
   }
 
   /** The live counters of a record, for inspection (remembered decisions are not counters). */

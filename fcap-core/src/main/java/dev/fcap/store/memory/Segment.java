@@ -11,6 +11,8 @@ final class Segment {
   int[] hashes = new int[8];
   byte[][] records = new byte[8][];
   int size;
+  /** Of {@link #size}, the store's own records (remembered decisions, reset generations). */
+  int storePrivate;
   /** Heap held by the records themselves (headers included, padded to 8). */
   long bytes;
   /** The segment's large sliding logs, kept beside the records (see {@link LargeLogTable}). */
@@ -21,6 +23,10 @@ final class Segment {
    * O(1) instead of sweeping again.
    */
   long nextExpiry = Long.MAX_VALUE;
+  /** No remembered decision (an entry) of this segment lives past this; bounds a reset generation's life. */
+  long entriesUntil = Long.MIN_VALUE;
+  /** No reset generation of this segment lives past this: until then, entries are read by generation. */
+  long resetsUntil = Long.MIN_VALUE;
   /** A request's counter states while it is applied: reused under the segment's lock, so a request allocates no array for them. */
   private byte[][] states = new byte[4][];
   private int sweepCursor;
@@ -82,6 +88,9 @@ final class Segment {
     hashes[i] = hash;
     records[i] = record;
     size++;
+    if (PartitionRecord.isStorePrivate(record)) {
+      storePrivate++;
+    }
     bytes += cost(record);
     nextExpiry = Math.min(nextExpiry, PartitionRecord.expiresAt(record));
   }
@@ -95,6 +104,9 @@ final class Segment {
   void removeAt(int slot) {
     bytes -= cost(records[slot]);
     size--;
+    if (PartitionRecord.isStorePrivate(records[slot])) {
+      storePrivate--;
+    }
     int mask = records.length - 1;
     int gap = slot;
     records[gap] = null;
