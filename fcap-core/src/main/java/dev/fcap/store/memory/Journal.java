@@ -519,7 +519,7 @@ final class Journal implements AutoCloseable {
    * @param problems damaged or unreadable files, one line each (empty when all was intact)
    * @param lastGeneration the highest file generation found (0: an empty directory)
    */
-  record Recovery(long partitions, long entries, long millis, List<String> problems, long lastGeneration) {}
+  record Recovery(long partitions, long remembered, long entries, long millis, List<String> problems, long lastGeneration) {}
 
   private Recovery recover(MemoryStore store) throws IOException {
     long started = System.nanoTime();
@@ -551,7 +551,7 @@ final class Journal implements AutoCloseable {
     for (String p : problems) {
       LOG.warn("store state: {}", p);
     }
-    return new Recovery(store.size(), entries, (System.nanoTime() - started) / 1_000_000, List.copyOf(problems), last);
+    return new Recovery(store.size(), store.remembered(), entries, (System.nanoTime() - started) / 1_000_000, List.copyOf(problems), last);
   }
 
   /** Replays one file into the store; returns the entries read, adds what was damaged to {@code problems}. */

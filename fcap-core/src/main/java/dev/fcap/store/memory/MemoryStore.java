@@ -605,7 +605,8 @@ public final class MemoryStore implements Store {
       return java.util.Optional.empty();
     }
     Journal.Recovery r = journal.recovery();
-    return java.util.Optional.of("recovered " + r.partitions() + " partitions from " + r.entries() + " entries in "
+    return java.util.Optional.of("recovered " + r.partitions() + " partitions and " + r.remembered()
+        + " remembered decisions from " + r.entries() + " entries in "
         + r.millis() + " ms" + (r.problems().isEmpty() ? "" : "; DAMAGED STATE (the intact part was loaded): "
             + String.join("; ", r.problems())));
   }
