@@ -20,7 +20,7 @@ import java.util.List;
  * A RELEASE carrying one undoes the counts only while the id is remembered, and forgets it (its
  * result's {@code allowed} says whether it released anything). An admitted DECIDE is remembered as
  * {@link #remember} bytes, beside the counters, in the same
- * write: {@code time:i64 allowed:u8 (used:i64 retryDelta:i64)* decisionId idLength:u8}, which is the
+ * write: {@code time:i64 allowed:u8 (used:i64 retryDelta:i64)* decisionId idLength:u16}, which is the
  * Redis script's reply plus the id, so both stores keep the same bytes.
  */
 public final class PartitionStep {
@@ -95,22 +95,22 @@ public final class PartitionStep {
   /**
    * What a store remembers of an admitted decision under its message id (see the class note): for a
    * release record that is not {@link dev.fcap.store.Idempotency#replayable()}, only
-   * {@code time:i64 tail tailLength:u8}.
+   * {@code time:i64 tail tailLength:u16}.
    */
   public static byte[] remember(PartitionResult result, dev.fcap.store.Idempotency id) {
     byte[] decisionId = id.tail();
     if (!id.replayable()) {
-      return java.nio.ByteBuffer.allocate(9 + decisionId.length).putLong(result.time()).put(decisionId)
-          .put((byte) decisionId.length).array();
+      return java.nio.ByteBuffer.allocate(10 + decisionId.length).putLong(result.time()).put(decisionId)
+          .putShort((short) decisionId.length).array();
     }
     int checks = result.used().length;
-    java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(10 + 16 * checks + decisionId.length);
+    java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(11 + 16 * checks + decisionId.length);
     b.putLong(result.time()).put((byte) (result.allowed() ? 1 : 0));
     for (int i = 0; i < checks; i++) {
       long retryAt = result.retryAt()[i];
       b.putLong(result.used()[i]).putLong(retryAt == CounterAlgorithm.NEVER ? -1 : retryAt - result.time());
     }
-    return b.put(decisionId).put((byte) decisionId.length).array();
+    return b.put(decisionId).putShort((short) decisionId.length).array();
   }
 
   /** The result a remembered decision is answered with again; {@code checks} is the request's. */
@@ -120,8 +120,8 @@ public final class PartitionStep {
     boolean allowed = b.get() == 1;
     long[] used = new long[checks];
     long[] retryAt = new long[checks];
-    int idLength = remembered[remembered.length - 1] & 0xff;
-    int idAt = remembered.length - 1 - idLength;
+    int idLength = tailLength(remembered);
+    int idAt = remembered.length - 2 - idLength;
     int stored = Math.max(0, idAt - 9) / 16; // 0 for a release record: its time, then its tail
     for (int i = 0; i < checks; i++) {
       // a policy edit may have changed the checks since: what was not decided then reads as admitted
@@ -135,6 +135,11 @@ public final class PartitionStep {
     }
     return new PartitionResult(time, allowed, used, retryAt,
         new String(remembered, idAt, idLength, java.nio.charset.StandardCharsets.ISO_8859_1));
+  }
+
+  /** The length of the tail that {@link #remember} bytes end with (a u16 after it). */
+  public static int tailLength(byte[] remembered) {
+    return (remembered[remembered.length - 2] & 0xff) << 8 | (remembered[remembered.length - 1] & 0xff);
   }
 
   /** The first instant at which the state of counter {@code c} stops mattering. */

@@ -13,16 +13,17 @@ import java.util.List;
  * of the entry ({@link dev.fcap.store.Idempotency#tail()}), opaque to the stores.
  *
  * <pre>
- * tail    := releasable:u8 varint64(cost) n:u8 counter{n} m:u8 (varint(len) partitionKey){m}
+ * tail    := releasable:u8 varint64(cost) varint(n) counter{n} varint(m) (varint(len) partitionKey){m}
  * counter := algorithm:u8 varint(len) counterKey
  * </pre>
  *
  * The counters are this partition's (a release counts them by the rules in force then, found by
  * the group id that starts each counter key); the partition keys are those of the decision's other
- * partitions, listed in the first partition's record only. A tail longer than 255 bytes (counter
- * keys of long dimension values, many shared partitions) does not fit the entry: it is stored as the
- * single byte 0, and such a decision is not releasable by decision id (its id says {@code unknown}).
- * A policy keyed by the recipient and the content costs about 40 bytes here.
+ * partitions, listed in the first partition's record only. A policy keyed by the recipient and the
+ * content costs about 40 bytes here; one of 12 rules over three partitions about 300 (up to 255
+ * bytes were allowed at first, and the oracle found such decisions answered {@code unknown}). A
+ * tail longer than {@link dev.fcap.store.Idempotency#MAX_TAIL} bytes (hundreds of rules applying to
+ * one message) is stored as the single byte 0: not releasable by decision id ({@code unknown}).
  */
 record ReleaseRecord(long cost, List<CounterRequest> counters, List<byte[]> others) {
   static final byte[] NOT_RELEASABLE = {0};
@@ -38,17 +39,17 @@ record ReleaseRecord(long cost, List<CounterRequest> counters, List<byte[]> othe
       cost >>>= 7;
     }
     out.write((int) cost);
-    out.write(request.counters().size());
+    out.varint(request.counters().size());
     for (CounterRequest c : request.counters()) {
       out.write(c.spec().algorithm().ordinal());
       out.bytes(c.key());
     }
     int m = first ? all.length - 1 : 0;
-    out.write(m);
+    out.varint(m);
     for (int j = 1; j <= m; j++) {
       out.bytes(all[j].partition());
     }
-    return out.size() > 255 || request.counters().size() > 255 || m > 255 ? NOT_RELEASABLE : out.toByteArray();
+    return out.size() > dev.fcap.store.Idempotency.MAX_TAIL ? NOT_RELEASABLE : out.toByteArray();
   }
 
   /** The record of {@code tail}; null if the decision is not releasable by decision id. */
@@ -65,7 +66,8 @@ record ReleaseRecord(long cost, List<CounterRequest> counters, List<byte[]> othe
         break;
       }
     }
-    int n = tail[at++] & 0xff;
+    int n = Varint.read(tail, at);
+    at += Varint.size(n);
     List<CounterRequest> counters = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
       Algorithm algorithm = ALGORITHMS[tail[at++]];
@@ -76,7 +78,8 @@ record ReleaseRecord(long cost, List<CounterRequest> counters, List<byte[]> othe
       // the spec only names the algorithm here: the release takes the one in force now
       counters.add(new CounterRequest(key, dev.fcap.store.CounterSpec.single(algorithm, 1, 1, true, 0), 0));
     }
-    int m = tail[at++] & 0xff;
+    int m = Varint.read(tail, at);
+    at += Varint.size(m);
     List<byte[]> others = new ArrayList<>(m);
     for (int j = 0; j < m; j++) {
       int len = Varint.read(tail, at);
@@ -103,9 +106,13 @@ record ReleaseRecord(long cost, List<CounterRequest> counters, List<byte[]> othe
     }
 
     void bytes(byte[] b) {
-      byte[] len = new byte[5];
-      write(len, 0, Varint.write(len, 0, b.length));
+      varint(b.length);
       write(b, 0, b.length);
+    }
+
+    void varint(int v) {
+      byte[] len = new byte[5];
+      write(len, 0, Varint.write(len, 0, v));
     }
   }
 }

@@ -20,10 +20,13 @@ import java.util.Objects;
  *     partition key)
  * @param horizonMs how long the decision is remembered
  * @param tail the engine's bytes, stored with the entry and given back as {@link PartitionResult#replayOf()}
- *     (1 to 255 bytes)
+ *     (1 to {@link #MAX_TAIL} bytes; stored with a u16 length)
  * @param replayable whether the entry keeps the full result, to answer a repeated DECIDE with it
  */
 public record Idempotency(byte[] key, long horizonMs, byte[] tail, boolean replayable) {
+  /** The longest tail: its length is stored as a u16 after it. */
+  public static final int MAX_TAIL = 65_535;
+
   public Idempotency {
     Objects.requireNonNull(key, "key");
     Objects.requireNonNull(tail, "tail");
@@ -33,8 +36,8 @@ public record Idempotency(byte[] key, long horizonMs, byte[] tail, boolean repla
     if (horizonMs < 1) {
       throw new IllegalArgumentException("horizonMs must be positive");
     }
-    if (tail.length == 0 || tail.length > 255) {
-      throw new IllegalArgumentException("tail must be 1 to 255 bytes");
+    if (tail.length == 0 || tail.length > MAX_TAIL) {
+      throw new IllegalArgumentException("tail must be 1 to " + MAX_TAIL + " bytes");
     }
   }
 }

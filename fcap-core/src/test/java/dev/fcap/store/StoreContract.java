@@ -311,6 +311,33 @@ public abstract class StoreContract {
   }
 
   @Test
+  void aDecisionOfTwelveRulesOverThreePartitionsIsReleasableByItsId() {
+    // a release record's tail lists every counter (content-keyed ones carry 16-byte fingerprints) and
+    // the other partitions: here about 300 bytes, past the 255 first allowed (the oracle's seed 226)
+    // (rules of one key and one algorithm share a counter: four algorithms times three keys make twelve)
+    List<Rule> rules = new java.util.ArrayList<>();
+    List<List<Dimension>> keys = List.of(List.of(Dimension.RECIPIENT, Dimension.CONTENT),
+        List.of(Dimension.RECIPIENT, Dimension.CONTENT, Dimension.CHANNEL), List.of(Dimension.CHANNEL, Dimension.CONTENT));
+    for (Algorithm a : Algorithm.values()) {
+      for (int k = 0; k < keys.size(); k++) {
+        rules.add(new Rule(a.name().toLowerCase(java.util.Locale.ROOT) + "-" + k, null, 100, Duration.ofHours(1),
+            keys.get(k), null, null, a, 0, null, null));
+      }
+    }
+    Policy policy = new Policy("default", 1, rules);
+    Engine decider = engine(policy);
+    Engine other = engine(policy);
+    Message m = Message.builder("xan").channel("sms").content("the same text").build();
+    Decision first = decider.decide(m).join();
+    assertThat(first.allowed()).isTrue();
+    assertThat(other.releaseDecision(first.decisionId(), t -> true).join()).isEqualTo(ReleaseResult.RELEASED);
+    Decision next = decider.decide(m).join();
+    for (Rule r : rules) {
+      assertThat(outcome(next, r.id()).used()).as("%s given back before this one", r.id()).isZero();
+    }
+  }
+
+  @Test
   void releasesByMessageIdAndByDecisionIdGiveBackOnceTogether() {
     Engine engine = engine(SEED);
     Decision d = engine.decide(withId("val", "m-1")).join();

@@ -33,7 +33,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * some recipients nobody else sends to: those decisions must equal the oracle's, field by field.
  * All callers also send to a few shared recipients, interleaving: there the admitted messages, in
  * time order, must never put any window over its limit. The store's clock is a manual one that the
- * callers advance as they go, so windows slide and expire during the run.
+ * callers advance as they go, so windows slide and expire during the run, and that now and then
+ * steps back.
  */
 class HttpOracleIT {
   private static final int CALLERS = 8;
@@ -97,7 +98,12 @@ class HttpOracleIT {
         shared.computeIfAbsent(recipient, k -> java.util.Collections.synchronizedList(new ArrayList<>()))
             .add(new Object[] {m, d});
       }
-      if (random.nextInt(4) == 0) {
+      int step = random.nextInt(40);
+      if (step < 2) {
+        // the store's clock steps back (up to 3 s): each partition is still decided at no earlier
+        // time than its latest, also one whose counters expired meanwhile (the sweep's grace)
+        clock.advance(-1 - random.nextInt(3000));
+      } else if (step < 12) {
         clock.advance(random.nextInt(20) == 0 ? random.nextInt(600_000) : random.nextInt(3000));
       }
     }

@@ -84,6 +84,8 @@ import java.util.concurrent.atomic.LongAdder;
  * ({@code MemoryStoreSweepTest}, {@code ReplayOracleTest} prove it no longer does).
  */
 public final class MemoryStore implements Store {
+  /** See {@link Builder#clockStepGrace}. */
+  static final long DEFAULT_CLOCK_STEP_GRACE_MS = 60_000;
   private static final java.lang.invoke.VarHandle LONG =
       java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.BIG_ENDIAN);
   private static final java.lang.invoke.VarHandle INT =
@@ -93,6 +95,7 @@ public final class MemoryStore implements Store {
   private final int segmentShift;
   private final long segmentBudget;
   private final int seed;
+  private final long clockStepGraceMs;
   private final LongAdder rejected = new LongAdder();
   /** Null: memory only. */
   private final Journal journal;
@@ -113,6 +116,7 @@ public final class MemoryStore implements Store {
     this.segmentShift = 32 - Integer.numberOfTrailingZeros(n);
     this.segmentBudget = Math.max(1, b.maxBytes / n);
     this.seed = b.hashSeed;
+    this.clockStepGraceMs = b.clockStepGraceMs;
     this.journal = b.durability == null ? null : Journal.open(b.durability, segments, clock, this);
     if (journal != null && inlineEntriesRestored) {
       moveInlineEntriesOut();
@@ -468,7 +472,11 @@ public final class MemoryStore implements Store {
           segment.replaceAt(segment.find(hash, partition), PartitionRecord.withoutMessages(record));
           PartitionRecord.forEachMessage(record, (id, state, expiresAt) -> {
             byte[] key = entryKey(partition, id);
-            byte[] entry = PartitionRecord.entry(key, FIRST_GENERATION, state, expiresAt);
+            // those layouts ended the state with a u8 tail length; PartitionStep.remember now writes a u16
+            byte[] u16 = java.util.Arrays.copyOf(state, state.length + 1);
+            u16[state.length] = state[state.length - 1];
+            u16[state.length - 1] = 0;
+            byte[] entry = PartitionRecord.entry(key, FIRST_GENERATION, u16, expiresAt);
             int h = hash(key);
             int slot = segment.find(h, key);
             if (slot >= 0) {
@@ -636,11 +644,12 @@ public final class MemoryStore implements Store {
   }
 
   /**
-   * The time by which other partitions are expired: the store's clock, or, once requests have
-   * carried their own times, the lower of the clock and the caller-time floor.
+   * The time by which other partitions are expired: the store's clock less the
+   * {@linkplain Builder#clockStepGrace clock-step grace}, or, once requests have carried their own times, the lower of that
+   * and the caller-time floor.
    */
   long sweepTime() {
-    long clockNow = clock.millis();
+    long clockNow = clock.millis() - clockStepGraceMs;
     return callerTimeSeen ? Math.min(clockNow, callerTimeFloor.get()) : clockNow;
   }
 
@@ -771,6 +780,7 @@ public final class MemoryStore implements Store {
     private long maxBytes = Runtime.getRuntime().maxMemory() / 4;
     private int segments = Math.max(16, Runtime.getRuntime().availableProcessors() * 16);
     private int hashSeed = new java.util.SplittableRandom().nextInt();
+    private long clockStepGraceMs = DEFAULT_CLOCK_STEP_GRACE_MS;
 
     private Builder() {}
 
@@ -785,6 +795,21 @@ public final class MemoryStore implements Store {
         throw new IllegalArgumentException("maxBytes must be positive");
       }
       this.maxBytes = maxBytes;
+      return this;
+    }
+
+    /**
+     * How far the store's clock may step back and still find every partition's time (default 60 s):
+     * the sweep drops a record only this long after it expired, so a request after such a step is
+     * still decided at its partition's latest time (time never runs backwards per partition). After
+     * a larger step back, a partition that expired meanwhile may be gone: its request is decided at
+     * its own time, as a new partition. Costs the memory of expired partitions for that long.
+     */
+    public Builder clockStepGrace(java.time.Duration grace) {
+      if (grace.isNegative()) {
+        throw new IllegalArgumentException("clockStepGrace must not be negative");
+      }
+      this.clockStepGraceMs = grace.toMillis();
       return this;
     }
 

@@ -9,6 +9,7 @@ import dev.fcap.store.CounterSpec;
 import dev.fcap.store.ManualClock;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionRequest;
+import dev.fcap.store.PartitionResult;
 import dev.fcap.store.StoreException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -86,7 +87,7 @@ class MemoryStoreSweepTest {
     store.applyNow(decideAt("a", t0 - 2 * DAY));
     store.advanceCallerTimeFloor(t0 + 10 * DAY);
     store.advanceCallerTimeFloor(t0 - 5 * DAY);
-    assertThat(store.sweepTime()).isEqualTo(t0);
+    assertThat(store.sweepTime()).isEqualTo(t0 - MemoryStore.DEFAULT_CLOCK_STEP_GRACE_MS);
     assertThat(store.evictExpired()).isEqualTo(1);
   }
 
@@ -137,5 +138,35 @@ class MemoryStoreSweepTest {
     clock.set(ManualClock.START + 2 * DAY);
     assertThat(store.evictExpired()).isEqualTo(1);
     assertThat(store.size()).isZero();
+  }
+
+  /** One message per second: expires a second after it was admitted. */
+  private static PartitionRequest onePerSecond(String partition) {
+    return PartitionRequest.of(partition.getBytes(StandardCharsets.UTF_8), Operation.DECIDE, PartitionRequest.STORE_TIME,
+        1, List.of(new CounterRequest(new byte[] {2}, CounterSpec.single(Algorithm.SLIDING_LOG, 1, 1_000, true, 0), 0)));
+  }
+
+  @Test
+  void aClockSteppedBackAfterThePartitionExpiredStillFindsThePartitionsTime() {
+    for (long grace : new long[] {0, MemoryStore.DEFAULT_CLOCK_STEP_GRACE_MS}) {
+      ManualClock clock = new ManualClock();
+      long t0 = ManualClock.START;
+      clock.set(t0);
+      MemoryStore store = MemoryStore.builder().clock(clock).segments(1)
+          .clockStepGrace(java.time.Duration.ofMillis(grace)).build();
+      assertThat(store.applyNow(onePerSecond("p")).allowed()).isTrue();
+      clock.set(t0 + 2_000); // the counter expired at t0 + 1 s; the sweep runs
+      store.evictExpired();
+      clock.set(t0 - 500); // then the clock steps back 2.5 s
+      PartitionResult r = store.applyNow(onePerSecond("p"));
+      if (grace == 0) {
+        // the documented limit: after a step back larger than the grace, a partition swept in the
+        // meantime is new again, and decided at the request's own time
+        assertThat(r.time()).isEqualTo(t0 - 500);
+      } else {
+        assertThat(r.time()).as("decided at the partition's latest time").isEqualTo(t0);
+        assertThat(r.allowed()).as("the message of t0 still counts at t0").isFalse();
+      }
+    }
   }
 }

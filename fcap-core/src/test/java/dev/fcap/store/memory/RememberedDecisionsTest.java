@@ -91,7 +91,7 @@ class RememberedDecisionsTest {
     assertThat(used(store, CHANNEL)).isEqualTo(5_000 - 100);
     assertThat(store.remembered()).isEqualTo(5_000 - 100);
     // past the horizon, the sweep drops them like any expired record
-    clock.advance(HOUR + 2_000);
+    clock.advance(HOUR + 2_000 + MemoryStore.DEFAULT_CLOCK_STEP_GRACE_MS);
     store.evictExpired();
     assertThat(store.remembered()).isZero();
   }

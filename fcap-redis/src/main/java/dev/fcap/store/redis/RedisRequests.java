@@ -52,7 +52,7 @@ final class RedisRequests {
     }
     Idempotency id = request.idempotency();
     if (id != null) {
-      size += 25 + id.tail().length;
+      size += 26 + id.tail().length;
     }
     ByteBuffer b = ByteBuffer.allocate(size);
     int timeKind = request.time() != PartitionRequest.STORE_TIME ? OWN_TIME
@@ -73,7 +73,7 @@ final class RedisRequests {
       }
     }
     if (id != null) {
-      b.put(id.key()).putLong(id.horizonMs()).put(id.tail()).put((byte) id.tail().length);
+      b.put(id.key()).putLong(id.horizonMs()).put(id.tail()).putShort((short) id.tail().length);
     }
     return b.array();
   }
