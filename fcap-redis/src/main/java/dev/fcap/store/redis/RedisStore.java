@@ -198,10 +198,16 @@ public final class RedisStore implements Store {
     return call(backend.evalsha(sha, key, arg), null, key, arg, "READ").thenApply(RedisRequests::snapshot);
   }
 
+  /**
+   * Resets a partition: one {@code DEL} of its key and of its entries hash (same slot, so one atomic
+   * command), so the message ids and release records from before the reset are forgotten with the
+   * counts they would give back. A large log's block keys are left to expire, as before (docs/redis.md,
+   * "Large sliding logs").
+   */
   @Override
   public CompletableFuture<Boolean> delete(byte[] partition) {
     byte[] key = keys.key(partition);
-    return backend.del(key).toCompletableFuture()
+    return backend.del(key, RedisKeys.entries(key)).toCompletableFuture()
         .handle((n, e) -> {
           if (e != null) {
             throw Failures.map(e, "DEL");
