@@ -137,8 +137,11 @@ if mid then
     return pack('>i8B', now, 0)
   end
   -- RELEASE: called after the step's write; DECIDE: called with the reply of an admitted decision,
-  -- after its SET. The hash's TTL covers its longest-lived entry; each write also deletes the expired
-  -- ones among two sampled fields, so expired entries stay at most about as many as live ones.
+  -- after its SET. The hash's TTL covers its longest-lived entry: PEXPIRE NX gives a new hash its
+  -- TTL, PEXPIRE GT lengthens an existing one's (a partition without a value most likely has no hash
+  -- yet either: NX first there, GT first elsewhere; one call in the usual case). Each write into an
+  -- existing hash also deletes the expired entries among two sampled fields: expired entries stay
+  -- about as many as live ones at most (an entry that expired is never read as live anyway).
   remember = function(reply)
     if op == 2 then
       redis.call('HDEL', entries, mid)
@@ -149,13 +152,21 @@ if mid then
     local seconds = (x - r) / 1000 + (r > 0 and 1 or 0)
     redis.call('HSET', entries, mid, pack('>i4', seconds) .. (midtimeonly and sub(reply, 1, 8) or reply) .. midtail)
     local ttl = math.max(now + midttl - clocknow + TTL_SLACK_MS, ttlfloor)
-    if redis.call('PEXPIRE', entries, ttl, 'GT') == 0 and redis.call('PTTL', entries) == -1 then
-      redis.call('PEXPIRE', entries, ttl)
+    local created
+    if value then
+      created = redis.call('PEXPIRE', entries, ttl, 'GT') == 0 and redis.call('PEXPIRE', entries, ttl, 'NX') == 1
+    else
+      created = redis.call('PEXPIRE', entries, ttl, 'NX') == 1
+      if not created then
+        redis.call('PEXPIRE', entries, ttl, 'GT')
+      end
     end
-    local sample = redis.call('HRANDFIELD', entries, 2, 'WITHVALUES')
-    for i = 1, #sample, 2 do
-      if EPOCH_MS + unpack('>i4', sample[i + 1]) * 1000 <= now then
-        redis.call('HDEL', entries, sample[i])
+    if not created then
+      local sample = redis.call('HRANDFIELD', entries, 2, 'WITHVALUES')
+      for i = 1, #sample, 2 do
+        if EPOCH_MS + unpack('>i4', sample[i + 1]) * 1000 <= now then
+          redis.call('HDEL', entries, sample[i])
+        end
       end
     end
   end
