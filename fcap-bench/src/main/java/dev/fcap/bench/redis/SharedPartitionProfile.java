@@ -26,11 +26,12 @@ import java.util.Locale;
  * {@code --step} decisions it prints the script's time per decision in that slice (both partitions) ({@code INFO
  * commandstats}, network excluded), the channel partition value's size and its entries hash's length.
  * With records in the value, the time per call grows with the records held; with the entries hash it
- * stays flat. Bounded in count; flushes the Redis it is given.
+ * stays flat. {@code --records off} ({@code releaseHorizon(0)}) gives the same traffic without records.
+ * Bounded in count; flushes the Redis it is given.
  *
  * <pre>
  * java -cp fcap-bench/target/fcap-bench.jar dev.fcap.bench.redis.SharedPartitionProfile --uri redis://127.0.0.1:6390 \
- *     [--decisions 20000] [--step 1000] [--batch 100]
+ *     [--decisions 20000] [--step 1000] [--batch 100] [--records on|off]
  * </pre>
  */
 public final class SharedPartitionProfile {
@@ -43,6 +44,7 @@ public final class SharedPartitionProfile {
     int decisions = 20_000;
     int step = 1_000;
     int batch = 100;
+    boolean records = true;
     for (int i = 0; i < args.length; i += 2) {
       String v = args[i + 1];
       switch (args[i]) {
@@ -50,6 +52,7 @@ public final class SharedPartitionProfile {
         case "--decisions" -> decisions = Integer.parseInt(v);
         case "--step" -> step = Integer.parseInt(v);
         case "--batch" -> batch = Integer.parseInt(v);
+        case "--records" -> records = !v.equals("off");
         default -> throw new IllegalArgumentException("unknown option " + args[i]);
       }
     }
@@ -64,7 +67,8 @@ public final class SharedPartitionProfile {
          RedisStore store = RedisStore.connect(uri)) {
       RedisCommands<byte[], byte[]> redis = c.sync();
       redis.flushall();
-      Engine engine = Engine.builder(store).policy(POLICY).build();
+      Engine.Builder builder = Engine.builder(store).policy(POLICY);
+      Engine engine = (records ? builder : builder.releaseHorizon(Duration.ZERO)).build();
       byte[] channelKey = channelKey(redis);
       int done = 0;
       System.out.println("records held | script us per decision in the slice | channel value bytes (STRLEN) | entries hash fields (HLEN)");
