@@ -3,9 +3,7 @@ package dev.fcap.bench;
 import dev.fcap.engine.Engine;
 import dev.fcap.model.Message;
 import dev.fcap.policy.PolicyParser;
-import dev.fcap.store.Store;
 import dev.fcap.store.memory.MemoryStore;
-import dev.fcap.store.redis.RedisStore;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
@@ -14,13 +12,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * Whether a decision's cost depends on how many decisions its partition remembers: every decision
  * goes to one channel-wide partition ({@code key: [channel]}, limit 10^6 per hour, all admitted), so
  * with release records on (the default horizon, 1 h here) the partition remembers every one of them.
- * Prints this thread's CPU time per decision for each block of decisions, records on and off, on the
- * embedded store or, with {@code --redis URI} (a Redis of your own; each run writes under a fresh key
- * prefix, left to expire), on Redis, where the figure is the client's. Flat blocks: the cost does
- * not grow with what the partition remembers.
+ * Prints this thread's CPU time per decision for each block of decisions, records off and on, on the
+ * embedded store (Redis: {@code redis.SharedPartitionProfile}, which reads the script's own time).
+ * Flat blocks: the cost does not grow with what the partition remembers.
  *
  * <pre>
- * java -cp fcap-bench/target/fcap-bench.jar dev.fcap.bench.SharedPartitionCost [--decisions N] [--block B] [--redis URI]
+ * java -cp fcap-bench/target/fcap-bench.jar dev.fcap.bench.SharedPartitionCost [--decisions N] [--block B]
  * </pre>
  */
 public final class SharedPartitionCost {
@@ -36,25 +33,22 @@ public final class SharedPartitionCost {
   public static void main(String[] args) {
     int decisions = 100_000;
     int block = 10_000;
-    String redis = null;
     for (int i = 0; i + 1 < args.length; i += 2) {
       switch (args[i]) {
         case "--decisions" -> decisions = Integer.parseInt(args[i + 1]);
         case "--block" -> block = Integer.parseInt(args[i + 1]);
-        case "--redis" -> redis = args[i + 1];
         default -> throw new IllegalArgumentException("unknown option " + args[i]
-            + " (--decisions N, --block B, --redis URI)");
+            + " (--decisions N, --block B)");
       }
     }
     for (boolean on : new boolean[] {false, true}) {
-      run(decisions, Math.min(block, decisions), on, redis);
+      run(decisions, Math.min(block, decisions), on);
     }
   }
 
-  private static void run(int n, int block, boolean on, String redis) {
+  private static void run(int n, int block, boolean on) {
     AtomicLong now = new AtomicLong(1_767_225_600_000L);
-    Store store = redis == null ? MemoryStore.builder().clock(now::get).build()
-        : RedisStore.builder(redis).keyPrefix("shared-" + System.nanoTime() + ":").clock(now::get).build();
+    MemoryStore store = MemoryStore.builder().clock(now::get).build();
     Engine.Builder b = Engine.builder(store).clock(now::get).policies(PolicyParser.parse(POLICY));
     if (!on) {
       b.releaseHorizon(Duration.ZERO);
@@ -74,8 +68,8 @@ public final class SharedPartitionCost {
         if (i % block == 0) {
           long c = threads.getCurrentThreadCpuTime();
           long w = System.nanoTime();
-          System.out.printf("%s records %-3s decisions %,9d: %8.2f us CPU, %8.2f us wall per decision%n",
-              redis == null ? "embedded" : "redis", on ? "on" : "off", i, (c - cpu) / 1e3 / block, (w - wall) / 1e3 / block);
+          System.out.printf("embedded records %-3s decisions %,9d: %8.2f us CPU, %8.2f us wall per decision%n",
+              on ? "on" : "off", i, (c - cpu) / 1e3 / block, (w - wall) / 1e3 / block);
           cpu = c;
           wall = w;
         }

@@ -48,6 +48,7 @@ class DocumentedBenchmarksIT {
         Map.of("--decisions", "2000", "--reps", "1", "--recipients", "500")));
     SHRINK.put("dev.fcap.bench.OracleVerify", args -> positional(args, "3000"));
     SHRINK.put("dev.fcap.bench.redis.LargeLogLatency", args -> options(args, Map.of("--entries", "3000")));
+    SHRINK.put("dev.fcap.bench.redis.SharedPartitionProfile", args -> options(args, Map.of("--decisions", "2000", "--step", "1000")));
     SHRINK.put("dev.fcap.bench.SharedPartitionCost", args -> options(args, Map.of("--decisions", "2000", "--block", "1000")));
     SHRINK.put("dev.fcap.bench.ReleaseRecordCost", args -> options(args, Map.of("--decisions", "2000", "--rounds", "1")));
     SHRINK.put("dev.fcap.bench.redis.ReplicaAcksBench", args -> positional(args, "1", "1"));

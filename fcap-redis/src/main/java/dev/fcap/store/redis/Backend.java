@@ -28,7 +28,8 @@ interface Backend extends AutoCloseable {
   /** The id of the node that owns {@code key} (for grouping a batch); "" when there is one node. */
   String nodeOf(byte[] key);
 
-  CompletionStage<Long> del(byte[] key);
+  /** DEL of keys of one slot (one command, atomic), on the node that owns them; completes with how many existed. */
+  CompletionStage<Long> del(byte[]... keys);
 
   /** SCRIPT LOAD on every master; completes with the SHA-1 digest. */
   CompletionStage<String> scriptLoad(byte[] script);

@@ -80,8 +80,8 @@ abstract class LettuceBackend<C extends RedisScriptingAsyncCommands<byte[], byte
   }
 
   @Override
-  public CompletionStage<Long> del(byte[] key) {
-    return commands.del(key);
+  public CompletionStage<Long> del(byte[]... keys) {
+    return commands.del(keys);
   }
 
   @Override

@@ -35,7 +35,9 @@ import java.util.concurrent.TimeUnit;
  * <p><b>Design.</b> A partition (a recipient, or a shared key such as a sender) is ONE Redis string
  * holding all its counters in the layout docs/redis.md gives byte by byte (the counter states are
  * fcap-core's, but for Redis-only forms: sliding logs in gap form, large logs in block keys), with a TTL equal to the
- * expiry of its longest-lived counter: an idle recipient costs nothing. Every {@link #apply} is ONE
+ * expiry of its longest-lived counter: an idle recipient costs nothing. Its message ids and release
+ * records live beside it in a hash of the same slot (the key then {@code "\0M"}), one field per entry,
+ * so that a shared partition holding thousands of them still costs O(1) per call. Every {@link #apply} is ONE
  * {@code EVALSHA} of {@code partition.lua}, the Lua mirror of {@code PartitionStep}: it reads the
  * clock (Redis {@code TIME} unless the request or the builder supplies a time), evaluates every
  * counter, records only if every enforced check admits, and writes the key back once. So the seed
@@ -198,10 +200,16 @@ public final class RedisStore implements Store {
     return call(backend.evalsha(sha, key, arg), null, key, arg, "READ").thenApply(RedisRequests::snapshot);
   }
 
+  /**
+   * Resets a partition: one {@code DEL} of its key and of its entries hash (same slot, so one atomic
+   * command), so the message ids and release records from before the reset are forgotten with the
+   * counts they would give back. A large log's block keys are left to expire, as before (docs/redis.md,
+   * "Large sliding logs").
+   */
   @Override
   public CompletableFuture<Boolean> delete(byte[] partition) {
     byte[] key = keys.key(partition);
-    return backend.del(key).toCompletableFuture()
+    return backend.del(key, RedisKeys.entries(key)).toCompletableFuture()
         .handle((n, e) -> {
           if (e != null) {
             throw Failures.map(e, "DEL");

@@ -35,7 +35,8 @@
 -- never leave a half-recorded partition behind. A step that records nothing writes nothing. A large
 -- sliding log (capacity above LARGE_FROM entries: docs/redis.md, "Large sliding logs") also writes
 -- the blocks of its entries that the step changed, after everything was decided and just before
--- the partition value that points at them.
+-- the partition value that points at them. A message id or release record (MESSAGE IDS) is written
+-- to, or deleted from, the partition's entries hash after the value, also once everything was decided.
 
 local EPOCH_MS = 1577836800000 -- 2020-01-01T00:00Z, the origin of the per-counter expiry seconds
 local NEVER = false            -- a check that can never pass (returned as a retry delta of -1)
@@ -61,13 +62,19 @@ local key, req = KEYS[1], ARGV[1]
 local op, hastime, now, cost, eventtime, n, pos = unpack('>BBi8i8i8I2', req)
 
 -- MESSAGE IDS (PartitionStep's "Message ids"): hasTime + 4 says that the request ends with
--- mid(16) horizon:i64 decisionId idLen:u8. An admitted DECIDE is remembered beside the counters, as
--- an entry of kind MESSAGE whose state is this script's reply plus decisionId idLen; a DECIDE or
--- CHECK of a remembered id gets that state back as { state, 1 } and writes nothing; a RELEASE
--- undoes the counts only while the id is remembered (else replies allowed 0 and writes nothing) and
--- forgets it. Both paths below carry such entries over like any other live counter. hasTime + 8
+-- mid(16) horizon:i64 decisionId idLen:u16. An admitted DECIDE is remembered in the partition's
+-- ENTRIES HASH (key KEYS[1] .. "\0M", the same slot), field the id, value expires:i32 then the
+-- entry's state: this script's reply plus decisionId idLen; a DECIDE or CHECK of a remembered id
+-- gets that state back as { state, 1 } and writes nothing; a RELEASE undoes the counts only while
+-- the id is remembered (else replies allowed 0 and writes nothing) and forgets it (HDEL). hasTime + 8
 -- (with + 4) marks a release record (Engine's "Releases by decision id"): its state keeps only the
 -- reply's now:i64, then decisionId idLen as above (there the release record's bytes).
+-- Why a hash and not entries of the value (as before): the engine writes a release record into
+-- every partition of every admitted decision, kept for the horizon (up to 7 days), so a shared
+-- partition (a [channel] rule) held one entry per admitted decision and every call parsed and
+-- copied them all, O(admitted decisions) per decision. A hash field is read and written in O(1).
+-- A MESSAGE entry still found in a value written by an older version is dropped at its next write
+-- (an id remembered before the upgrade answers unknown).
 local MESSAGE = 127
 local mid, midttl, midtail, midtimeonly = false, 0, false, false
 if hastime >= 8 then
@@ -75,7 +82,7 @@ if hastime >= 8 then
 end
 if hastime >= 4 then
   hastime = hastime - 4
-  local at = #req - byte(req, #req) - 24
+  local at = #req - (byte(req, #req - 1) * 256 + byte(req, #req)) - 25
   mid, midttl, midtail = sub(req, at, at + 15), unpack('>i8', req, at + 16), sub(req, at + 24)
 end
 if hastime == 0 then
@@ -115,63 +122,52 @@ if op == 0 or op == 2 then
     or pack('>BBi4BBB', 0, CLOCK, cs, 2, back % 128 + 128, floor(back / 128))
 end
 
-local remember, remembered_entry, remembered_ttl = false, false, 0
+local remember = false
 if mid then
-  local found = false
+  local entries = key .. '\0M'
   -- a decision writing its own release record (midtimeonly) has a fresh random key: nothing to look
   -- up (its release, the same key on a RELEASE, does look it up)
-  if value and op <= 2 and not (op == 0 and midtimeonly) then
-    local p, len = 1, #value
-    while p <= len do
-      local idlen, c, scale = 0, 128, 1
-      while c >= 128 do
-        c = byte(value, p)
-        p = p + 1
-        idlen = idlen + (c % 128) * scale
-        scale = scale * 128
-      end
-      local id = sub(value, p, p + idlen - 1)
-      local kind, seconds = unpack('>Bi4', value, p + idlen)
-      p = p + idlen + 5
-      local statelen
-      statelen, c, scale = 0, 128, 1
-      while c >= 128 do
-        c = byte(value, p)
-        p = p + 1
-        statelen = statelen + (c % 128) * scale
-        scale = scale * 128
-      end
-      if kind == MESSAGE and id == mid and EPOCH_MS + seconds * 1000 > now then
-        if op == 2 then
-          found = true
-          eventtime = unpack('>i8', value, p) -- undo at the time remembered, whoever asks
-          break
-        end
-        return { sub(value, p, p + statelen - 1), 1 }
-      end
-      p = p + statelen
+  local entry = op <= 2 and not (op == 0 and midtimeonly) and redis.call('HGET', entries, mid)
+  if entry and EPOCH_MS + unpack('>i4', entry) * 1000 > now then
+    if op ~= 2 then
+      return { sub(entry, 5), 1 }
     end
-  end
-  if op == 2 and not found then
+    eventtime = unpack('>i8', entry, 5) -- undo at the time remembered, whoever asks
+  elseif op == 2 then
     return pack('>i8B', now, 0)
   end
-  -- called with the reply of an admitted DECIDE, after its SET: a second write of the value with
-  -- the entry added (a SET, not an APPEND: APPEND preallocates up to twice the value's size, which
-  -- MEMORY USAGE measured at about 150 bytes more per admitted decision)
-  remembered_entry = function(reply)
-    local state = (midtimeonly and sub(reply, 1, 8) or reply) .. midtail
-    local len = #state
+  -- RELEASE: called after the step's write; DECIDE: called with the reply of an admitted decision,
+  -- after its SET. The hash's TTL covers its longest-lived entry: PEXPIRE NX gives a new hash its
+  -- TTL, PEXPIRE GT lengthens an existing one's (a partition without a value most likely has no hash
+  -- yet either: NX first there, GT first elsewhere; one call in the usual case). Each write into an
+  -- existing hash also deletes the expired entries among two sampled fields: expired entries stay
+  -- about as many as live ones at most (an entry that expired is never read as live anyway).
+  remember = function(reply)
+    if op == 2 then
+      redis.call('HDEL', entries, mid)
+      return
+    end
     local x = now + midttl - EPOCH_MS
     local r = x % 1000
     local seconds = (x - r) / 1000 + (r > 0 and 1 or 0)
-    return char(16) .. mid .. char(MESSAGE) .. pack('>i4', seconds)
-      .. (len < 128 and char(len) or char(len % 128 + 128, floor(len / 128))) .. state
-  end
-  remembered_ttl = now + midttl - clocknow + TTL_SLACK_MS
-  remember = function(reply)
-    redis.call('SET', key, (redis.call('GET', key) or '') .. remembered_entry(reply), 'KEEPTTL')
-    if redis.call('PTTL', key) < remembered_ttl then
-      redis.call('PEXPIRE', key, remembered_ttl)
+    redis.call('HSET', entries, mid, pack('>i4', seconds) .. (midtimeonly and sub(reply, 1, 8) or reply) .. midtail)
+    local ttl = math.max(now + midttl - clocknow + TTL_SLACK_MS, ttlfloor)
+    local created
+    if value then
+      created = redis.call('PEXPIRE', entries, ttl, 'GT') == 0 and redis.call('PEXPIRE', entries, ttl, 'NX') == 1
+    else
+      created = redis.call('PEXPIRE', entries, ttl, 'NX') == 1
+      if not created then
+        redis.call('PEXPIRE', entries, ttl, 'GT')
+      end
+    end
+    if not created then
+      local sample = redis.call('HRANDFIELD', entries, 2, 'WITHVALUES')
+      for i = 1, #sample, 2 do
+        if EPOCH_MS + unpack('>i4', sample[i + 1]) * 1000 <= now then
+          redis.call('HDEL', entries, sample[i])
+        end
+      end
     end
   end
 end
@@ -244,7 +240,7 @@ if fast and value then
     end
     local e = p + statelen - 1
     local expms = EPOCH_MS + seconds * 1000
-    if expms > now and kind ~= CLOCK then
+    if expms > now and kind ~= CLOCK and kind ~= MESSAGE then -- (MESSAGE: a legacy entry, dropped)
       local requested = false
       if kind == GAPS or kind == 0 or kind == LARGE then
         for b = 0, (n - 1) * S, S do
@@ -410,16 +406,8 @@ if fast and op == 0 and allowed then
     -- caller or injected clock that may lag real time): a second of slack keeps a key alive
     -- until its counters have expired in the decision clock; liveness is decided by 'expires'.
     -- With nothing live left, the key keeps the partition's time alone.
-    -- a decision's own release record (midtimeonly: its state is the decision's time, known now) goes
-    -- into this SET: no second write of the value (remember's GET, SET and PTTL cost ~40 % more Redis
-    -- CPU per decision, ScriptProfile); a message id's entry holds the reply, written after it
-    local own = remember and midtimeonly
-    redis.call('SET', key, clockentry .. v .. (own and remembered_entry(pack('>i8', now)) or ''), 'PX',
-      math.max(math.max(maxexp or clockexp, clockexp) - clocknow + TTL_SLACK_MS, ttlfloor,
-        own and remembered_ttl or 0))
-    if own then
-      remember = false
-    end
+    redis.call('SET', key, clockentry .. v, 'PX',
+      math.max(math.max(maxexp or clockexp, clockexp) - clocknow + TTL_SLACK_MS, ttlfloor))
   end
 end
 
@@ -1439,14 +1427,14 @@ if (op == 0 and admitted) or op == 2 then
     end
   end
   for _, s in ipairs(stored) do
-    if s.expiresms > now and s.alg ~= CLOCK then
+    if s.expiresms > now and s.alg ~= CLOCK and s.alg ~= MESSAGE then -- (MESSAGE: legacy, dropped)
       local requested = false
       for _, c in ipairs(counters) do
         if c.alg == s.alg and c.id == s.id then
           requested = true
         end
       end
-      if not requested and not (mid and op == 2 and s.alg == MESSAGE and s.id == mid) then
+      if not requested then
         parts[#parts + 1] = s.raw
         maxexpires = math.max(maxexpires or s.expiresms, s.expiresms)
       end
@@ -1459,6 +1447,9 @@ end
 
 -- reply: as the fast path's; a release has no per-check results (PartitionStep reports zeros)
 if op == 2 then
+  if remember then
+    remember() -- forgets the released id, after the step's write
+  end
   return pack('>i8B', now, admitted and 1 or 0)
 end
 local result = {}

@@ -50,6 +50,16 @@ class RedisKeysTest {
     assertThat(SlotHash.getSlot(key)).isEqualTo(SlotHash.getSlot(tag));
   }
 
+  /** The entries hash (partition.lua names it KEYS[1] .. "\0M") is in its partition's slot and is no partition's key. */
+  @Property(tries = 500)
+  void theEntriesHashSharesThePartitionsSlot(@ForAll @Size(min = 1, max = 300) byte[] partition) {
+    byte[] key = keys.key(partition);
+    byte[] entries = RedisKeys.entries(key);
+    assertThat(new String(entries, StandardCharsets.ISO_8859_1)).isEqualTo(new String(key, StandardCharsets.ISO_8859_1) + "\0M");
+    assertThat(SlotHash.getSlot(entries)).isEqualTo(SlotHash.getSlot(key));
+    assertThatThrownBy(() -> keys.partition(entries)).isInstanceOf(IllegalArgumentException.class);
+  }
+
   @Test
   void oddIdsNeitherAliasNorBreakTheTag() {
     String kb = "x".repeat(1024);

@@ -22,8 +22,20 @@ import java.util.Map;
 record StoredValue(Long latest, List<Counter> counters) {
   static final int GAPS = 4;
   static final int CLOCK = 120;
-  /** A remembered message id or release record (partition.lua, MESSAGE IDS). */
+  /** A remembered message id or release record as older versions kept it in the value (partition.lua, MESSAGE IDS). */
   static final int MESSAGE = 127;
+
+  /**
+   * A field of a partition's entries hash (the partition key, then "\0M"): a remembered message id or
+   * release record; the hash value is {@code expires:i32} then {@code state}.
+   */
+  record Entry(byte[] id, int expires, byte[] state) {
+    static Entry parse(byte[] id, byte[] value) {
+      ByteBuffer b = ByteBuffer.wrap(value);
+      int expires = b.getInt();
+      return new Entry(id, expires, Arrays.copyOfRange(value, 4, value.length));
+    }
+  }
 
   record Counter(byte[] id, int kind, int expires, byte[] state) {}
 
@@ -85,18 +97,42 @@ record StoredValue(Long latest, List<Counter> counters) {
     return key.contains("}\u0000L");
   }
 
-  /** Every partition key of a standalone Redis and its parsed value (large logs' blocks left out). */
+  /** Whether a key is a partition's entries hash: the partition key, then "\0M". */
+  static boolean isEntries(String key) {
+    return key.endsWith("}\u0000M");
+  }
+
+  /** Every partition key of a standalone Redis and its parsed value (blocks and entries hashes left out). */
   static Map<String, StoredValue> all(String uri) {
     RedisClient client = RedisClient.create(RedisURI.create(uri));
     try (StatefulRedisConnection<byte[], byte[]> c = client.connect(ByteArrayCodec.INSTANCE)) {
       Map<String, StoredValue> values = new LinkedHashMap<>();
       for (byte[] key : c.sync().keys("*")) {
         String name = new String(key, java.nio.charset.StandardCharsets.ISO_8859_1);
-        if (!isBlock(name)) {
+        if (!isBlock(name) && !isEntries(name)) {
           values.put(name, parse(c.sync().get(key)));
         }
       }
       return values;
+    } finally {
+      client.shutdown();
+    }
+  }
+
+  /** Every entry of every entries hash of a standalone Redis (key: the partition key, in ISO-8859-1). */
+  static Map<String, List<Entry>> allEntries(String uri) {
+    RedisClient client = RedisClient.create(RedisURI.create(uri));
+    try (StatefulRedisConnection<byte[], byte[]> c = client.connect(ByteArrayCodec.INSTANCE)) {
+      Map<String, List<Entry>> entries = new LinkedHashMap<>();
+      for (byte[] key : c.sync().keys("*")) {
+        String name = new String(key, java.nio.charset.StandardCharsets.ISO_8859_1);
+        if (isEntries(name)) {
+          List<Entry> list = new ArrayList<>();
+          c.sync().hgetall(key).forEach((id, value) -> list.add(Entry.parse(id, value)));
+          entries.put(name.substring(0, name.length() - 2), list);
+        }
+      }
+      return entries;
     } finally {
       client.shutdown();
     }
