@@ -342,37 +342,60 @@ public final class Engine implements AutoCloseable {
   public CompletableFuture<Inspection> inspect(String tenant, String recipient) {
     CompiledPolicy cp = policies.get(tenant);
     byte[] partition = Keys.recipientPartition(tenant, recipient);
-    return store.read(partition).thenApply(snapshot -> {
-      List<CounterView> views = new ArrayList<>();
+    return store.read(partition).thenCompose(snapshot -> {
+      // the dry runs of large logs may answer on the store's threads while this one adds the others
+      List<CounterView> views = java.util.Collections.synchronizedList(new ArrayList<>());
+      List<CompletableFuture<Void>> large = new ArrayList<>();
       if (cp != null) {
         for (StoredCounter sc : snapshot.counters()) {
-          addViews(cp, sc, snapshot.time(), views);
+          CompiledPolicy.Group g = groupOf(cp, sc);
+          if (g == null) {
+            continue; // a counter of a rule that is no longer in the policy
+          }
+          CounterRequest c = new CounterRequest(sc.key(), g.spec, g.alignMs(snapshot.time()));
+          if (sc.state() != null) {
+            long[] used = new long[g.spec.checks()];
+            long[] retryAt = new long[g.spec.checks()];
+            PartitionStep.inspect(sc.state(), c, snapshot.time(), used, retryAt, 0);
+            addViews(cp, g, sc.key(), used, retryAt, snapshot.time(), views);
+          } else {
+            // a large log is not read whole: a dry run of that counter evaluates it in O(log n)
+            large.add(store.apply(PartitionRequest.of(partition, Operation.CHECK, PartitionRequest.STORE_TIME, 1,
+                List.of(c))).thenAccept(r -> addViews(cp, g, sc.key(), r.used(), r.retryAt(), r.time(), views)));
+          }
         }
       }
-      Map<String, Integer> order = new HashMap<>();
-      if (cp != null) {
-        for (int i = 0; i < cp.rules.length; i++) {
-          order.put(cp.rules[i].id(), i);
-        }
-      }
-      views.sort(Comparator.comparing((CounterView v) -> order.getOrDefault(v.ruleId(), Integer.MAX_VALUE))
-          .thenComparing(v -> v.values().toString()));
-      return new Inspection(tenant, recipient, snapshot.time(), cp == null ? 0 : cp.policy.version(), views);
+      return CompletableFuture.allOf(large.toArray(new CompletableFuture<?>[0]))
+          .thenApply(done -> inspection(tenant, recipient, cp, snapshot.time(), views));
     });
   }
 
-  private static void addViews(CompiledPolicy cp, StoredCounter sc, long time, List<CounterView> views) {
+  private static Inspection inspection(String tenant, String recipient, CompiledPolicy cp, long time,
+      List<CounterView> views) {
+    Map<String, Integer> order = new HashMap<>();
+    if (cp != null) {
+      for (int i = 0; i < cp.rules.length; i++) {
+        order.put(cp.rules[i].id(), i);
+      }
+    }
+    List<CounterView> sorted = new ArrayList<>(views);
+    sorted.sort(Comparator.comparing((CounterView v) -> order.getOrDefault(v.ruleId(), Integer.MAX_VALUE))
+        .thenComparing(v -> v.values().toString()));
+    return new Inspection(tenant, recipient, time, cp == null ? 0 : cp.policy.version(), sorted);
+  }
+
+  /** The group in force that a stored counter belongs to; null if its rule is no longer in the policy. */
+  private static CompiledPolicy.Group groupOf(CompiledPolicy cp, StoredCounter sc) {
     if (sc.key().length < 8) {
-      return;
+      return null;
     }
     CompiledPolicy.Group g = cp.groupById(Keys.groupId(sc.key()));
-    if (g == null || g.spec.algorithm() != sc.algorithm() || !g.recipientKeyed) {
-      return; // a counter of a rule that is no longer in the policy
-    }
-    long[] used = new long[g.spec.checks()];
-    long[] retryAt = new long[g.spec.checks()];
-    PartitionStep.inspect(sc.state(), new CounterRequest(sc.key(), g.spec, g.alignMs(time)), time, used, retryAt, 0);
-    Map<String, String> values = Keys.counterValues(sc.key(), g.key);
+    return g == null || g.spec.algorithm() != sc.algorithm() || !g.recipientKeyed ? null : g;
+  }
+
+  private static void addViews(CompiledPolicy cp, CompiledPolicy.Group g, byte[] key, long[] used, long[] retryAt,
+      long time, List<CounterView> views) {
+    Map<String, String> values = Keys.counterValues(key, g.key);
     for (int c = 0; c < g.rules.length; c++) {
       Rule r = cp.rule(g.rules[c]);
       long frees = retryAt[c] == PartitionResult.NEVER ? -1 : retryAt[c] - time;

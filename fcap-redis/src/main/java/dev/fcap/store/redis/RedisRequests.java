@@ -22,6 +22,8 @@ import java.util.List;
 final class RedisRequests {
   static final int READ = 3;
   private static final Algorithm[] ALGORITHMS = Algorithm.values();
+  /** The script's code for a large sliding log in a READ reply (its kind in the value: docs/redis.md). */
+  static final int LARGE = 5;
 
   /**
    * Times the script can hold exactly: GCRA works in microseconds, and Lua numbers are doubles,
@@ -138,13 +140,17 @@ final class RedisRequests {
     return new PartitionResult(time, allowed, used, retryAt);
   }
 
-  /** The script's reply to READ: the time, then (id, algorithm, state) per live counter. */
+  /**
+   * The script's reply to READ: the time, then (id, algorithm, state) per live counter; algorithm
+   * {@link #LARGE} with an empty state is a large sliding log, not read whole (a null state).
+   */
   static PartitionSnapshot snapshot(List<Object> reply) {
     long time = (Long) reply.get(0);
     List<StoredCounter> counters = new ArrayList<>((reply.size() - 1) / 3);
     for (int i = 1; i + 2 < reply.size(); i += 3) {
-      counters.add(new StoredCounter((byte[]) reply.get(i), ALGORITHMS[((Long) reply.get(i + 1)).intValue()],
-          (byte[]) reply.get(i + 2)));
+      int algorithm = ((Long) reply.get(i + 1)).intValue();
+      counters.add(algorithm == LARGE ? new StoredCounter((byte[]) reply.get(i), Algorithm.SLIDING_LOG, null)
+          : new StoredCounter((byte[]) reply.get(i), ALGORITHMS[algorithm], (byte[]) reply.get(i + 2)));
     }
     return new PartitionSnapshot(time, counters);
   }

@@ -178,7 +178,7 @@ final class DifferentialTraffic {
   private static List<String> states(Store store, byte[] partition) {
     java.util.HexFormat hex = java.util.HexFormat.of();
     return store.read(partition).join().counters().stream()
-        .map(c -> hex.formatHex(c.key()) + " " + c.algorithm() + " " + hex.formatHex(c.state()))
+        .map(c -> hex.formatHex(c.key()) + " " + c.algorithm() + " " + (c.state() == null ? "large" : hex.formatHex(c.state())))
         .sorted().toList();
   }
 
