@@ -27,7 +27,7 @@ import java.util.concurrent.CompletableFuture;
  * {@code --entries} messages (pipelined), then, with {@code slowlog-log-slower-than 1000} set and the
  * statistics reset, times each kind of call that touches it: decisions on the full log, a clock
  * step back, releases of the newest message and of messages 1,000 / 10,000 / 60,000 entries back
- * (a release moves the entries after it), and an inspection of the partition (it reads the log
+ * (a release moves the entries after it), and an inspection of the partition (it once read the log
  * whole). Prints, per kind, the slowest call seen by the client, then {@code SLOWLOG GET} and
  * {@code LATENCY HISTOGRAM evalsha}. Starts and stops its own redis-server on loopback.
  *
@@ -93,7 +93,7 @@ public final class LargeLogLatency {
             time("release of a message " + back + " entries back", 1, () -> engine.release(ids.get(at)).join());
           }
         }
-        time("inspection of the partition (reads the log whole)", 1,
+        time("inspection of the partition (a dry run of the log: O(log n))", 1,
             () -> engine.inspect("default", "everyone").join());
         System.out.println("SLOWLOG (calls over 1 ms, microseconds):");
         for (Object entry : r.slowlogGet(1024)) {
