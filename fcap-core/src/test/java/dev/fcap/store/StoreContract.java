@@ -338,7 +338,7 @@ public abstract class StoreContract {
   }
 
   /** The recipient partition key of tenant "default" (the engine's Keys: 'r' varint(len) tenant recipient). */
-  private static byte[] partitionOf(String recipient) {
+  public static byte[] partitionOf(String recipient) {
     byte[] r = recipient.getBytes(java.nio.charset.StandardCharsets.UTF_8);
     byte[] p = new byte[9 + r.length];
     p[0] = 'r';

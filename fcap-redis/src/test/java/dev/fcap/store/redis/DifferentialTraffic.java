@@ -155,7 +155,7 @@ final class DifferentialTraffic {
       Inspection b = inspectAt(redis, r);
       assertThat(b.counters()).as("inspection of %s", r).isEqualTo(a.counters());
       // and the raw states, byte for byte (the Redis store translates its gap form back on read)
-      byte[] partition = recipientPartition(r);
+      byte[] partition = dev.fcap.store.StoreContract.partitionOf(r);
       assertThat(states(otherStore, partition)).as("states of %s", r).isEqualTo(states(memoryStore, partition));
     }
     redis.close();
@@ -163,16 +163,6 @@ final class DifferentialTraffic {
     return new Stats(allowed, refusals, records);
   }
 
-  /** The engine's recipient partition key (dev.fcap.engine.Keys): 'r' varint(len) tenant recipient. */
-  private static byte[] recipientPartition(String recipient) {
-    byte[] r = recipient.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-    byte[] p = new byte[9 + r.length];
-    p[0] = 'r';
-    p[1] = 7;
-    System.arraycopy("default".getBytes(java.nio.charset.StandardCharsets.UTF_8), 0, p, 2, 7);
-    System.arraycopy(r, 0, p, 9, r.length);
-    return p;
-  }
 
   /** A partition's live counters as sorted "key algorithm state" lines (stores may order them differently). */
   private static List<String> states(Store store, byte[] partition) {
