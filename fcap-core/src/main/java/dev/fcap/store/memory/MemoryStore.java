@@ -213,10 +213,10 @@ public final class MemoryStore implements Store {
         if (entry != null && makeRoom(segment, entry, slot < 0 ? next : null)) {
           slot = segment.find(hash, request.partition()); // a sweep made room: slots moved
         }
+        store(segment, hash, slot, request.partition(), next, now); // first: a FULL refusal must find nothing written
         if (large != null || !segment.large.isEmpty()) {
           storeLargeLogs(segment, request, large);
         }
-        store(segment, hash, slot, request.partition(), next, now);
         CompletableFuture<Void> written = journal == null ? null : journal.append(index, request.partition(), next);
         if (id != null) {
           // after the counts: a journal cut between the two loses the entry (its release then says

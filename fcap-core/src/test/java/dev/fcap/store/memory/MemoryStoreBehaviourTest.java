@@ -131,4 +131,25 @@ class MemoryStoreBehaviourTest {
     assertThat(store.apply(check).join().allowed()).isTrue();
     assertThat(store.size()).isZero();
   }
+
+  @Test
+  void aNewPartitionRefusedAsFullCountsNothingInItsLargeLog() {
+    ManualClock clock = new ManualClock();
+    MemoryStore store = MemoryStore.builder().clock(clock).segments(1).maxBytes(4096).build();
+    for (int held = 0; ; held++) {
+      try {
+        store.apply(decide("r" + held)).join();
+      } catch (CompletionException e) {
+        break;
+      }
+    }
+    // a large sliding log (above LargeLog.LARGE_FROM) lives beside the records, in the segment's table
+    CounterSpec large = CounterSpec.single(Algorithm.SLIDING_LOG, 5_000, 3_600_000, true, 0);
+    PartitionRequest channel = PartitionRequest.of("channel".getBytes(StandardCharsets.UTF_8), Operation.DECIDE,
+        PartitionRequest.STORE_TIME, 1, List.of(new CounterRequest(new byte[] {1}, ONE_PER_MINUTE, 0),
+            new CounterRequest(new byte[] {2}, large, 0)));
+    assertThatThrownBy(() -> store.apply(channel).join()).hasCauseInstanceOf(StoreException.class);
+    clock.advance(60_000 + MemoryStore.DEFAULT_CLOCK_STEP_GRACE_MS); // the others expire: room again
+    assertThat(store.apply(channel.asCheck()).join().used()[1]).as("the refused decision counted nothing").isZero();
+  }
 }
