@@ -85,7 +85,7 @@ import java.util.concurrent.atomic.LongAdder;
  */
 public final class MemoryStore implements Store {
   /** See {@link Builder#clockStepGrace}. */
-  static final long DEFAULT_CLOCK_STEP_GRACE_MS = 60_000;
+  static final long DEFAULT_CLOCK_STEP_GRACE_MS = 10_000;
   private static final java.lang.invoke.VarHandle LONG =
       java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.BIG_ENDIAN);
   private static final java.lang.invoke.VarHandle INT =
@@ -799,11 +799,13 @@ public final class MemoryStore implements Store {
     }
 
     /**
-     * How far the store's clock may step back and still find every partition's time (default 60 s):
+     * How far the store's clock may step back and still find every partition's time (default 10 s):
      * the sweep drops a record only this long after it expired, so a request after such a step is
      * still decided at its partition's latest time (time never runs backwards per partition). After
      * a larger step back, a partition that expired meanwhile may be gone: its request is decided at
-     * its own time, as a new partition. Costs the memory of expired partitions for that long.
+     * its own time, as a new partition. Costs the memory of expired partitions for that long (10 s:
+     * small beside windows of minutes to days; a clock that NTP steps rather than slews moves by
+     * far less).
      */
     public Builder clockStepGrace(java.time.Duration grace) {
       if (grace.isNegative()) {
