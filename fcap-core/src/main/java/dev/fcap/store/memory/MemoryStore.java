@@ -57,17 +57,8 @@ import java.util.concurrent.atomic.LongAdder;
  * ({@code JournalTest}, docs/server.md "What survives what").
  *
  * <p><b>Remembered decisions.</b> A message id or a release record ({@link Idempotency}) is a record
- * of its own, under a store-private key {@code 0xFF key(16) partition} whose hash takes its segment
- * bits from the partition's: same segment, same lock, so a decision's counts and its entry change in
- * one step; the journal, the sweep, snapshots and recovery treat it as any record. Inline, among the
- * counters, a shared partition (a channel-wide rule) held one entry per admitted decision for the
- * release horizon and every step copied them all: 1.5 ms per decision after 40,000 of them, against
- * flat 1-12 us now ({@code RememberedDecisionsTest} checks that the partition's record keeps its
- * size). A reset cannot find a partition's entries, so it moves the partition to a new generation
- * instead (a record {@code 0xFE partition}, kept while any entry of the segment may live and
- * extended by the entries written in it): entries carry the generation they were written in as
- * their id, and one of another generation reads as absent. Callers' partition keys never start with
- * 0xFE or 0xFF (checked).
+ * of its own beside its partition, in the same segment and step ({@link RememberedDecisions}: why,
+ * and how a reset forgets them).
  *
  * <p><b>Whose clock expires what.</b> A request decides at its own time (the store's clock, or a
  * caller-supplied time for replays and tests), but never before its partition's latest written time
@@ -86,8 +77,6 @@ import java.util.concurrent.atomic.LongAdder;
 public final class MemoryStore implements Store {
   /** See {@link Builder#clockStepGrace}. */
   static final long DEFAULT_CLOCK_STEP_GRACE_MS = 10_000;
-  private static final java.lang.invoke.VarHandle LONG =
-      java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.BIG_ENDIAN);
   private static final java.lang.invoke.VarHandle INT =
       java.lang.invoke.MethodHandles.byteArrayViewVarHandle(int[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
   private final Clock clock;
@@ -99,6 +88,7 @@ public final class MemoryStore implements Store {
   private final LongAdder rejected = new LongAdder();
   /** Null: memory only. */
   private final Journal journal;
+  private final RememberedDecisions rememberedDecisions;
   /** Recovery loaded records of a layout that held remembered decisions inline ({@link #moveInlineEntriesOut}). */
   private boolean inlineEntriesRestored;
   /** Set once a request carries its own time; from then on the sweep waits for the floor. */
@@ -118,6 +108,7 @@ public final class MemoryStore implements Store {
     this.seed = b.hashSeed;
     this.clockStepGraceMs = b.clockStepGraceMs;
     this.journal = b.durability == null ? null : Journal.open(b.durability, segments, clock, this);
+    this.rememberedDecisions = new RememberedDecisions(this::hash, journal);
     if (journal != null && inlineEntriesRestored) {
       moveInlineEntriesOut();
       journal.requestSnapshot(); // the converted records reach the disk with the next snapshot
@@ -164,7 +155,7 @@ public final class MemoryStore implements Store {
   }
 
   private PartitionResult applyNow(PartitionRequest request, CompletableFuture<Void>[] durable) {
-    checkPartition(request.partition());
+    RememberedDecisions.checkPartition(request.partition());
     int hash = hash(request.partition());
     int index = segmentIndex(hash);
     Segment segment = segments[index];
@@ -191,11 +182,9 @@ public final class MemoryStore implements Store {
       Idempotency id = request.idempotency();
       // a decision writing its own release record (not replayable) has a fresh random key: nothing to
       // look up (its release, the same key on a RELEASE, does look it up)
-      boolean lookUp = id != null && (request.operation() != Operation.DECIDE || id.replayable());
-      byte[] generation = lookUp ? generation(segment, request.partition(), now) : null;
-      byte[] entryKey = lookUp ? entryKey(request.partition(), id.key()) : null;
-      int entryHash = lookUp ? hash(entryKey) : 0;
-      byte[] remembered = lookUp ? remembered(segment, entryHash, entryKey, generation, now) : null;
+      RememberedDecisions.Entry entry = id != null && (request.operation() != Operation.DECIDE || id.replayable())
+          ? rememberedDecisions.entry(segment, request.partition(), id.key(), now) : null;
+      byte[] remembered = entry == null ? null : RememberedDecisions.find(segment, entry, now);
       LargeLog[] large = largeLogs(segment, request, states, now);
       PartitionResult result = PartitionStep.apply(request, now, states, large, remembered);
       // A dry run, a refused decision or a replayed one changes no state: leave the record as it is
@@ -203,14 +192,12 @@ public final class MemoryStore implements Store {
       if ((request.operation() == Operation.RELEASE || request.operation() == Operation.DECIDE) && result.allowed()
           && result.replayOf() == null) {
         byte[] next = PartitionRecord.write(record, request.partition(), counters, states, now);
-        if (id != null && entryKey == null) {
-          generation = generation(segment, request.partition(), now);
-          entryKey = entryKey(request.partition(), id.key());
-          entryHash = hash(entryKey);
+        if (id != null && entry == null) {
+          entry = rememberedDecisions.entry(segment, request.partition(), id.key(), now);
         }
-        byte[] entry = id == null || request.operation() != Operation.DECIDE ? null
-            : PartitionRecord.entry(entryKey, generation, PartitionStep.remember(result, id), now + id.horizonMs());
-        if (entry != null && makeRoom(segment, entry, slot < 0 ? next : null)) {
+        byte[] entryRecord = id == null || request.operation() != Operation.DECIDE ? null
+            : RememberedDecisions.record(entry, PartitionStep.remember(result, id), now + id.horizonMs());
+        if (entryRecord != null && makeRoom(segment, entryRecord, slot < 0 ? next : null)) {
           slot = segment.find(hash, request.partition()); // a sweep made room: slots moved
         }
         store(segment, hash, slot, request.partition(), next, now); // first: a FULL refusal must find nothing written
@@ -219,9 +206,7 @@ public final class MemoryStore implements Store {
         }
         CompletableFuture<Void> written = journal == null ? null : journal.append(index, request.partition(), next);
         if (id != null) {
-          // after the counts: a journal cut between the two loses the entry (its release then says
-          // unknown: an under-release), never keeps an entry whose counts are not there
-          written = storeEntry(index, segment, entryHash, entryKey, entry, generation, written);
+          written = rememberedDecisions.write(index, segment, entry, entryRecord, written); // after the counts
         }
         if (durable != null) {
           durable[0] = written;
@@ -326,111 +311,6 @@ public final class MemoryStore implements Store {
         + "new recipients are refused until counters expire");
   }
 
-  // ---------------------------------------------------------------------------------------------
-  // Remembered decisions (see the class note)
-
-  /** An entry's key: {@code ENTRY key(16) partition}; store-private (see {@link #checkPartition}). */
-  private static final byte ENTRY = (byte) 0xFF;
-  /** A reset generation's key: {@code RESET partition}; store-private. */
-  private static final byte RESET = (byte) 0xFE;
-  /** The generation of a partition never reset while entries of it may live: an empty entry id. */
-  private static final byte[] FIRST_GENERATION = new byte[0];
-
-  private static byte[] entryKey(byte[] partition, byte[] key) {
-    byte[] out = new byte[1 + key.length + partition.length];
-    out[0] = ENTRY;
-    System.arraycopy(key, 0, out, 1, key.length);
-    System.arraycopy(partition, 0, out, 1 + key.length, partition.length);
-    return out;
-  }
-
-  private static byte[] resetKey(byte[] partition) {
-    byte[] out = new byte[1 + partition.length];
-    out[0] = RESET;
-    System.arraycopy(partition, 0, out, 1, partition.length);
-    return out;
-  }
-
-  /** Where a store-private key's partition starts (0: the key is a partition's own). */
-  private static int partitionAt(byte[] key) {
-    return key.length == 0 ? 0 : key[0] == ENTRY ? 17 : key[0] == RESET ? 1 : 0;
-  }
-
-  /** Callers' partition keys never start with a store-private byte (the engine's start with a letter or 0). */
-  private static void checkPartition(byte[] partition) {
-    if (partitionAt(partition) != 0) {
-      throw new IllegalArgumentException("partition keys starting with 0xFE or 0xFF are reserved by the store");
-    }
-  }
-
-  /**
-   * The partition's reset generation at {@code now}, as the id its entries carry: empty while no
-   * generation record lives in the segment (the usual case costs one comparison).
-   */
-  private byte[] generation(Segment segment, byte[] partition, long now) {
-    if (now >= segment.resetsUntil) {
-      return FIRST_GENERATION;
-    }
-    byte[] key = resetKey(partition);
-    int slot = segment.find(hash(key), key);
-    byte[] g = slot < 0 ? null : PartitionRecord.readMessage(segment.records[slot], FIRST_GENERATION, now);
-    return g == null ? FIRST_GENERATION : g;
-  }
-
-  /** The remembered decision under {@code key}, if live and of the partition's current generation. */
-  private static byte[] remembered(Segment segment, int hash, byte[] key, byte[] generation, long now) {
-    int slot = segment.find(hash, key);
-    return slot < 0 ? null : PartitionRecord.readMessage(segment.records[slot], generation, now);
-  }
-
-  /**
-   * After the partition's counts: writes a decision's {@code entry}, or, for a release (null), drops
-   * the one it released. Returns the journal's future covering the writes (else {@code written}).
-   */
-  private CompletableFuture<Void> storeEntry(int index, Segment segment, int hash, byte[] key, byte[] entry,
-      byte[] generation, CompletableFuture<Void> written) {
-    int slot = segment.find(hash, key);
-    if (entry == null) {
-      if (slot < 0) {
-        return written;
-      }
-      segment.removeAt(slot);
-      return journal == null ? written : journal.append(index, key, null);
-    }
-    if (slot >= 0) {
-      segment.replaceAt(slot, entry);
-    } else {
-      segment.insert(hash, entry);
-    }
-    long expiresAt = PartitionRecord.expiresAt(entry);
-    segment.entriesUntil = Math.max(segment.entriesUntil, expiresAt);
-    if (journal != null) {
-      written = journal.append(index, key, entry);
-    }
-    if (generation.length > 0) {
-      // the generation must outlive its entries, or they would read as another generation's
-      byte[] reset = resetKey(java.util.Arrays.copyOfRange(key, 17, key.length));
-      int resetHash = hash(reset);
-      int at = segment.find(resetHash, reset);
-      if (at >= 0 && PartitionRecord.expiresAt(segment.records[at]) < expiresAt) {
-        written = putGeneration(index, segment, resetHash, at, reset, generation, expiresAt);
-      }
-    }
-    return written;
-  }
-
-  private CompletableFuture<Void> putGeneration(int index, Segment segment, int hash, int slot, byte[] key,
-      byte[] generation, long until) {
-    byte[] record = PartitionRecord.entry(key, FIRST_GENERATION, generation, until);
-    if (slot >= 0) {
-      segment.replaceAt(slot, record);
-    } else {
-      segment.insert(hash, record);
-    }
-    segment.resetsUntil = Math.max(segment.resetsUntil, PartitionRecord.expiresAt(record));
-    return journal == null ? null : journal.append(index, key, record);
-  }
-
   /**
    * Before a decision writes anything: room in its segment for its new entry and, if new, its
    * partition's record, after one sweep if something can have expired; else FULL, nothing written.
@@ -452,43 +332,9 @@ public final class MemoryStore implements Store {
     return swept;
   }
 
-  /**
-   * Moves the remembered decisions that records of layouts before 3 held inline into entries of
-   * their own (once, after recovering such records).
-   */
+  /** Remembered decisions that layouts before 3 held inline move out (after recovering such records). */
   void moveInlineEntriesOut() {
-    for (Segment segment : segments) {
-      synchronized (segment) {
-        java.util.List<byte[]> inline = new java.util.ArrayList<>();
-        for (byte[] record : segment.records) {
-          if (record != null && partitionAt(PartitionRecord.key(record)) == 0
-              && PartitionRecord.withoutMessages(record) != record) {
-            inline.add(record);
-          }
-        }
-        for (byte[] record : inline) {
-          byte[] partition = PartitionRecord.key(record);
-          int hash = hash(partition);
-          segment.replaceAt(segment.find(hash, partition), PartitionRecord.withoutMessages(record));
-          PartitionRecord.forEachMessage(record, (id, state, expiresAt) -> {
-            byte[] key = entryKey(partition, id);
-            // those layouts ended the state with a u8 tail length; PartitionStep.remember now writes a u16
-            byte[] u16 = java.util.Arrays.copyOf(state, state.length + 1);
-            u16[state.length] = state[state.length - 1];
-            u16[state.length - 1] = 0;
-            byte[] entry = PartitionRecord.entry(key, FIRST_GENERATION, u16, expiresAt);
-            int h = hash(key);
-            int slot = segment.find(h, key);
-            if (slot >= 0) {
-              segment.replaceAt(slot, entry);
-            } else {
-              segment.insert(h, entry);
-            }
-            segment.entriesUntil = Math.max(segment.entriesUntil, expiresAt);
-          });
-        }
-      }
-    }
+    rememberedDecisions.moveInlineOut(segments);
   }
 
   @Override
@@ -517,7 +363,7 @@ public final class MemoryStore implements Store {
    */
   @Override
   public CompletableFuture<Boolean> delete(byte[] partition) {
-    checkPartition(partition);
+    RememberedDecisions.checkPartition(partition);
     int hash = hash(partition);
     int index = segmentIndex(hash);
     Segment segment = segments[index];
@@ -526,15 +372,8 @@ public final class MemoryStore implements Store {
     synchronized (segment) {
       int slot = segment.find(hash, partition);
       long now = slot < 0 ? clock.millis() : Math.max(clock.millis(), PartitionRecord.latest(segment.records[slot]));
-      if (now < segment.entriesUntil) {
-        byte[] generation = generation(segment, partition, now);
-        long next = generation.length == 0 ? 1 : (long) LONG.get(generation, 0) + 1;
-        byte[] key = resetKey(partition);
-        int resetHash = hash(key);
-        written = putGeneration(index, segment, resetHash, segment.find(resetHash, key), key,
-            java.nio.ByteBuffer.allocate(8).putLong(next).array(), segment.entriesUntil);
-        slot = segment.find(hash, partition); // the insert may have moved it
-      }
+      written = rememberedDecisions.reset(index, segment, partition, now);
+      slot = segment.find(hash, partition); // a new generation's insert may have moved it
       held = slot >= 0;
       if (held) {
         segment.removeAt(slot);
@@ -563,13 +402,8 @@ public final class MemoryStore implements Store {
     int hash = hash(partition);
     Segment segment = segmentOf(hash);
     synchronized (segment) {
-      if (record != null && partitionAt(partition) != 0) {
-        long until = PartitionRecord.expiresAt(record);
-        if (partition[0] == ENTRY) {
-          segment.entriesUntil = Math.max(segment.entriesUntil, until);
-        } else {
-          segment.resetsUntil = Math.max(segment.resetsUntil, until);
-        }
+      if (record != null && RememberedDecisions.partitionAt(partition) != 0) {
+        RememberedDecisions.restored(segment, partition, record);
       }
       int slot = segment.find(hash, partition);
       if (record == null) {
@@ -745,7 +579,7 @@ public final class MemoryStore implements Store {
    */
   private int hash(byte[] key) {
     int h = hash(key, 0);
-    int from = partitionAt(key);
+    int from = RememberedDecisions.partitionAt(key);
     if (from == 0 || segments.length == 1) {
       return h;
     }
