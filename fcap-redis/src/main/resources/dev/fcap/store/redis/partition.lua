@@ -62,19 +62,18 @@ local key, req = KEYS[1], ARGV[1]
 local op, hastime, now, cost, eventtime, n, pos = unpack('>BBi8i8i8I2', req)
 
 -- MESSAGE IDS (PartitionStep's "Message ids"): hasTime + 4 says that the request ends with
--- mid(16) horizon:i64 decisionId idLen:u16. An admitted DECIDE is remembered in the partition's
--- ENTRIES HASH (key KEYS[1] .. "\0M", the same slot), field the id, value expires:i32 then the
+-- mid(16) horizon:i64 decisionId idLen:u16. An admitted DECIDE is remembered in the value while it
+-- holds fewer than INLINE_MAX such entries, else in the partition's ENTRIES HASH (key KEYS[1] ..
+-- "\0M", the same slot; see "Where entries live" below), field the id, value expires:i32 then the
 -- entry's state: this script's reply plus decisionId idLen; a DECIDE or CHECK of a remembered id
 -- gets that state back as { state, 1 } and writes nothing; a RELEASE undoes the counts only while
 -- the id is remembered (else replies allowed 0 and writes nothing) and forgets it (HDEL). hasTime + 8
 -- (with + 4) marks a release record (Engine's "Releases by decision id"): its state keeps only the
 -- reply's now:i64, then decisionId idLen as above (there the release record's bytes).
--- Why a hash and not entries of the value (as before): the engine writes a release record into
--- every partition of every admitted decision, kept for the horizon (up to 7 days), so a shared
--- partition (a [channel] rule) held one entry per admitted decision and every call parsed and
--- copied them all, O(admitted decisions) per decision. A hash field is read and written in O(1).
--- A MESSAGE entry still found in a value written by an older version is dropped at its next write
--- (an id remembered before the upgrade answers unknown).
+-- Why not all in the value (as before): the engine writes a release record into every partition
+-- of every admitted decision, kept for the horizon (up to 7 days), so a shared partition (a
+-- [channel] rule) held one entry per admitted decision and every call parsed and copied them all,
+-- O(admitted decisions) per decision. A hash field is read and written in O(1).
 local MESSAGE = 127
 local mid, midttl, midtail, midtimeonly = false, 0, false, false
 if hastime >= 8 then
@@ -122,45 +121,85 @@ if op == 0 or op == 2 then
     or pack('>BBi4BBB', 0, CLOCK, cs, 2, back % 128 + 128, floor(back / 128))
 end
 
-local remember = false
+-- Where entries live: INLINE in the value, as entries of kind ENTRY (id mid, expiry, state), while
+-- the value holds fewer than INLINE_MAX of them: most partitions (a recipient's) then cost what they
+-- did when all entries were inline (no second key, no second call). Beyond that (a partition shared
+-- by many recipients: a [channel] rule), in the ENTRIES HASH, and the value carries a SPILLED marker
+-- (empty id and state) whose expiry covers every hashed entry: a lookup that misses inline asks the
+-- hash only while the marker lives. (Kind 127, MESSAGE, was the inline entry of versions whose tail
+-- length was a u8: such a legacy entry is dropped at the next write, its id then answers unknown.)
+local ENTRY, SPILLED, INLINE_MAX = 126, 121, 4
+local remember, entry_tail, released_inline, midexp = false, false, false, 0
+local nin, markerexp, spill = 0, false, false
 if mid then
   local entries = key .. '\0M'
+  local x = now + midttl - EPOCH_MS
+  local r = x % 1000
+  local midsec = (x - r) / 1000 + (r > 0 and 1 or 0)
+  midexp = EPOCH_MS + midsec * 1000
   -- a decision writing its own release record (midtimeonly) has a fresh random key: nothing to look
   -- up (its release, the same key on a RELEASE, does look it up)
-  local entry = op <= 2 and not (op == 0 and midtimeonly) and redis.call('HGET', entries, mid)
-  if entry and EPOCH_MS + unpack('>i4', entry) * 1000 > now then
-    if op ~= 2 then
-      return { sub(entry, 5), 1 }
+  local found, spilled = false, false
+  if value and op <= 2 and not (op == 0 and midtimeonly) then
+    local p, len = 1, #value
+    while p <= len do
+      local idlen, c, scale = 0, 128, 1
+      while c >= 128 do
+        c = byte(value, p)
+        p = p + 1
+        idlen = idlen + (c % 128) * scale
+        scale = scale * 128
+      end
+      local id = sub(value, p, p + idlen - 1)
+      local kind, seconds = unpack('>Bi4', value, p + idlen)
+      p = p + idlen + 5
+      local statelen
+      statelen, c, scale = 0, 128, 1
+      while c >= 128 do
+        c = byte(value, p)
+        p = p + 1
+        statelen = statelen + (c % 128) * scale
+        scale = scale * 128
+      end
+      local live = EPOCH_MS + seconds * 1000 > now
+      if live and kind == ENTRY and id == mid then
+        found, released_inline = sub(value, p, p + statelen - 1), op == 2
+        break
+      elseif live and kind == SPILLED then
+        spilled = true
+      end
+      p = p + statelen
     end
-    eventtime = unpack('>i8', entry, 5) -- undo at the time remembered, whoever asks
+  end
+  if not found and spilled then
+    local h = redis.call('HGET', entries, mid)
+    if h and EPOCH_MS + unpack('>i4', h) * 1000 > now then
+      found = sub(h, 5)
+    end
+  end
+  if found and op ~= 2 then
+    return { found, 1 }
+  elseif found then
+    eventtime = unpack('>i8', found) -- undo at the time remembered, whoever asks
   elseif op == 2 then
     return pack('>i8B', now, 0)
   end
-  -- RELEASE: called after the step's write; DECIDE: called with the reply of an admitted decision,
+  -- RELEASE: called after the step's write, forgets a hashed entry (an inline one left the value
+  -- with that write). DECIDE: called with the reply of an admitted decision whose entry spills,
   -- after its SET. The hash's TTL covers its longest-lived entry: PEXPIRE NX gives a new hash its
-  -- TTL, PEXPIRE GT lengthens an existing one's (a partition without a value most likely has no hash
-  -- yet either: NX first there, GT first elsewhere; one call in the usual case). Each write into an
-  -- existing hash also deletes the expired entries among two sampled fields: expired entries stay
-  -- about as many as live ones at most (an entry that expired is never read as live anyway).
+  -- TTL, PEXPIRE GT lengthens an existing one's. Each write into an existing hash also deletes the
+  -- expired entries among two sampled fields: expired entries stay about as many as live ones at
+  -- most (an entry that expired is never read as live anyway).
   remember = function(reply)
     if op == 2 then
-      redis.call('HDEL', entries, mid)
+      if not released_inline then
+        redis.call('HDEL', entries, mid)
+      end
       return
     end
-    local x = now + midttl - EPOCH_MS
-    local r = x % 1000
-    local seconds = (x - r) / 1000 + (r > 0 and 1 or 0)
-    redis.call('HSET', entries, mid, pack('>i4', seconds) .. (midtimeonly and sub(reply, 1, 8) or reply) .. midtail)
-    local ttl = math.max(now + midttl - clocknow + TTL_SLACK_MS, ttlfloor)
-    local created
-    if value then
-      created = redis.call('PEXPIRE', entries, ttl, 'GT') == 0 and redis.call('PEXPIRE', entries, ttl, 'NX') == 1
-    else
-      created = redis.call('PEXPIRE', entries, ttl, 'NX') == 1
-      if not created then
-        redis.call('PEXPIRE', entries, ttl, 'GT')
-      end
-    end
+    redis.call('HSET', entries, mid, pack('>i4', midsec) .. (midtimeonly and sub(reply, 1, 8) or reply) .. midtail)
+    local ttl = math.max(midexp - clocknow + TTL_SLACK_MS, ttlfloor)
+    local created = redis.call('PEXPIRE', entries, ttl, 'GT') == 0 and redis.call('PEXPIRE', entries, ttl, 'NX') == 1
     if not created then
       local sample = redis.call('HRANDFIELD', entries, 2, 'WITHVALUES')
       for i = 1, #sample, 2 do
@@ -169,6 +208,27 @@ if mid then
         end
       end
     end
+  end
+  -- what an admitted DECIDE with an id appends to the value it writes (the fast and the general path
+  -- alike): its entry inline while fewer than INLINE_MAX are, else the SPILLED marker (its entry goes to
+  -- the hash); and a live marker, always last, its expiry the latest of its hashed entries
+  entry_tail = function(reply)
+    local t = ''
+    if op == 0 then
+      if nin < INLINE_MAX then
+        local state = (midtimeonly and sub(reply, 1, 8) or reply) .. midtail
+        local len = #state
+        t = char(16) .. mid .. char(ENTRY) .. pack('>i4', (midexp - EPOCH_MS) / 1000)
+          .. (len < 128 and char(len) or char(len % 128 + 128, floor(len / 128))) .. state
+      else
+        spill = true
+        markerexp = math.max(markerexp or midexp, midexp)
+      end
+    end
+    if markerexp then
+      t = t .. pack('>BBi4B', 0, SPILLED, (markerexp - EPOCH_MS) / 1000, 0)
+    end
+    return t
   end
 end
 
@@ -240,7 +300,12 @@ if fast and value then
     end
     local e = p + statelen - 1
     local expms = EPOCH_MS + seconds * 1000
-    if expms > now and kind ~= CLOCK and kind ~= MESSAGE then -- (MESSAGE: a legacy entry, dropped)
+    if kind == ENTRY and expms > now then
+      nin = nin + 1
+    elseif kind == SPILLED and expms > now and mid then
+      markerexp = math.max(markerexp or expms, expms) -- written again by entry_tail
+    end
+    if expms > now and kind ~= CLOCK and kind ~= MESSAGE and not (kind == SPILLED and mid) then -- (MESSAGE: legacy, dropped)
       local requested = false
       if kind == GAPS or kind == 0 or kind == LARGE then
         for b = 0, (n - 1) * S, S do
@@ -361,6 +426,7 @@ if fast then
   end
 end
 
+local reply = false
 if fast and op == 0 and allowed then
   -- the next value: each requested log with the new entry's gap in front of the kept entries'
   -- bytes, then the other live counters as they were
@@ -402,6 +468,18 @@ if fast and op == 0 and allowed then
         v = v .. sub(value, K[j], K[j + 1])
       end
     end
+    if entry_tail then
+      -- the reply first: an inline entry of a message id keeps it
+      for c = 1, checks do
+        local r = out[2 * c]
+        out[2 * c] = r == NEVER and -1 or r - now
+      end
+      reply = pack(checks == 4 and '>i8Bi8i8i8i8i8i8i8i8' or '>i8B' .. string.rep('i8', 2 * checks), now, 1,
+        tunpack(out, 1, 2 * checks))
+      v = v .. entry_tail(reply)
+      local e = math.max(markerexp or 0, spill and 0 or midexp)
+      maxexp = math.max(maxexp or e, e)
+    end
     -- The TTL is counted in real time but the expiry in the decision's clock (Redis TIME, or a
     -- caller or injected clock that may lag real time): a second of slack keeps a key alive
     -- until its counters have expired in the decision clock; liveness is decided by 'expires'.
@@ -412,20 +490,23 @@ if fast and op == 0 and allowed then
 end
 
 if fast then
-  for c = 1, checks do
-    local r = out[2 * c]
-    out[2 * c] = r == NEVER and -1 or r - now
+  if not reply then
+    for c = 1, checks do
+      local r = out[2 * c]
+      out[2 * c] = r == NEVER and -1 or r - now
+    end
+    local format = checks == 4 and '>i8Bi8i8i8i8i8i8i8i8' or '>i8B' .. string.rep('i8', 2 * checks)
+    reply = pack(format, now, allowed and 1 or 0, tunpack(out, 1, 2 * checks))
   end
-  local format = checks == 4 and '>i8Bi8i8i8i8i8i8i8i8' or '>i8B' .. string.rep('i8', 2 * checks)
-  local reply = pack(format, now, allowed and 1 or 0, tunpack(out, 1, 2 * checks))
-  if remember and op == 0 and allowed then
-    remember(reply)
+  if spill then
+    remember(reply) -- the entry into the hash, after the value's SET
   end
   return reply
 end
 
 -- ================================================================================================
 -- GENERAL PATH: the plain mirror of fcap-core, from the request again (nothing was written)
+nin, markerexp, spill, reply = 0, false, false, false -- counted again below, if the fast path began
 
 local function floordiv(a, b)
   local q = floor(a / b)
@@ -1332,7 +1413,7 @@ if op == 3 then
   -- 10^6 entries, and Redis serves nobody meanwhile): the caller asks a CHECK of it, O(log n)
   local result = { now }
   for _, s in ipairs(stored) do
-    if s.expiresms > now and s.alg ~= MESSAGE and s.alg ~= CLOCK then
+    if s.expiresms > now and s.alg ~= MESSAGE and s.alg ~= CLOCK and s.alg ~= ENTRY and s.alg ~= SPILLED then
       result[#result + 1] = s.id
       result[#result + 1] = s.large and LARGE or s.alg
       result[#result + 1] = s.large and '' or s.state
@@ -1399,6 +1480,15 @@ if admitted and op == 0 then
   end
 end
 
+local function general_reply()
+  local result = {}
+  for i = 1, at do
+    result[2 * i - 1] = used[i]
+    result[2 * i] = retry[i] == NEVER and -1 or retry[i] - now
+  end
+  return pack('>i8B' .. string.rep('i8', 2 * at), now, admitted and 1 or 0, tunpack(result, 1, 2 * at))
+end
+
 if (op == 0 and admitted) or op == 2 then
   -- the next value: the requested counters with their new states, then the other live counters
   local parts, maxexpires = {}, nil
@@ -1428,17 +1518,31 @@ if (op == 0 and admitted) or op == 2 then
     end
   end
   for _, s in ipairs(stored) do
-    if s.expiresms > now and s.alg ~= CLOCK and s.alg ~= MESSAGE then -- (MESSAGE: legacy, dropped)
+    if s.alg == SPILLED and s.expiresms > now and mid then
+      markerexp = math.max(markerexp or s.expiresms, s.expiresms) -- written again by entry_tail
+    elseif s.expiresms > now and s.alg ~= CLOCK and s.alg ~= MESSAGE then -- (MESSAGE: legacy, dropped)
       local requested = false
       for _, c in ipairs(counters) do
         if c.alg == s.alg and c.id == s.id then
           requested = true
         end
       end
+      if released_inline and s.alg == ENTRY and s.id == mid then
+        requested = true -- released: it leaves the value
+      end
       if not requested then
         parts[#parts + 1] = s.raw
         maxexpires = math.max(maxexpires or s.expiresms, s.expiresms)
+        nin = nin + (s.alg == ENTRY and 1 or 0)
       end
+    end
+  end
+  if entry_tail then
+    reply = op == 0 and general_reply() or false
+    parts[#parts + 1] = entry_tail(reply)
+    local e = math.max(markerexp or 0, (spill or op ~= 0) and 0 or midexp)
+    if e > 0 then
+      maxexpires = math.max(maxexpires or e, e)
     end
   end
   -- the partition's time first; with nothing live left, it alone
@@ -1453,13 +1557,8 @@ if op == 2 then
   end
   return pack('>i8B', now, admitted and 1 or 0)
 end
-local result = {}
-for i = 1, at do
-  result[2 * i - 1] = used[i]
-  result[2 * i] = retry[i] == NEVER and -1 or retry[i] - now
-end
-local reply = pack('>i8B' .. string.rep('i8', 2 * at), now, admitted and 1 or 0, tunpack(result, 1, 2 * at))
-if remember and op == 0 and admitted then
-  remember(reply)
+reply = reply or general_reply()
+if spill then
+  remember(reply) -- the entry into the hash, after the value's SET
 end
 return reply

@@ -23,12 +23,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Message ids and release records live in each partition's entries hash (docs/redis.md, "Message ids"),
- * not in the partition value: a shared partition that admits thousands of decisions, each writing a
- * release record (as the engine does in every partition of a decision), keeps a value of constant
- * size while its hash grows by one field per decision; once the records' horizon has passed, further
- * traffic keeps the expired fields bounded (two sampled per write); a release and a message-id retry
- * are answered from the hash; a reset deletes the value and the hash together.
+ * Message ids and release records live in the partition value while it holds fewer than four, then in
+ * the partition's entries hash (docs/redis.md, "Message ids"): a shared partition that admits
+ * thousands of decisions, each writing a release record (as the engine does in every partition of a
+ * decision), keeps a value of constant size while its hash grows by one field per decision; once the
+ * records' horizon has passed, further traffic keeps the expired fields bounded (two sampled per
+ * write); a release and a message-id retry are answered from the value or the hash; a reset deletes
+ * the value and the hash together.
  *
  * <p>Before the hash, the value grew by about 70 bytes per admitted decision and every call parsed and
  * copied all of them (O(admitted decisions) per decision): the first assertion on {@code STRLEN} failed.
@@ -36,6 +37,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class RedisEntriesIT {
   private static final long HORIZON_MS = 60_000;
   private static final int DECISIONS = 2_000;
+  /** Entries kept in the value before the hash (partition.lua, INLINE_MAX). */
+  private static final int INLINE = 4;
   private static final long STEP_MS = 10;
   private static final byte[] TAIL = new byte[41]; // the seed policy's tail length; opaque to the store
 
@@ -80,11 +83,11 @@ class RedisEntriesIT {
         clock.advance(STEP_MS);
       }
       assertThat(strlen(sharedKey)).as("the shared partition's value after %d records", DECISIONS)
-          .isLessThan(200).isBetween(firstSizes[0] - 2, firstSizes[0] + 2);
-      assertThat(strlen(smallKey)).as("the small partition's value").isLessThan(200)
+          .isLessThan(500).isBetween(firstSizes[0] - 2, firstSizes[0] + 2);
+      assertThat(strlen(smallKey)).as("the small partition's value").isLessThan(500)
           .isBetween(firstSizes[1] - 2, firstSizes[1] + 2);
-      assertThat(hlen(sharedKey)).isEqualTo(DECISIONS);
-      assertThat(hlen(smallKey)).isEqualTo(DECISIONS);
+      assertThat(hlen(sharedKey)).isEqualTo(DECISIONS - INLINE);
+      assertThat(hlen(smallKey)).isEqualTo(DECISIONS - INLINE);
       // the hash lives as long as its longest-lived entry: the horizon plus a second of slack
       assertThat((Long) server.call("PTTL", sharedKey + "\0M")).isBetween(HORIZON_MS - 1_000, HORIZON_MS + 2_000);
 
@@ -95,7 +98,7 @@ class RedisEntriesIT {
       assertThat(release(store, SHARED, CHANNEL, recent).allowed()).as("released").isTrue();
       assertThat(release(store, SHARED, CHANNEL, recent).allowed()).as("released twice").isFalse();
       assertThat(check(store, SHARED, CHANNEL).used()[0]).isEqualTo(DECISIONS - 1);
-      assertThat(hlen(sharedKey)).isEqualTo(DECISIONS - 1);
+      assertThat(hlen(sharedKey)).isEqualTo(DECISIONS - INLINE - 1);
 
       // a message id's retry is answered from the hash, and counts nothing
       Idempotency messageId = new Idempotency(randomKey(), HORIZON_MS, TAIL, true);
@@ -115,7 +118,7 @@ class RedisEntriesIT {
         clock.advance(STEP_MS);
       }
       assertThat(hlen(sharedKey)).as("live records plus the expired ones not yet sampled")
-          .isBetween((long) DECISIONS, DECISIONS * 3L / 2);
+          .isBetween((long) DECISIONS - INLINE, DECISIONS * 3L / 2);
       assertThat(strlen(sharedKey)).isBetween(firstSizes[0] - 2, firstSizes[0] + 2);
       // an expired record is not released, even while its field is still there
       assertThat(release(store, SHARED, CHANNEL, records.get(1)).allowed()).isFalse();
@@ -123,11 +126,52 @@ class RedisEntriesIT {
   }
 
   @Test
+  void aPartitionsFirstEntriesStayInItsValueAndTheRestGoToTheHash() throws Exception {
+    try (RedisStore store = RedisStore.builder(REDIS.uri()).clock(clock).build()) {
+      String key = new String(store.keyOf(SMALL), StandardCharsets.ISO_8859_1);
+      Idempotency messageId = new Idempotency(randomKey(), HORIZON_MS, TAIL, true);
+      PartitionResult first = decide(store, SMALL, BURST, messageId);
+      List<byte[]> records = new ArrayList<>();
+      for (int i = 0; i < INLINE + 1; i++) {
+        clock.advance(STEP_MS);
+        records.add(randomKey());
+        assertThat(decide(store, SMALL, BURST, record(records.get(i))).allowed()).isTrue();
+      }
+      // a partition's first entries cost no second key; the rest spill, and the value says so
+      assertThat(StoredValue.all(REDIS.uri()).get(key).counters()).extracting(StoredValue.Counter::kind)
+          .containsExactly(StoredValue.GAPS, StoredValue.ENTRY, StoredValue.ENTRY, StoredValue.ENTRY,
+              StoredValue.ENTRY, StoredValue.SPILLED);
+      assertThat(hlen(key)).isEqualTo(2);
+      // a retry is answered from the value, a later record is released from the hash, an earlier
+      // one from the value: each once
+      assertThat(decide(store, SMALL, BURST, messageId).replayOf()).isNotNull();
+      assertThat(decide(store, SMALL, BURST, messageId).time()).isEqualTo(first.time());
+      assertThat(release(store, SMALL, BURST, records.get(INLINE)).allowed()).isTrue();
+      assertThat(release(store, SMALL, BURST, records.get(INLINE)).allowed()).isFalse();
+      assertThat(hlen(key)).isEqualTo(1);
+      assertThat(release(store, SMALL, BURST, records.get(0)).allowed()).isTrue();
+      assertThat(release(store, SMALL, BURST, records.get(0)).allowed()).isFalse();
+      assertThat(StoredValue.allEntries(REDIS.uri()).get(key)).hasSize(INLINE);
+      assertThat(check(store, SMALL, BURST).used()[0]).isEqualTo(1 + INLINE + 1 - 2);
+      // with room in the value again, the next entry goes there, and the hashed one is still found
+      clock.advance(STEP_MS);
+      byte[] next = randomKey();
+      assertThat(decide(store, SMALL, BURST, record(next)).allowed()).isTrue();
+      assertThat(hlen(key)).isEqualTo(1);
+      assertThat(release(store, SMALL, BURST, records.get(INLINE - 1)).allowed()).isTrue();
+      assertThat(release(store, SMALL, BURST, next).allowed()).isTrue();
+    }
+  }
+
+  @Test
   void aResetDeletesTheValueAndItsEntriesTogether() throws Exception {
     try (RedisStore store = RedisStore.builder(REDIS.uri()).clock(clock).build()) {
       String key = new String(store.keyOf(SHARED), StandardCharsets.ISO_8859_1);
-      byte[] before = randomKey();
-      assertThat(decide(store, SHARED, CHANNEL, record(before)).allowed()).isTrue();
+      List<byte[]> before = new ArrayList<>();
+      for (int i = 0; i <= INLINE; i++) { // the first in the value, the last in the hash
+        before.add(randomKey());
+        assertThat(decide(store, SHARED, CHANNEL, record(before.get(i))).allowed()).isTrue();
+      }
       assertThat((Long) server.call("EXISTS", key, key + "\0M")).isEqualTo(2L);
       assertThat(store.delete(SHARED).join()).isTrue();
       assertThat((Long) server.call("EXISTS", key, key + "\0M")).as("value and hash deleted").isZero();
@@ -135,7 +179,9 @@ class RedisEntriesIT {
       // releasing a decision made before the reset must not give back what was counted after it
       clock.advance(STEP_MS);
       assertThat(decide(store, SHARED, CHANNEL, record(randomKey())).allowed()).isTrue();
-      assertThat(release(store, SHARED, CHANNEL, before).allowed()).isFalse();
+      for (byte[] record : before) {
+        assertThat(release(store, SHARED, CHANNEL, record).allowed()).isFalse();
+      }
       assertThat(check(store, SHARED, CHANNEL).used()[0]).isEqualTo(1);
     }
   }
@@ -164,7 +210,8 @@ class RedisEntriesIT {
       assertThat(again.allowed()).isTrue();
       assertThat(again.replayOf()).as("an id remembered before the upgrade is unknown").isNull();
       StoredValue value = StoredValue.all(REDIS.uri()).get(new String(key, StandardCharsets.ISO_8859_1));
-      assertThat(value.counters()).extracting(StoredValue.Counter::kind).containsExactly(StoredValue.GAPS);
+      assertThat(value.counters()).extracting(StoredValue.Counter::kind)
+          .containsExactly(StoredValue.GAPS, StoredValue.ENTRY); // the legacy entry gone, the new one inline
       assertThat(StoredValue.allEntries(REDIS.uri()).values()).singleElement()
           .satisfies(entries -> assertThat(entries).extracting(e -> ByteBuffer.wrap(e.id())).containsExactly(ByteBuffer.wrap(id)));
     }

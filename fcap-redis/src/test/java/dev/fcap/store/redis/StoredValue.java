@@ -24,6 +24,10 @@ record StoredValue(Long latest, List<Counter> counters) {
   static final int CLOCK = 120;
   /** A remembered message id or release record as older versions kept it in the value (partition.lua, MESSAGE IDS). */
   static final int MESSAGE = 127;
+  /** A remembered message id or release record kept inline in the value (partition.lua, "Where entries live"). */
+  static final int ENTRY = 126;
+  /** The marker of a value whose partition has entries in its hash. */
+  static final int SPILLED = 121;
 
   /**
    * A field of a partition's entries hash (the partition key, then "\0M"): a remembered message id or
@@ -119,7 +123,10 @@ record StoredValue(Long latest, List<Counter> counters) {
     }
   }
 
-  /** Every entry of every entries hash of a standalone Redis (key: the partition key, in ISO-8859-1). */
+  /**
+   * Every remembered entry of a standalone Redis, inline in a value or in an entries hash (key: the
+   * partition key, in ISO-8859-1).
+   */
   static Map<String, List<Entry>> allEntries(String uri) {
     RedisClient client = RedisClient.create(RedisURI.create(uri));
     try (StatefulRedisConnection<byte[], byte[]> c = client.connect(ByteArrayCodec.INSTANCE)) {
@@ -127,9 +134,15 @@ record StoredValue(Long latest, List<Counter> counters) {
       for (byte[] key : c.sync().keys("*")) {
         String name = new String(key, java.nio.charset.StandardCharsets.ISO_8859_1);
         if (isEntries(name)) {
-          List<Entry> list = new ArrayList<>();
+          List<Entry> list = entries.computeIfAbsent(name.substring(0, name.length() - 2), k -> new ArrayList<>());
           c.sync().hgetall(key).forEach((id, value) -> list.add(Entry.parse(id, value)));
-          entries.put(name.substring(0, name.length() - 2), list);
+        } else if (!isBlock(name)) {
+          for (Counter inline : parse(c.sync().get(key)).counters()) {
+            if (inline.kind() == ENTRY) {
+              entries.computeIfAbsent(name, k -> new ArrayList<>())
+                  .add(new Entry(inline.id(), inline.expires(), inline.state()));
+            }
+          }
         }
       }
       return entries;
