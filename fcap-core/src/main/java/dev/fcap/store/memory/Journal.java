@@ -637,11 +637,14 @@ final class Journal implements AutoCloseable {
       if (format == 1) {
         record = PartitionRecord.fromLayout1(record);
       }
+      if (format <= 2) {
+        record = PartitionRecord.fromLayout2(record);
+      }
       if (PartitionRecord.expiresAt(record) <= now) {
         record = null; // the newest state of the partition has expired: nothing to load
       }
     }
-    store.restore(key, record, format < 3);
+    store.restore(key, record);
   }
 
   private static String checkHeader(byte[] h, byte kind) {
@@ -654,8 +657,8 @@ final class Journal implements AutoCloseable {
     }
     int format = getInt(h, 8);
     if (format < 1 || format > PartitionRecord.FORMAT) {
-      // layout 1 is layout 2 without the partition's time: converted as read; layouts 1 and 2 held
-      // remembered decisions inline: moved out after recovery. So an upgrade keeps the counts.
+      // layout 1 is layout 2 without the partition's time, layout 2 is layout 3 with u8 tail lengths
+      // in its remembered decisions: converted as read, so an upgrade keeps the counts and the ids
       return "holds records in layout " + format + ", this version reads 1 to " + PartitionRecord.FORMAT;
     }
     return null;

@@ -56,9 +56,9 @@ import java.util.concurrent.atomic.LongAdder;
  * decision; snapshots carry every live log, and a graceful close writes the last changes
  * ({@code JournalTest}, docs/server.md "What survives what").
  *
- * <p><b>Remembered decisions.</b> A message id or a release record ({@link Idempotency}) is a record
- * of its own beside its partition, in the same segment and step ({@link RememberedDecisions}: why,
- * and how a reset forgets them).
+ * <p><b>Remembered decisions.</b> A message id or a release record ({@link Idempotency}) is kept in
+ * its partition's record while it holds fewer than four, else in a record of its own beside it, in
+ * the same segment and step ({@link RememberedDecisions}: why, and how a reset forgets them).
  *
  * <p><b>Whose clock expires what.</b> A request decides at its own time (the store's clock, or a
  * caller-supplied time for replays and tests), but never before its partition's latest written time
@@ -89,8 +89,6 @@ public final class MemoryStore implements Store {
   /** Null: memory only. */
   private final Journal journal;
   private final RememberedDecisions rememberedDecisions;
-  /** Recovery loaded records of a layout that held remembered decisions inline ({@link #moveInlineEntriesOut}). */
-  private boolean inlineEntriesRestored;
   /** Set once a request carries its own time; from then on the sweep waits for the floor. */
   private volatile boolean callerTimeSeen;
   /** No later request carries a caller time below this (raised by {@link #advanceCallerTimeFloor}). */
@@ -109,10 +107,6 @@ public final class MemoryStore implements Store {
     this.clockStepGraceMs = b.clockStepGraceMs;
     this.journal = b.durability == null ? null : Journal.open(b.durability, segments, clock, this);
     this.rememberedDecisions = new RememberedDecisions(this::hash, journal);
-    if (journal != null && inlineEntriesRestored) {
-      moveInlineEntriesOut();
-      journal.requestSnapshot(); // the converted records reach the disk with the next snapshot
-    }
     if (journal != null) {
       for (Segment s : segments) {
         synchronized (s) {
@@ -182,9 +176,14 @@ public final class MemoryStore implements Store {
       Idempotency id = request.idempotency();
       // a decision writing its own release record (not replayable) has a fresh random key: nothing to
       // look up (its release, the same key on a RELEASE, does look it up)
-      RememberedDecisions.Entry entry = id != null && (request.operation() != Operation.DECIDE || id.replayable())
+      boolean lookUp = id != null && (request.operation() != Operation.DECIDE || id.replayable());
+      byte[] remembered = lookUp && record != null ? PartitionRecord.readMessage(record, id.key(), now) : null;
+      boolean inline = remembered != null;
+      RememberedDecisions.Entry entry = lookUp && !inline
           ? rememberedDecisions.entry(segment, request.partition(), id.key(), now) : null;
-      byte[] remembered = entry == null ? null : RememberedDecisions.find(segment, entry, now);
+      if (entry != null) {
+        remembered = RememberedDecisions.find(segment, entry, now);
+      }
       LargeLog[] large = largeLogs(segment, request, states, now);
       PartitionResult result = PartitionStep.apply(request, now, states, large, remembered);
       // A dry run, a refused decision or a replayed one changes no state: leave the record as it is
@@ -192,11 +191,20 @@ public final class MemoryStore implements Store {
       if ((request.operation() == Operation.RELEASE || request.operation() == Operation.DECIDE) && result.allowed()
           && result.replayOf() == null) {
         byte[] next = PartitionRecord.write(record, request.partition(), counters, states, now);
-        if (id != null && entry == null) {
-          entry = rememberedDecisions.entry(segment, request.partition(), id.key(), now);
+        byte[] entryRecord = null;
+        if (id != null && request.operation() == Operation.DECIDE) {
+          byte[] state = PartitionStep.remember(result, id);
+          if (PartitionRecord.messages(next, now) < RememberedDecisions.INLINE_MAX) {
+            next = PartitionRecord.withMessage(next, id.key(), state, now + id.horizonMs()); // the usual case
+            id = null;
+          } else {
+            entry = entry != null ? entry : rememberedDecisions.entry(segment, request.partition(), id.key(), now);
+            entryRecord = RememberedDecisions.record(entry, state, now + id.horizonMs());
+          }
+        } else if (id != null && inline) {
+          next = PartitionRecord.withoutMessage(next, id.key()); // released: it leaves with this write
+          id = null;
         }
-        byte[] entryRecord = id == null || request.operation() != Operation.DECIDE ? null
-            : RememberedDecisions.record(entry, PartitionStep.remember(result, id), now + id.horizonMs());
         if (entryRecord != null && makeRoom(segment, entryRecord, slot < 0 ? next : null)) {
           slot = segment.find(hash, request.partition()); // a sweep made room: slots moved
         }
@@ -206,7 +214,8 @@ public final class MemoryStore implements Store {
         }
         CompletableFuture<Void> written = journal == null ? null : journal.append(index, request.partition(), next);
         if (id != null) {
-          written = rememberedDecisions.write(index, segment, entry, entryRecord, written); // after the counts
+          // an entry of its own, written or (released) dropped after the counts
+          written = rememberedDecisions.write(index, segment, entry, entryRecord, written);
         }
         if (durable != null) {
           durable[0] = written;
@@ -332,11 +341,6 @@ public final class MemoryStore implements Store {
     return swept;
   }
 
-  /** Remembered decisions that layouts before 3 held inline move out (after recovering such records). */
-  void moveInlineEntriesOut() {
-    rememberedDecisions.moveInlineOut(segments);
-  }
-
   @Override
   public CompletableFuture<PartitionSnapshot> read(byte[] partition) {
     int hash = hash(partition);
@@ -397,8 +401,7 @@ public final class MemoryStore implements Store {
    * Sets a partition's record during recovery ({@link Journal}): last write wins, null removes.
    * Not journaled, and not held to {@code maxBytes}: what was held before a restart is held after it.
    */
-  void restore(byte[] partition, byte[] record, boolean inlineEntries) {
-    inlineEntriesRestored |= inlineEntries && record != null;
+  void restore(byte[] partition, byte[] record) {
     int hash = hash(partition);
     Segment segment = segmentOf(hash);
     synchronized (segment) {
@@ -448,7 +451,7 @@ public final class MemoryStore implements Store {
     }
     Journal.Recovery r = journal.recovery();
     return java.util.Optional.of("recovered " + r.partitions() + " partitions and " + r.remembered()
-        + " remembered decisions from " + r.entries() + " entries in "
+        + " remembered decisions beside them from " + r.entries() + " entries in "
         + r.millis() + " ms" + (r.problems().isEmpty() ? "" : "; DAMAGED STATE (the intact part was loaded): "
             + String.join("; ", r.problems())));
   }
@@ -531,8 +534,9 @@ public final class MemoryStore implements Store {
   }
 
   /**
-   * Remembered decisions (message ids, release records) and reset generations held, expired ones not
-   * yet swept included: records of their own beside the partitions (see the class note).
+   * Remembered decisions (message ids, release records) with records of their own beside their
+   * partitions (a partition's first few are kept inline: {@link RememberedDecisions}), and reset
+   * generations, expired ones not yet swept included.
    */
   public long remembered() {
     long n = 0;

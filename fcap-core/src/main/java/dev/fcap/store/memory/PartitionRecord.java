@@ -31,11 +31,11 @@ import java.util.List;
  * counters expire after it, and a record with nothing live left keeps the key and the time until
  * then), so {@code back} is a small unsigned varint: 1 to 4 bytes for windows up to a day.
  *
- * <p>A remembered decision (a message id, a release record: {@link dev.fcap.store.Idempotency}) has a
- * record of its own, {@link #entry}: one entry of the same shape with kind {@link #MESSAGE} instead
- * of an algorithm and {@link PartitionStep#remember} bytes as its state, under a store-private key
- * beside its partition ({@link MemoryStore}, "Remembered decisions"). Records written before that
- * held them inline, among the counters; {@link MemoryStore#restore} moves them out.
+ * <p>A remembered decision (a message id, a release record: {@link dev.fcap.store.Idempotency}) is an
+ * entry of the same shape with kind {@link #MESSAGE} instead of an algorithm and
+ * {@link PartitionStep#remember} bytes as its state: the partition's first few inline, among its
+ * counters (carried over by writes and swept like any counter, never matched by a counter lookup),
+ * the rest in records of their own ({@link #entry}, {@link RememberedDecisions}).
  *
  * <p>Counters are found by comparing ids; an id ends with its most distinctive bytes (a content
  * fingerprint), so the comparison first rejects on the last eight bytes.
@@ -268,29 +268,92 @@ final class PartitionRecord {
     return out;
   }
 
-  /**
-   * {@code record} without its remembered decisions (written inline by layouts before entries had
-   * records of their own): the base of {@link MemoryStore#restore}'s conversion; the record itself if
-   * it holds none.
-   */
-  static byte[] withoutMessages(byte[] record) {
-    int from = skipKey(record);
-    int size = from;
-    for (int at = from; at < record.length; at = nextCounter(record, at)) {
-      if (!isMessage(record, at)) {
-        size += nextCounter(record, at) - at;
+  /** How many live remembered decisions the record holds inline. */
+  static int messages(byte[] record, long now) {
+    int n = 0;
+    for (int at = skipKey(record); at < record.length; at = nextCounter(record, at)) {
+      int idLen = Varint.read(record, at);
+      int alg = at + Varint.size(idLen) + idLen;
+      if (record[alg] == MESSAGE && expiresMs(record, alg + 1) > now) {
+        n++;
       }
     }
-    if (size == record.length) {
-      return record;
-    }
-    byte[] out = new byte[size];
-    System.arraycopy(record, 0, out, 0, from);
-    int pos = from;
-    for (int at = from; at < record.length; ) {
+    return n;
+  }
+
+  /** {@code record} plus a remembered decision under {@code key} until {@code expiresAt} (epoch ms). */
+  static byte[] withMessage(byte[] record, byte[] key, byte[] remembered, long expiresAt) {
+    int expires = Math.max(expiresSeconds(record), toSeconds(expiresAt));
+    int size = Varint.size(key.length) + key.length + 5 + Varint.size(remembered.length) + remembered.length;
+    // the header's expiry may move later: the partition's time is kept, so its distance changes
+    int keyLen = Varint.read(record, HEAD);
+    int backAt = HEAD + Varint.size(keyLen) + keyLen;
+    long oldBack = Varint.readLong(record, backAt);
+    long back = oldBack + (expires - (long) expiresSeconds(record)) * 1000L;
+    int from = backAt + Varint.size(oldBack);
+    byte[] out = new byte[backAt + Varint.size(back) + record.length - from + size];
+    System.arraycopy(record, 0, out, 0, backAt);
+    putInt(out, 0, expires);
+    int pos = Varint.write(out, backAt, back);
+    System.arraycopy(record, from, out, pos, record.length - from);
+    writeCounter(out, pos + record.length - from, key, MESSAGE, toSeconds(expiresAt), remembered);
+    return out;
+  }
+
+  /** {@code record} without the remembered decision of {@code key} (the key and the time stay). */
+  static byte[] withoutMessage(byte[] record, byte[] key) {
+    for (int at = skipKey(record); at < record.length; ) {
       int next = nextCounter(record, at);
-      if (!isMessage(record, at)) {
-        System.arraycopy(record, at, out, pos, next - at);
+      int idLen = Varint.read(record, at);
+      int id = at + Varint.size(idLen);
+      if (record[id + idLen] == MESSAGE && idEquals(record, id, idLen, key)) {
+        byte[] out = new byte[record.length - (next - at)];
+        System.arraycopy(record, 0, out, 0, at);
+        System.arraycopy(record, next, out, at, record.length - next);
+        return out; // the header's expiry may now be later than needed: kept a little longer, never shorter
+      }
+      at = next;
+    }
+    return record;
+  }
+
+  /**
+   * A record of layout 2 (or 1, converted) in layout 3: its remembered decisions end with a u16
+   * tail length ({@code PartitionStep.remember}), where layout 2 wrote a u8.
+   */
+  static byte[] fromLayout2(byte[] old) {
+    int from = skipKey(old);
+    int grow = 0;
+    for (int at = from; at < old.length; at = nextCounter(old, at)) {
+      int idLen = Varint.read(old, at);
+      int alg = at + Varint.size(idLen) + idLen;
+      if (old[alg] == MESSAGE) {
+        int stateLen = Varint.read(old, alg + 5);
+        grow += 1 + Varint.size(stateLen + 1) - Varint.size(stateLen);
+      }
+    }
+    if (grow == 0) {
+      return old;
+    }
+    byte[] out = new byte[old.length + grow];
+    System.arraycopy(old, 0, out, 0, from);
+    int pos = from;
+    for (int at = from; at < old.length; ) {
+      int next = nextCounter(old, at);
+      int idLen = Varint.read(old, at);
+      int alg = at + Varint.size(idLen) + idLen;
+      if (old[alg] == MESSAGE) {
+        int stateLen = Varint.read(old, alg + 5);
+        int state = alg + 5 + Varint.size(stateLen);
+        System.arraycopy(old, at, out, pos, alg + 5 - at);
+        pos += alg + 5 - at;
+        pos = Varint.write(out, pos, stateLen + 1);
+        System.arraycopy(old, state, out, pos, stateLen - 1);
+        pos += stateLen - 1;
+        out[pos++] = 0; // the tail length's high byte
+        out[pos++] = old[state + stateLen - 1];
+      } else {
+        System.arraycopy(old, at, out, pos, next - at);
         pos += next - at;
       }
       at = next;
@@ -298,28 +361,9 @@ final class PartitionRecord {
     return out;
   }
 
-  /** Calls {@code each} with (id, state, expires epoch ms) of every remembered decision held inline. */
-  static void forEachMessage(byte[] record, MessageVisitor each) {
-    for (int at = skipKey(record); at < record.length; at = nextCounter(record, at)) {
-      if (isMessage(record, at)) {
-        int idLen = Varint.read(record, at);
-        int id = at + Varint.size(idLen);
-        int alg = id + idLen;
-        int stateLen = Varint.read(record, alg + 5);
-        int state = alg + 5 + Varint.size(stateLen);
-        each.visit(Arrays.copyOfRange(record, id, id + idLen), Arrays.copyOfRange(record, state, state + stateLen),
-            expiresMs(record, alg + 1));
-      }
-    }
-  }
-
-  interface MessageVisitor {
-    void visit(byte[] id, byte[] state, long expiresAt);
-  }
-
-  private static boolean isMessage(byte[] record, int at) {
-    int idLen = Varint.read(record, at);
-    return record[at + Varint.size(idLen) + idLen] == MESSAGE;
+  /** The record's own expiry field, in record seconds. */
+  private static int expiresSeconds(byte[] record) {
+    return (record[0] & 0xff) << 24 | (record[1] & 0xff) << 16 | (record[2] & 0xff) << 8 | (record[3] & 0xff);
   }
 
   /** The live counters of a record, for inspection (remembered decisions are not counters). */

@@ -6,15 +6,17 @@ import java.util.function.ToIntFunction;
 
 /**
  * Where the {@link MemoryStore} keeps remembered decisions (a message id's first admitted decision,
- * a release record: {@link dev.fcap.store.Idempotency}): each in a record of its own, beside its
- * partition, never inside it.
+ * a release record: {@link dev.fcap.store.Idempotency}): a partition's first {@link #INLINE_MAX}
+ * inline, in its own record, and the rest each in a record of its own, beside it.
  *
  * <p><b>Why beside.</b> Inside the partition's record, among its counters, every step copied them
  * all: a partition shared by many recipients (a channel-wide rule) holds one release record per
  * admitted decision of the release horizon, so a decision there cost O(decisions in the horizon),
  * 1.5 ms after 40,000 of them ({@code SharedPartitionCost}). Beside it, a step reads or writes only
  * the entry it needs ({@code RememberedDecisionsTest} checks that the partition's record keeps its
- * size).
+ * size). <b>Why the first few inline:</b> a recipient's partition remembers a few decisions per
+ * horizon, and inline each costs 72 bytes where a record of its own costs 138 (its key repeats the
+ * partition's, plus a table slot); a lookup tries the record first, then the entry beside it.
  *
  * <p><b>Keys and lock.</b> An entry is the record {@code ENTRY key(16) partition}
  * ({@link PartitionRecord#entry}), whose hash takes its segment bits from the partition's
@@ -37,6 +39,8 @@ final class RememberedDecisions {
   static final byte ENTRY = (byte) 0xFF;
   /** First byte of a reset generation's key. */
   static final byte RESET = (byte) 0xFE;
+  /** Remembered decisions a partition keeps inline, in its own record, before they get records of their own. */
+  static final int INLINE_MAX = 4;
   /** The generation of a partition never reset while entries of it may live: an empty entry id. */
   private static final byte[] FIRST_GENERATION = new byte[0];
 
@@ -135,37 +139,6 @@ final class RememberedDecisions {
       segment.entriesUntil = Math.max(segment.entriesUntil, until);
     } else {
       segment.resetsUntil = Math.max(segment.resetsUntil, until);
-    }
-  }
-
-  /**
-   * Moves the remembered decisions that records of layouts before 3 held inline into entries of
-   * their own (once, after recovering such records). Those layouts ended an entry's state with a
-   * u8 tail length; {@code PartitionStep.remember} now writes a u16.
-   */
-  void moveInlineOut(Segment[] segments) {
-    for (Segment segment : segments) {
-      synchronized (segment) {
-        java.util.List<byte[]> inline = new java.util.ArrayList<>();
-        for (byte[] record : segment.records) {
-          if (record != null && !PartitionRecord.isStorePrivate(record) && PartitionRecord.withoutMessages(record) != record) {
-            inline.add(record);
-          }
-        }
-        for (byte[] record : inline) {
-          byte[] partition = PartitionRecord.key(record);
-          segment.replaceAt(segment.find(hash.applyAsInt(partition), partition), PartitionRecord.withoutMessages(record));
-          PartitionRecord.forEachMessage(record, (id, state, expiresAt) -> {
-            byte[] u16 = Arrays.copyOf(state, state.length + 1);
-            u16[state.length] = state[state.length - 1];
-            u16[state.length - 1] = 0;
-            byte[] key = entryKey(partition, id);
-            int h = hash.applyAsInt(key);
-            put(segment, h, segment.find(h, key), PartitionRecord.entry(key, FIRST_GENERATION, u16, expiresAt));
-            segment.entriesUntil = Math.max(segment.entriesUntil, expiresAt);
-          });
-        }
-      }
     }
   }
 

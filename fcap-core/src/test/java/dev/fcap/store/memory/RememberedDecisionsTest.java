@@ -79,17 +79,26 @@ class RememberedDecisionsTest {
       }
     }
     sizes[1] = store.record(CHANNEL).length;
-    // inline, 5,000 records of ~40 bytes each grew the partition to ~200 KB, copied on every decision
+    // all inline, 5,000 records of ~40 bytes each grew the partition to ~200 KB, copied on every
+    // decision; now the first INLINE_MAX stay in it and the rest have records of their own
     assertThat(sizes[1]).as("the partition's record after 10 and after 5,000 remembered decisions").isEqualTo(sizes[0]);
-    assertThat(store.remembered()).isEqualTo(5_000);
+    int inline = RememberedDecisions.INLINE_MAX;
+    assertThat(PartitionRecord.messages(store.record(CHANNEL), clock.millis())).isEqualTo(inline);
+    assertThat(store.remembered()).isEqualTo(5_000 - inline);
     assertThat(store.size()).isEqualTo(1);
-    // every one is still released once, from its own record
+    // every one is still released once, wherever it is (the first inline, the others not)
     for (int i = 0; i < ids.size(); i += 50) {
       assertThat(release(store, CHANNEL, ids.get(i), times.get(i))).as("release %d", i).isTrue();
       assertThat(release(store, CHANNEL, ids.get(i), times.get(i))).as("again %d", i).isFalse();
     }
     assertThat(used(store, CHANNEL)).isEqualTo(5_000 - 100);
-    assertThat(store.remembered()).isEqualTo(5_000 - 100);
+    assertThat(PartitionRecord.messages(store.record(CHANNEL), clock.millis())).isEqualTo(inline - 1);
+    assertThat(store.remembered()).isEqualTo(5_000 - inline - 99);
+    // room inline again: the next goes there
+    Idempotency next = record();
+    store.applyNow(decide(CHANNEL, next));
+    assertThat(PartitionRecord.messages(store.record(CHANNEL), clock.millis())).isEqualTo(inline);
+    assertThat(store.remembered()).isEqualTo(5_000 - inline - 99);
     // past the horizon, the sweep drops them like any expired record
     clock.advance(HOUR + 2_000 + MemoryStore.DEFAULT_CLOCK_STEP_GRACE_MS);
     store.evictExpired();
@@ -160,26 +169,22 @@ class RememberedDecisionsTest {
   }
 
   @Test
-  void decisionsThatOlderLayoutsRememberedInlineAreMovedOut() {
-    // a record of layout 2: the counters, then a remembered decision inline (kind 127)
+  void decisionsThatLayout2RememberedWithAShortTailLengthAreReadAfterConversion() {
+    // a record of layout 2: the counters, then a remembered decision whose state ends with a u8 tail length
     MemoryStore writer = MemoryStore.builder().clock(clock).segments(1).build();
     long at = writer.applyNow(decide(CHANNEL, null)).time();
-    byte[] counts = writer.record(CHANNEL);
     Idempotency id = messageId(5);
-    byte[] state = {0, 0, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3, 3};
-    java.nio.ByteBuffer.wrap(state).putLong(at);
-    byte[] entry = PartitionRecord.entry(new byte[] {0}, id.key(), state, at + HOUR);
-    int inlineFrom = entry.length - (1 + 16 + 1 + 4 + 1 + state.length);
-    byte[] legacy = java.util.Arrays.copyOf(counts, counts.length + entry.length - inlineFrom);
-    System.arraycopy(entry, inlineFrom, legacy, counts.length, entry.length - inlineFrom);
+    byte[] state = java.nio.ByteBuffer.allocate(8 + TAIL.length + 1).putLong(at).put(TAIL).put((byte) TAIL.length).array();
+    byte[] legacy = PartitionRecord.withMessage(writer.record(CHANNEL), id.key(), state, at + HOUR);
 
     MemoryStore store = MemoryStore.builder().clock(clock).segments(4).build();
-    store.restore(CHANNEL, legacy, true);
-    store.moveInlineEntriesOut();
-    assertThat(store.record(CHANNEL)).isEqualTo(counts);
-    assertThat(store.remembered()).isEqualTo(1);
+    store.restore(CHANNEL, PartitionRecord.fromLayout2(legacy)); // as Journal reads a file of layout 2
+    PartitionResult again = store.applyNow(decide(CHANNEL, id));
+    assertThat(again.replayOf()).as("the message id is still remembered, its decision id whole")
+        .isEqualTo(new String(TAIL, java.nio.charset.StandardCharsets.ISO_8859_1));
     assertThat(used(store, CHANNEL)).isEqualTo(1);
-    assertThat(release(store, CHANNEL, id, 0)).as("released from the moved entry").isTrue();
+    assertThat(release(store, CHANNEL, id, 0)).as("released from the converted entry").isTrue();
     assertThat(used(store, CHANNEL)).isZero();
+    assertThat(PartitionRecord.fromLayout2(store.record(CHANNEL))).as("nothing left to convert").isSameAs(store.record(CHANNEL));
   }
 }
