@@ -192,20 +192,21 @@ public final class MemoryStore implements Store {
           && result.replayOf() == null) {
         byte[] next = PartitionRecord.write(record, request.partition(), counters, states, now);
         byte[] entryRecord = null;
+        boolean beside = id != null && !inline; // the entry (written, or released) has a record of its own
         if (id != null && request.operation() == Operation.DECIDE) {
           byte[] state = PartitionStep.remember(result, id);
-          if (PartitionRecord.messages(next, now) < RememberedDecisions.INLINE_MAX) {
+          beside = PartitionRecord.messages(next, now) >= RememberedDecisions.INLINE_MAX;
+          if (!beside) {
             next = PartitionRecord.withMessage(next, id.key(), state, now + id.horizonMs()); // the usual case
-            id = null;
           } else {
             entry = entry != null ? entry : rememberedDecisions.entry(segment, request.partition(), id.key(), now);
             entryRecord = RememberedDecisions.record(entry, state, now + id.horizonMs());
           }
         } else if (id != null && inline) {
           next = PartitionRecord.withoutMessage(next, id.key()); // released: it leaves with this write
-          id = null;
         }
-        if (entryRecord != null && makeRoom(segment, entryRecord, slot < 0 ? next : null)) {
+        // an entry of its own and, if new, the partition's record: room for both before either is written
+        if (entryRecord != null && makeRoom(segment, entryRecord, slot < 0 ? Segment.cost(next) + 12 : 0)) {
           slot = segment.find(hash, request.partition()); // a sweep made room: slots moved
         }
         store(segment, hash, slot, request.partition(), next, now); // first: a FULL refusal must find nothing written
@@ -213,7 +214,7 @@ public final class MemoryStore implements Store {
           storeLargeLogs(segment, request, large);
         }
         CompletableFuture<Void> written = journal == null ? null : journal.append(index, request.partition(), next);
-        if (id != null) {
+        if (beside) {
           // an entry of its own, written or (released) dropped after the counts
           written = rememberedDecisions.write(index, segment, entry, entryRecord, written);
         }
@@ -302,32 +303,18 @@ public final class MemoryStore implements Store {
       if (PartitionRecord.isEmpty(next)) {
         return; // only a time, of a partition that holds nothing: not worth refusing a release for
       }
-      // sweep only if something can have expired since the last sweep: a refusal costs O(1)
-      long horizon = sweepTime();
-      if (horizon >= segment.nextExpiry) {
-        segment.sweepAll(horizon);
-      }
-      if (segment.bytesAfterInsert(next) > segmentBudget) {
-        throw full();
-      }
+      makeRoom(segment, next, 0);
     }
     segment.insert(hash, next);
   }
 
-  private StoreException full() {
-    rejected.increment();
-    return new StoreException(StoreException.Reason.FULL, "memory store is full (maxBytes reached); "
-        + "new recipients are refused until counters expire");
-  }
-
   /**
-   * Before a decision writes anything: room in its segment for its new entry and, if new, its
-   * partition's record, after one sweep if something can have expired; else FULL, nothing written.
-   * Returns whether it swept (slots moved).
+   * Room in the segment for {@code record} and {@code extra} more bytes, after one sweep if something
+   * can have expired since the last (so a refusal costs O(1)); else FULL, nothing written. Returns
+   * whether it swept (slots moved).
    */
-  private boolean makeRoom(Segment segment, byte[] entry, byte[] newRecord) {
-    long extra = newRecord == null ? 0 : Segment.cost(newRecord) + 12;
-    if (segment.bytesAfterInsert(entry) + extra <= segmentBudget) {
+  private boolean makeRoom(Segment segment, byte[] record, long extra) {
+    if (segment.bytesAfterInsert(record) + extra <= segmentBudget) {
       return false;
     }
     long horizon = sweepTime();
@@ -335,8 +322,10 @@ public final class MemoryStore implements Store {
     if (swept) {
       segment.sweepAll(horizon);
     }
-    if (segment.bytesAfterInsert(entry) + extra > segmentBudget) {
-      throw full();
+    if (segment.bytesAfterInsert(record) + extra > segmentBudget) {
+      rejected.increment();
+      throw new StoreException(StoreException.Reason.FULL, "memory store is full (maxBytes reached); "
+          + "new recipients are refused until counters expire");
     }
     return swept;
   }
