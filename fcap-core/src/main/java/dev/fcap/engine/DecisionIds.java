@@ -48,6 +48,8 @@ final class DecisionIds {
   private static final long KEY_HORIZON_MS = 30L * 365 * 24 * 3600 * 1000;
   private static final long EPOCH_MS = 1_577_836_800_000L;
   private static final int IV = 12;
+  private static final int BLOCK = 16;
+  private static final Base64.Encoder ID_ENCODER = Base64.getUrlEncoder().withoutPadding();
   private static final int HEAD = 4 + 16;
   /**
    * The longest id: one that fits an HTTP/1 request line (4,096) with its path. A partition key of
@@ -142,6 +144,8 @@ final class DecisionIds {
     private final SecretKeySpec encKey;
     private final SecretKeySpec macKey;
     private final ThreadLocal<Mac> macs;
+    /** Per thread: the HMAC of the id being sealed, then its AES counter block (no array per id). */
+    private final ThreadLocal<byte[]> blocks = ThreadLocal.withInitial(() -> new byte[32]);
     private final ThreadLocal<Cipher> ciphers = ThreadLocal.withInitial(() -> {
       try {
         return Cipher.getInstance("AES/CTR/NoPadding");
@@ -168,10 +172,18 @@ final class DecisionIds {
     }
 
     String seal(byte[] plain) {
-      byte[] iv = Arrays.copyOf(macs.get().doFinal(plain), IV);
-      byte[] out = Arrays.copyOf(iv, IV + plain.length);
-      crypt(iv, plain, out, IV);
-      return "d" + Base64.getUrlEncoder().withoutPadding().encodeToString(out);
+      byte[] block = blocks.get();
+      byte[] out = new byte[IV + plain.length];
+      try {
+        Mac mac = macs.get();
+        mac.update(plain);
+        mac.doFinal(block, 0); // 32 bytes; the first IV of them are the IV
+      } catch (GeneralSecurityException e) {
+        throw new IllegalStateException(e);
+      }
+      System.arraycopy(block, 0, out, 0, IV);
+      crypt(block, plain, out, IV);
+      return "d" + ID_ENCODER.encodeToString(out);
     }
 
     byte[] open(String id) {
@@ -186,15 +198,17 @@ final class DecisionIds {
       }
       byte[] iv = Arrays.copyOf(raw, IV);
       byte[] plain = new byte[raw.length - IV];
-      crypt(iv, Arrays.copyOfRange(raw, IV, raw.length), plain, 0);
+      crypt(Arrays.copyOf(iv, BLOCK), Arrays.copyOfRange(raw, IV, raw.length), plain, 0);
       byte[] expected = Arrays.copyOf(macs.get().doFinal(plain), IV);
       return MessageDigest.isEqual(expected, iv) ? plain : null;
     }
 
-    private void crypt(byte[] iv, byte[] in, byte[] out, int at) {
+    /** AES-CTR from the counter block whose first {@link #IV} bytes are the IV (the rest are zeroed here). */
+    private void crypt(byte[] block, byte[] in, byte[] out, int at) {
+      Arrays.fill(block, IV, BLOCK, (byte) 0);
       try {
         Cipher c = ciphers.get();
-        c.init(Cipher.ENCRYPT_MODE, encKey, new IvParameterSpec(Arrays.copyOf(iv, 16)));
+        c.init(Cipher.ENCRYPT_MODE, encKey, new IvParameterSpec(block, 0, BLOCK));
         c.doFinal(in, 0, in.length, out, at);
       } catch (GeneralSecurityException e) {
         throw new IllegalStateException(e);

@@ -469,15 +469,12 @@ public final class Engine implements AutoCloseable {
     byte[] fingerprint = m.content() != null ? Fingerprint.ofContent(m.content())
         : m.contentKey() != null ? Fingerprint.ofContentKey(m.contentKey()) : null;
     long alignAt = time == PartitionRequest.STORE_TIME ? clock.millis() : time;
-    PartitionRequest[] requests = new PartitionRequest[plan.partitions.length];
-    for (int p = 0; p < requests.length; p++) {
-      requests[p] = request(m, cp.tenantUtf8, plan.partitions[p], op, time, fingerprint, alignAt);
-    }
+    int partitions = plan.partitions.length;
     long releaseHorizon = releaseHorizonMs < 0 ? cp.messageHorizonMs : releaseHorizonMs;
-    boolean decide = op == Operation.DECIDE && requests.length > 0;
+    boolean decide = op == Operation.DECIDE && partitions > 0;
     byte[] key = null;
     long horizon = 0;
-    if (m.messageId() != null && requests.length > 0 && op != Operation.RELEASE) {
+    if (m.messageId() != null && partitions > 0 && op != Operation.RELEASE) {
       key = Fingerprint.ofMessageId(m.messageId());
       horizon = Math.max(cp.messageHorizonMs, releaseHorizon);
     } else if (decide && releaseHorizon > 0) {
@@ -485,21 +482,31 @@ public final class Engine implements AutoCloseable {
       java.util.concurrent.ThreadLocalRandom.current().nextBytes(key);
       horizon = releaseHorizon;
     }
+    PartitionRequest[] requests = new PartitionRequest[partitions];
     boolean releasable = false;
-    for (int j = 0; key != null && j < requests.length && (j == 0 || decide); j++) {
-      // Each partition remembers the decision (the recipient's first, when a rule is keyed by it),
-      // atomically with its counts: the first under the message id or a random key, with the other
-      // partitions listed; a refusal further on releases it, and the record with it.
-      byte[] tail = decide ? ReleaseRecord.encode(requests[j], requests, j == 0) : ReleaseRecord.NOT_RELEASABLE;
-      releasable |= j == 0 && tail != ReleaseRecord.NOT_RELEASABLE;
-      requests[j] = requests[j].withIdempotency(new Idempotency(ReleaseRecord.keyIn(key, j), horizon, tail,
-          j == 0 && m.messageId() != null));
+    // Built last to first, each once: the first partition's record lists the others' keys.
+    for (int j = partitions - 1; j >= 0; j--) {
+      CompiledPolicy.Partition partition = plan.partitions[j];
+      CounterRequest[] counters = counters(m, partition, fingerprint, alignAt);
+      byte[] partitionKey = partition.recipient
+          ? Keys.recipientPartition(cp.tenantUtf8, m.recipient())
+          : Keys.sharedPartition(m.tenant(), partition.dims, values(m, partition.dims), fingerprint);
+      Idempotency id = null;
+      if (key != null && (j == 0 || decide)) {
+        // Each partition remembers the decision (the recipient's first, when a rule is keyed by it),
+        // atomically with its counts: the first under the message id or a random key, with the other
+        // partitions listed; a refusal further on releases it, and the record with it.
+        byte[] tail = decide ? ReleaseRecord.encode(m.cost(), counters, requests, j == 0) : ReleaseRecord.NOT_RELEASABLE;
+        releasable |= j == 0 && tail != ReleaseRecord.NOT_RELEASABLE;
+        id = new Idempotency(ReleaseRecord.keyIn(key, j), horizon, tail, j == 0 && m.messageId() != null);
+      }
+      requests[j] = new PartitionRequest(partitionKey, op, time, m.cost(), List.of(counters), 0L, id, m.category());
     }
     return new Prepared(m, cp, plan, op, requests, key, horizon, releaseHorizon > 0, releasable, time);
   }
 
-  private static PartitionRequest request(Message m, byte[] tenantUtf8, CompiledPolicy.Partition partition,
-      Operation op, long time, byte[] fingerprint, long alignAt) {
+  private static CounterRequest[] counters(Message m, CompiledPolicy.Partition partition, byte[] fingerprint,
+      long alignAt) {
     CounterRequest[] counters = new CounterRequest[partition.groups.length];
     for (int i = 0; i < counters.length; i++) {
       CompiledPolicy.Group g = partition.groups[i];
@@ -513,10 +520,7 @@ public final class Engine implements AutoCloseable {
           : Keys.counterKey(g.id, g.key, values, fingerprint, partition.recipient);
       counters[i] = new CounterRequest(key, g.spec, g.alignMs(alignAt));
     }
-    byte[] partitionKey = partition.recipient
-        ? Keys.recipientPartition(tenantUtf8, m.recipient())
-        : Keys.sharedPartition(m.tenant(), partition.dims, values(m, partition.dims), fingerprint);
-    return new PartitionRequest(partitionKey, op, time, m.cost(), List.of(counters), 0L, null, m.category());
+    return counters;
   }
 
   private static String[] values(Message m, List<dev.fcap.model.Dimension> dims) {

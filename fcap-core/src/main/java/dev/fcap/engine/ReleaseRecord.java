@@ -4,7 +4,6 @@ import dev.fcap.model.Algorithm;
 import dev.fcap.store.CounterRequest;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.Varint;
-import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -29,27 +28,42 @@ record ReleaseRecord(long cost, List<CounterRequest> counters, List<byte[]> othe
   static final byte[] NOT_RELEASABLE = {0};
   private static final Algorithm[] ALGORITHMS = Algorithm.values();
 
-  /** The tail for {@code request}, listing {@code others} (null if they are not listed here). */
-  static byte[] encode(PartitionRequest request, PartitionRequest[] all, boolean first) {
-    Out out = new Out();
-    out.write(1);
-    long cost = request.cost();
-    while ((cost & ~0x7fL) != 0) {
-      out.write((int) ((cost & 0x7f) | 0x80));
-      cost >>>= 7;
-    }
-    out.write((int) cost);
-    out.varint(request.counters().size());
-    for (CounterRequest c : request.counters()) {
-      out.write(c.spec().algorithm().ordinal());
-      out.bytes(c.key());
-    }
+  /**
+   * The tail of a partition's record: its {@code counters}, and, in the first partition's
+   * ({@code first}), the keys of {@code all[1..]}. Sized, then written into one exact array: this
+   * runs for every admitted decision.
+   */
+  static byte[] encode(long cost, CounterRequest[] counters, PartitionRequest[] all, boolean first) {
     int m = first ? all.length - 1 : 0;
-    out.varint(m);
-    for (int j = 1; j <= m; j++) {
-      out.bytes(all[j].partition());
+    int size = 1 + Varint.size(cost) + Varint.size(counters.length) + Varint.size(m);
+    for (CounterRequest c : counters) {
+      size += 1 + Varint.size(c.key().length) + c.key().length;
     }
-    return out.size() > dev.fcap.store.Idempotency.MAX_TAIL ? NOT_RELEASABLE : out.toByteArray();
+    for (int j = 1; j <= m; j++) {
+      size += Varint.size(all[j].partition().length) + all[j].partition().length;
+    }
+    if (size > dev.fcap.store.Idempotency.MAX_TAIL) {
+      return NOT_RELEASABLE;
+    }
+    byte[] out = new byte[size];
+    out[0] = 1;
+    int at = Varint.write(out, 1, cost);
+    at = Varint.write(out, at, counters.length);
+    for (CounterRequest c : counters) {
+      out[at++] = (byte) c.spec().algorithm().ordinal();
+      at = bytes(out, at, c.key());
+    }
+    at = Varint.write(out, at, m);
+    for (int j = 1; j <= m; j++) {
+      at = bytes(out, at, all[j].partition());
+    }
+    return out;
+  }
+
+  private static int bytes(byte[] out, int at, byte[] b) {
+    at = Varint.write(out, at, b.length);
+    System.arraycopy(b, 0, out, at, b.length);
+    return at + b.length;
   }
 
   /** The record of {@code tail}; null if the decision is not releasable by decision id. */
@@ -98,21 +112,5 @@ record ReleaseRecord(long cost, List<CounterRequest> counters, List<byte[]> othe
     byte[] out = key.clone();
     out[15] ^= (byte) j;
     return out;
-  }
-
-  private static final class Out extends ByteArrayOutputStream {
-    Out() {
-      super(64);
-    }
-
-    void bytes(byte[] b) {
-      varint(b.length);
-      write(b, 0, b.length);
-    }
-
-    void varint(int v) {
-      byte[] len = new byte[5];
-      write(len, 0, Varint.write(len, 0, v));
-    }
   }
 }

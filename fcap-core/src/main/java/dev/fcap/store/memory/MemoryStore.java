@@ -190,20 +190,25 @@ public final class MemoryStore implements Store {
       // (expired counters in it are dropped by the next write or the sweep).
       if ((request.operation() == Operation.RELEASE || request.operation() == Operation.DECIDE) && result.allowed()
           && result.replayOf() == null) {
-        byte[] next = PartitionRecord.write(record, request.partition(), counters, states, now);
+        byte[] next;
         byte[] entryRecord = null;
         boolean beside = id != null && !inline; // the entry (written, or released) has a record of its own
         if (id != null && request.operation() == Operation.DECIDE) {
           byte[] state = PartitionStep.remember(result, id);
-          beside = PartitionRecord.messages(next, now) >= RememberedDecisions.INLINE_MAX;
-          if (!beside) {
-            next = PartitionRecord.withMessage(next, id.key(), state, now + id.horizonMs()); // the usual case
+          beside = record != null && PartitionRecord.messages(record, now) >= RememberedDecisions.INLINE_MAX;
+          if (!beside) { // the usual case: the entry is written with the counts, in the record's one copy
+            next = PartitionRecord.write(record, request.partition(), counters, states, now, id.key(), state,
+                now + id.horizonMs());
           } else {
+            next = PartitionRecord.write(record, request.partition(), counters, states, now);
             entry = entry != null ? entry : rememberedDecisions.entry(segment, request.partition(), id.key(), now);
             entryRecord = RememberedDecisions.record(entry, state, now + id.horizonMs());
           }
-        } else if (id != null && inline) {
-          next = PartitionRecord.withoutMessage(next, id.key()); // released: it leaves with this write
+        } else {
+          next = PartitionRecord.write(record, request.partition(), counters, states, now);
+          if (id != null && inline) {
+            next = PartitionRecord.withoutMessage(next, id.key()); // released: it leaves with this write
+          }
         }
         // an entry of its own and, if new, the partition's record: room for both before either is written
         if (entryRecord != null && makeRoom(segment, entryRecord, slot < 0 ? Segment.cost(next) + 12 : 0)) {

@@ -151,6 +151,16 @@ final class PartitionRecord {
    * records of busy recipients reach kilobytes, so no intermediate buffer is worth its copy.
    */
   static byte[] write(byte[] old, byte[] key, List<CounterRequest> counters, byte[][] states, long now) {
+    return write(old, key, counters, states, now, null, null, 0);
+  }
+
+  /**
+   * {@link #write(byte[], byte[], List, byte[][], long)} plus, when {@code messageKey} is not null, a
+   * remembered decision under it until {@code messageExpiresAt} (epoch ms), in the same pass: the
+   * usual admission with a release record copies the record once, not twice.
+   */
+  static byte[] write(byte[] old, byte[] key, List<CounterRequest> counters, byte[][] states, long now,
+      byte[] messageKey, byte[] remembered, long messageExpiresAt) {
     int n = counters.size();
     int[] expires = new int[n];
     boolean[] keep = new boolean[n];
@@ -177,6 +187,13 @@ final class PartitionRecord {
         at = next;
       }
     }
+    int messageExpires = 0;
+    if (messageKey != null) {
+      messageExpires = toSeconds(messageExpiresAt);
+      latest = Math.max(latest, messageExpires);
+      size += Varint.size(messageKey.length) + messageKey.length + 5 + Varint.size(remembered.length)
+          + remembered.length;
+    }
     long back = EPOCH_MS + latest * 1000L - now;
     size += Varint.size(back);
     byte[] out = new byte[size];
@@ -199,6 +216,9 @@ final class PartitionRecord {
         }
         at = next;
       }
+    }
+    if (messageKey != null) {
+      writeCounter(out, pos, messageKey, MESSAGE, messageExpires, remembered);
     }
     return out;
   }
@@ -281,25 +301,6 @@ final class PartitionRecord {
     return n;
   }
 
-  /** {@code record} plus a remembered decision under {@code key} until {@code expiresAt} (epoch ms). */
-  static byte[] withMessage(byte[] record, byte[] key, byte[] remembered, long expiresAt) {
-    int expires = Math.max(expiresSeconds(record), toSeconds(expiresAt));
-    int size = Varint.size(key.length) + key.length + 5 + Varint.size(remembered.length) + remembered.length;
-    // the header's expiry may move later: the partition's time is kept, so its distance changes
-    int keyLen = Varint.read(record, HEAD);
-    int backAt = HEAD + Varint.size(keyLen) + keyLen;
-    long oldBack = Varint.readLong(record, backAt);
-    long back = oldBack + (expires - (long) expiresSeconds(record)) * 1000L;
-    int from = backAt + Varint.size(oldBack);
-    byte[] out = new byte[backAt + Varint.size(back) + record.length - from + size];
-    System.arraycopy(record, 0, out, 0, backAt);
-    putInt(out, 0, expires);
-    int pos = Varint.write(out, backAt, back);
-    System.arraycopy(record, from, out, pos, record.length - from);
-    writeCounter(out, pos + record.length - from, key, MESSAGE, toSeconds(expiresAt), remembered);
-    return out;
-  }
-
   /** {@code record} without the remembered decision of {@code key} (the key and the time stay). */
   static byte[] withoutMessage(byte[] record, byte[] key) {
     for (int at = skipKey(record); at < record.length; ) {
@@ -359,11 +360,6 @@ final class PartitionRecord {
       at = next;
     }
     return out;
-  }
-
-  /** The record's own expiry field, in record seconds. */
-  private static int expiresSeconds(byte[] record) {
-    return (record[0] & 0xff) << 24 | (record[1] & 0xff) << 16 | (record[2] & 0xff) << 8 | (record[3] & 0xff);
   }
 
   /** The live counters of a record, for inspection (remembered decisions are not counters). */
