@@ -58,6 +58,11 @@ final class BenchCommand implements Callable<Integer> {
   @Option(names = "--concurrency", description = "requests in flight (default ${DEFAULT-VALUE})", defaultValue = "64")
   int concurrency;
 
+  @Option(names = "--rate", description = "requests per second, sent at their scheduled instants whatever the "
+      + "answers (open loop; --concurrency caps those in flight); latency is counted from each request's scheduled "
+      + "instant. Default: closed loop, --concurrency requests in flight")
+  Double rate;
+
   @Option(names = "--duration", description = "measured time, e.g. 10s (default ${DEFAULT-VALUE})", defaultValue = "10s")
   String duration;
 
@@ -116,6 +121,11 @@ final class BenchCommand implements Callable<Integer> {
           + "--connections 1-64, --recipients positive");
       return 2;
     }
+    if (rate != null && !(rate >= 1 && rate <= 10_000_000)) {
+      spec.commandLine().getErr().println("fcap bench: --rate must be 1 to 10000000 requests per second (got " + rate
+          + ")");
+      return 2;
+    }
     if (apiKey == null) {
       apiKey = System.getenv("FCAP_API_KEY");
     }
@@ -159,6 +169,8 @@ final class BenchCommand implements Callable<Integer> {
     final AtomicLong degraded = new AtomicLong();
     final AtomicLong itemErrors = new AtomicLong();
     volatile String firstError;
+    /** Open loop: how late each request was sent after its scheduled instant (ns); null in closed loop. */
+    long[] lateness;
     long nanos;
     long serverCpu = -1;
     long ownCpu;
@@ -201,6 +213,9 @@ final class BenchCommand implements Callable<Integer> {
 
   private Result run(Sender sender, long durationMs, int limit, long[] latencies, long seedBase)
       throws InterruptedException {
+    if (rate != null) {
+      return paced(sender, durationMs, limit, latencies, seedBase);
+    }
     Result r = new Result();
     long start = System.nanoTime();
     long deadline = start + TimeUnit.MILLISECONDS.toNanos(durationMs);
@@ -216,6 +231,62 @@ final class BenchCommand implements Callable<Integer> {
     return r;
   }
 
+  /**
+   * Open loop: one pacing thread sends request i at {@code start + i / rate}, without waiting for
+   * earlier answers, so a slow answer cannot delay the requests after it (closed loop, a slow answer
+   * holds its slot, and the requests it delays are never sent: coordinated omission). A request is
+   * sent late only when {@code --concurrency} are in flight or the pacing thread got no CPU; its
+   * lateness is recorded, and its latency counts from its scheduled instant.
+   */
+  private Result paced(Sender sender, long durationMs, int limit, long[] latencies, long seedBase)
+      throws InterruptedException {
+    Result r = new Result();
+    long interval = Math.max(1, (long) (1e9 / rate));
+    int planned = (int) Math.min(limit, durationMs * 1_000_000 / interval);
+    r.lateness = new long[planned];
+    java.util.concurrent.Semaphore inFlight = new java.util.concurrent.Semaphore(concurrency);
+    SplittableRandom rnd = new SplittableRandom(seedBase * 31);
+    long start = System.nanoTime();
+    for (int i = 0; i < planned; i++) {
+      long at = start + i * interval;
+      long wait;
+      while ((wait = at - System.nanoTime()) > 0) {
+        java.util.concurrent.locks.LockSupport.parkNanos(wait > 200_000 ? wait - 100_000 : Math.max(1, wait / 2));
+      }
+      inFlight.acquire();
+      r.lateness[i] = System.nanoTime() - at;
+      int slot = i;
+      r.sent.incrementAndGet();
+      sender.send(rnd, reply -> {
+        if (latencies != null && slot < latencies.length) {
+          latencies[slot] = System.nanoTime() - at;
+        }
+        count(r, reply);
+        inFlight.release();
+      });
+    }
+    if (!inFlight.tryAcquire(concurrency, 60, TimeUnit.SECONDS)) {
+      spec.commandLine().getErr().println("fcap bench: requests still outstanding after the run; stopping");
+    }
+    r.nanos = System.nanoTime() - start;
+    return r;
+  }
+
+  private void count(Result r, Reply reply) {
+    r.done.incrementAndGet();
+    if (reply.error() != null) {
+      r.errors.incrementAndGet();
+      if (r.firstError == null) {
+        r.firstError = reply.error();
+      }
+    } else {
+      r.decisions.addAndGet(batch - reply.itemErrors());
+      r.allowed.addAndGet(reply.allowed());
+      r.degraded.addAndGet(reply.degraded());
+      r.itemErrors.addAndGet(reply.itemErrors());
+    }
+  }
+
   private void next(Sender sender, Result r, SplittableRandom rnd, long deadline, int limit, long[] latencies,
       CountDownLatch finished) {
     int slot = r.sent.getAndIncrement();
@@ -229,18 +300,7 @@ final class BenchCommand implements Callable<Integer> {
       if (latencies != null) {
         latencies[slot] = t;
       }
-      r.done.incrementAndGet();
-      if (reply.error() != null) {
-        r.errors.incrementAndGet();
-        if (r.firstError == null) {
-          r.firstError = reply.error();
-        }
-      } else {
-        r.decisions.addAndGet(batch - reply.itemErrors());
-        r.allowed.addAndGet(reply.allowed());
-        r.degraded.addAndGet(reply.degraded());
-        r.itemErrors.addAndGet(reply.itemErrors());
-      }
+      count(r, reply);
       next(sender, r, rnd, deadline, limit, latencies, finished);
     });
   }
@@ -255,14 +315,23 @@ final class BenchCommand implements Callable<Integer> {
     long[] l = Arrays.copyOf(latencies, n);
     Arrays.sort(l);
     double secs = r.nanos / 1e9;
-    out().printf("fcap bench: %s%s, batch %d, concurrency %d, connections %d, %d recipients%n", protocol,
-        baseline ? " (baseline: GET /health)" : "", batch, concurrency, connections, recipients);
+    out().printf("fcap bench: %s%s, batch %d, %s, connections %d, %d recipients%n", protocol,
+        baseline ? " (baseline: GET /health)" : "", batch, rate == null ? "concurrency " + concurrency
+            : String.format(java.util.Locale.ROOT, "open loop at %.0f requests/s, at most %d in flight", rate,
+                concurrency), connections, recipients);
     out().printf("  requests     %,d in %.1f s = %,.0f requests/s%n", r.done.get(), secs, r.done.get() / secs);
     out().printf("  decisions    %,d = %,.0f decisions/s (%.1f%% allowed)%n", r.decisions.get(),
         r.decisions.get() / secs, 100.0 * r.allowed.get() / Math.max(1, r.decisions.get()));
     if (n > 0) {
       out().printf("  latency ms   p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f%n", pct(l, 0.50),
           pct(l, 0.90), pct(l, 0.99), pct(l, 0.999), l[n - 1] / 1e6);
+    }
+    if (r.lateness != null && r.lateness.length > 0) {
+      long[] late = r.lateness.clone();
+      Arrays.sort(late);
+      long over = Arrays.stream(late).filter(t -> t > 1_000_000).count();
+      out().printf("  generator    %.2f%% of requests sent > 1 ms after their instant; lateness p99 %.3f ms, max %.3f ms%n",
+          100.0 * over / late.length, pct(late, 0.99), late[late.length - 1] / 1e6);
     }
     if (r.serverCpu >= 0) {
       out().printf("  server CPU   %.1f s = %.1f cores; %.1f us per request, %.2f us per decision%n", r.serverCpu / 1e9,

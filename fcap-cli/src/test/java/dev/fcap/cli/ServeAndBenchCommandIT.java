@@ -40,6 +40,13 @@ class ServeAndBenchCommandIT {
   }
 
   @Test
+  void benchRefusesARateItCannotPace() {
+    CliRun r = fcap("bench", "--rate", "0", "--duration", "1s");
+    assertThat(r.exit()).isEqualTo(2);
+    assertThat(r.err()).contains("--rate must be 1 to 10000000 requests per second (got 0.0)");
+  }
+
+  @Test
   void benchLoadsARunningServerOverHttpAndGrpc() {
     FcapServer server = FcapServer.start(ConfigLoader.load(null, Map.of(), Map.of("listen", "127.0.0.1:0",
         "rules.source", dir.resolve("rules.yaml").toString(), "audit.sink", "none")));
@@ -54,6 +61,12 @@ class ServeAndBenchCommandIT {
           "100ms", "--requests", "20", "--concurrency", "2");
       assertThat(grpc.exit()).as(grpc.err()).isEqualTo(0);
       assertThat(grpc.out()).contains("decisions    1,000");
+      // open loop: the count follows from the rate and the duration, not from how fast answers come
+      CliRun paced = fcap("bench", "--url", url, "--rate", "200", "--duration", "1s", "--warmup", "100ms",
+          "--concurrency", "8");
+      assertThat(paced.exit()).as(paced.err()).isEqualTo(0);
+      assertThat(paced.out()).contains("open loop at 200 requests/s, at most 8 in flight").contains("requests     200 ")
+          .containsPattern("generator    [0-9.]+% of requests sent > 1 ms after their instant");
     } finally {
       server.close();
     }
