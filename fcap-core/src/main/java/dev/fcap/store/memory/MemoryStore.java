@@ -214,7 +214,8 @@ public final class MemoryStore implements Store {
         if (entryRecord != null && makeRoom(segment, entryRecord, slot < 0 ? Segment.cost(next) + 12 : 0)) {
           slot = segment.find(hash, request.partition()); // a sweep made room: slots moved
         }
-        store(segment, hash, slot, request.partition(), next, now); // first: a FULL refusal must find nothing written
+        // first: a FULL refusal must find nothing written (a large log included)
+        store(segment, hash, slot, next, large != null && request.operation() == Operation.DECIDE);
         if (large != null || !segment.large.isEmpty()) {
           storeLargeLogs(segment, request, large);
         }
@@ -292,7 +293,12 @@ public final class MemoryStore implements Store {
     return false;
   }
 
-  private void store(Segment segment, int hash, int slot, byte[] partition, byte[] next, long now) {
+  /**
+   * Stores {@code next} at {@code slot} (-1: a new partition, held to the segment's budget).
+   * {@code growsLargeLog}: the write also records into a large log, which the budget counts, so even
+   * a new partition whose record holds nothing else is refused when full.
+   */
+  private void store(Segment segment, int hash, int slot, byte[] next, boolean growsLargeLog) {
     if (next == null) {
       if (slot >= 0) {
         segment.removeAt(slot);
@@ -305,7 +311,7 @@ public final class MemoryStore implements Store {
       return;
     }
     if (segment.bytesAfterInsert(next) > segmentBudget) {
-      if (PartitionRecord.isEmpty(next)) {
+      if (PartitionRecord.isEmpty(next) && !growsLargeLog) {
         return; // only a time, of a partition that holds nothing: not worth refusing a release for
       }
       makeRoom(segment, next, 0);

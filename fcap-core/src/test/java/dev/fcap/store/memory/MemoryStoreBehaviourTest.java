@@ -152,4 +152,37 @@ class MemoryStoreBehaviourTest {
     clock.advance(60_000 + MemoryStore.DEFAULT_CLOCK_STEP_GRACE_MS); // the others expire: room again
     assertThat(store.apply(channel.asCheck()).join().used()[1]).as("the refused decision counted nothing").isZero();
   }
+
+  @Test
+  void newPartitionsHoldingOnlyALargeLogAreRefusedWhenFull() {
+    // A rule keyed by the sender alone, with a large limit: each new sender's partition holds only a
+    // large log. A full store must refuse new ones as it refuses new recipients, or memory grows with
+    // the count of senders past maxBytes.
+    ManualClock clock = new ManualClock();
+    MemoryStore store = MemoryStore.builder().clock(clock).segments(1).maxBytes(4096).build();
+    for (int held = 0; ; held++) {
+      try {
+        store.apply(decide("r" + held)).join();
+      } catch (CompletionException e) {
+        break;
+      }
+    }
+    CounterSpec large = CounterSpec.single(Algorithm.SLIDING_LOG, 5_000, 3_600_000, true, 0);
+    int refused = 0;
+    long bytesWhenFull = -1;
+    for (int sender = 0; sender < 100; sender++) {
+      PartitionRequest onlyLarge = PartitionRequest.of(("sender" + sender).getBytes(StandardCharsets.UTF_8),
+          Operation.DECIDE, PartitionRequest.STORE_TIME, 1, List.of(new CounterRequest(new byte[] {2}, large, 0)));
+      try {
+        store.apply(onlyLarge).join();
+      } catch (CompletionException e) {
+        assertThat(e).hasCauseInstanceOf(StoreException.class);
+        assertThat(((StoreException) e.getCause()).reason()).isEqualTo(StoreException.Reason.FULL);
+        bytesWhenFull = refused++ == 0 ? store.bytes() : bytesWhenFull;
+      }
+    }
+    // the room left by the fill (less than a recipient's record) may still take one sender's first entry
+    assertThat(refused).as("new senders refused while full").isGreaterThanOrEqualTo(99);
+    assertThat(store.bytes()).as("no large log written once full").isEqualTo(bytesWhenFull);
+  }
 }
