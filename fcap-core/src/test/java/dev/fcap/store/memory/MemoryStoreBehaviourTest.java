@@ -132,22 +132,28 @@ class MemoryStoreBehaviourTest {
     assertThat(store.size()).isZero();
   }
 
-  @Test
-  void aNewPartitionRefusedAsFullCountsNothingInItsLargeLog() {
-    ManualClock clock = new ManualClock();
+  /** A large sliding log (above LargeLog.LARGE_FROM): it lives beside the records, in the segment's table. */
+  private static final CounterSpec LARGE = CounterSpec.single(Algorithm.SLIDING_LOG, 5_000, 3_600_000, true, 0);
+
+  /** A store of 4 KiB filled with recipients until it refuses the next as FULL. */
+  private static MemoryStore full(ManualClock clock) {
     MemoryStore store = MemoryStore.builder().clock(clock).segments(1).maxBytes(4096).build();
     for (int held = 0; ; held++) {
       try {
         store.apply(decide("r" + held)).join();
       } catch (CompletionException e) {
-        break;
+        return store;
       }
     }
-    // a large sliding log (above LargeLog.LARGE_FROM) lives beside the records, in the segment's table
-    CounterSpec large = CounterSpec.single(Algorithm.SLIDING_LOG, 5_000, 3_600_000, true, 0);
+  }
+
+  @Test
+  void aNewPartitionRefusedAsFullCountsNothingInItsLargeLog() {
+    ManualClock clock = new ManualClock();
+    MemoryStore store = full(clock);
     PartitionRequest channel = PartitionRequest.of("channel".getBytes(StandardCharsets.UTF_8), Operation.DECIDE,
         PartitionRequest.STORE_TIME, 1, List.of(new CounterRequest(new byte[] {1}, ONE_PER_MINUTE, 0),
-            new CounterRequest(new byte[] {2}, large, 0)));
+            new CounterRequest(new byte[] {2}, LARGE, 0)));
     assertThatThrownBy(() -> store.apply(channel).join()).hasCauseInstanceOf(StoreException.class);
     clock.advance(60_000 + MemoryStore.DEFAULT_CLOCK_STEP_GRACE_MS); // the others expire: room again
     assertThat(store.apply(channel.asCheck()).join().used()[1]).as("the refused decision counted nothing").isZero();
@@ -159,20 +165,12 @@ class MemoryStoreBehaviourTest {
     // large log. A full store must refuse new ones as it refuses new recipients, or memory grows with
     // the count of senders past maxBytes.
     ManualClock clock = new ManualClock();
-    MemoryStore store = MemoryStore.builder().clock(clock).segments(1).maxBytes(4096).build();
-    for (int held = 0; ; held++) {
-      try {
-        store.apply(decide("r" + held)).join();
-      } catch (CompletionException e) {
-        break;
-      }
-    }
-    CounterSpec large = CounterSpec.single(Algorithm.SLIDING_LOG, 5_000, 3_600_000, true, 0);
+    MemoryStore store = full(clock);
     int refused = 0;
     long bytesWhenFull = -1;
     for (int sender = 0; sender < 100; sender++) {
       PartitionRequest onlyLarge = PartitionRequest.of(("sender" + sender).getBytes(StandardCharsets.UTF_8),
-          Operation.DECIDE, PartitionRequest.STORE_TIME, 1, List.of(new CounterRequest(new byte[] {2}, large, 0)));
+          Operation.DECIDE, PartitionRequest.STORE_TIME, 1, List.of(new CounterRequest(new byte[] {2}, LARGE, 0)));
       try {
         store.apply(onlyLarge).join();
       } catch (CompletionException e) {
