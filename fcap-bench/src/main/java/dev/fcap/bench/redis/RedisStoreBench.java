@@ -14,6 +14,7 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.codec.StringCodec;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -38,7 +39,7 @@ import java.util.function.IntFunction;
  *     [--seconds 5] [--reps 3] [--threads 16] [--batch 100] [--recipients 1000000] \
  *     [--worst 10000] [--typical 20000] [--uri redis://127.0.0.1:6379] [--redis-cpus 1] [--latency-threads 8]
  *     [--latency-rate R (default: half of fcap's unpipelined max)] [--generator open|closed]
- *     [--phases throughput,latency,memory]
+ *     [--phases throughput,latency,memory] [--release-records on|off (memory phase; default on)]
  * </pre>
  *
  * <p>{@code --redis-cpus} pins the redis-server this benchmark starts to those CPUs ({@code taskset});
@@ -71,6 +72,8 @@ public final class RedisStoreBench {
   private int latencyThreads = 8;
   private double latencyRate;
   private boolean closedLoop;
+  /** Memory phase: whether the engine keeps a release record per admitted decision (its default). */
+  private boolean releaseRecords = true;
   private String phases = "throughput,latency,memory";
 
   public static void main(String[] args) throws Exception {
@@ -93,6 +96,11 @@ public final class RedisStoreBench {
           case "open" -> false;
           case "closed" -> true;
           default -> throw new IllegalArgumentException("--generator is open or closed, not " + v);
+        };
+        case "--release-records" -> b.releaseRecords = switch (v) {
+          case "on" -> true;
+          case "off" -> false;
+          default -> throw new IllegalArgumentException("--release-records is on or off, not " + v);
         };
         case "--phases" -> b.phases = v;
         default -> throw new IllegalArgumentException("unknown option " + args[i]);
@@ -518,7 +526,8 @@ public final class RedisStoreBench {
     long admitted = 0;
     if (fcap) {
       try (RedisStore store = RedisStore.connect(uri);
-          Engine engine = Engine.builder(store).callerTime(true).policy(RECIPIENT_RULES).build()) {
+          Engine engine = (releaseRecords ? Engine.builder(store) : Engine.builder(store).releaseHorizon(Duration.ZERO))
+              .callerTime(true).policy(RECIPIENT_RULES).build()) {
         for (int from = 0; from < n; from += 1000) {
           List<CompletableFuture<Decision>> pending = new ArrayList<>();
           for (long t : times) {
