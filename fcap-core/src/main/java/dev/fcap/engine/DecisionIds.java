@@ -140,7 +140,7 @@ final class DecisionIds {
   }
 
   /** The keyed primitives; one Mac and one Cipher per thread (neither is thread-safe). */
-  private static final class Sealer {
+  static final class Sealer {
     private final SecretKeySpec encKey;
     private final SecretKeySpec macKey;
     private final ThreadLocal<Mac> macs;
