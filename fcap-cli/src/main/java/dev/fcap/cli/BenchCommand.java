@@ -242,7 +242,8 @@ final class BenchCommand implements Callable<Integer> {
       throws InterruptedException {
     Result r = new Result();
     long interval = Math.max(1, (long) (1e9 / rate));
-    int planned = (int) Math.min(limit, durationMs * 1_000_000 / interval);
+    // the warm-up has no request limit of its own: --requests bounds it too (one lateness slot per request)
+    int planned = (int) Math.min(Math.min(limit, maxRequests), durationMs * 1_000_000 / interval);
     r.lateness = new long[planned];
     java.util.concurrent.Semaphore inFlight = new java.util.concurrent.Semaphore(concurrency);
     SplittableRandom rnd = new SplittableRandom(seedBase * 31);
