@@ -6,6 +6,7 @@ import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
 import dev.fcap.store.Store;
 import dev.fcap.store.StoreException;
+import dev.fcap.store.Varint;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
@@ -33,6 +34,14 @@ import javax.crypto.spec.SecretKeySpec;
  * id fails the MAC: a forged or garbled id opens to null, never to another record. The id is
  * {@code "d" + base64url(iv ct)}: 45 characters plus 4/3 of the partition key.
  *
+ * <p><b>Two forms.</b> The first names a record that holds the release (the counters to give back,
+ * the decision's other partitions): a decision of several partitions, or one with a message id,
+ * whose record must answer a retry with the whole result anyway. The second also seals the release:
+ * {@code expires recordKey 0xFD varint(len) partitionKey decidedAt:i64 tail}, so the record in the
+ * store is only the claim (16-byte key, time, a one-byte tail) and a release is one store step, not a
+ * lookup and then a claim. A decision of one partition without a message id (the usual case) gets the
+ * second form when it fits {@link #MAX_LENGTH}. Ids of the first form keep opening as they did.
+ *
  * <p><b>The key is held by the store</b>, so every node of a deployment shares it and a durable
  * store keeps it across restarts: 32 random bytes, remembered by a DECIDE of no counters in the
  * partition {@link #KEY_PARTITION} under a fixed message id, the tail holding the bytes. The first
@@ -58,8 +67,21 @@ final class DecisionIds {
    */
   static final int MAX_LENGTH = 4000;
 
-  /** What an id names. */
-  record Opened(long expiresAtMs, byte[] recordKey, byte[] partition, String tenant) {}
+  /** Starts the second form's partition field: no partition key starts with it. */
+  private static final byte SEALED_RELEASE = (byte) 0xFD;
+  /** The longest plain text of an id of at most {@link #MAX_LENGTH} characters. */
+  private static final int MAX_PLAIN = (MAX_LENGTH - 1) / 4 * 3 - IV;
+
+  /**
+   * What an id names: the record's expiry, its key, its partition and tenant, and, for the second
+   * form, the decision's time and the release record's tail (null: in the record).
+   */
+  record Opened(long expiresAtMs, byte[] recordKey, byte[] partition, String tenant, long decidedAt, byte[] tail) {}
+
+  /** Whether an id of the second form, with this partition key and tail, fits {@link #MAX_LENGTH}. */
+  static boolean sealsRelease(int partitionLength, int tailLength) {
+    return HEAD + 1 + Varint.size(partitionLength) + partitionLength + 8 + tailLength <= MAX_PLAIN;
+  }
 
   private final Store store;
   private volatile Sealer sealer;
@@ -113,11 +135,30 @@ final class DecisionIds {
       return null;
     }
     byte[] plain = new byte[HEAD + partition.length];
-    long seconds = -Math.floorDiv(-(expiresAtMs - EPOCH_MS), 1000);
-    ByteBuffer.wrap(plain).putInt((int) Math.max(0, Math.min(Integer.MAX_VALUE, seconds))).put(recordKey)
-        .put(partition);
+    head(plain, recordKey, expiresAtMs).put(partition);
     String id = s.seal(plain);
     return id.length() > MAX_LENGTH ? null : id;
+  }
+
+  /**
+   * The id of the second form: it seals the release ({@code tail}, the decision's time) with the
+   * record's place; null if the key is not loaded. Only for what {@link #sealsRelease} accepts.
+   */
+  String seal(byte[] partition, byte[] recordKey, long expiresAtMs, long decidedAt, byte[] tail) {
+    Sealer s = sealer;
+    if (s == null) {
+      return null;
+    }
+    byte[] plain = new byte[HEAD + 1 + Varint.size(partition.length) + partition.length + 8 + tail.length];
+    ByteBuffer b = head(plain, recordKey, expiresAtMs).put(SEALED_RELEASE);
+    b.position(Varint.write(plain, b.position(), partition.length));
+    b.put(partition).putLong(decidedAt).put(tail);
+    return s.seal(plain);
+  }
+
+  private static ByteBuffer head(byte[] plain, byte[] recordKey, long expiresAtMs) {
+    long seconds = -Math.floorDiv(-(expiresAtMs - EPOCH_MS), 1000);
+    return ByteBuffer.wrap(plain).putInt((int) Math.max(0, Math.min(Integer.MAX_VALUE, seconds))).put(recordKey);
   }
 
   /** What {@code id} names, or null if it is not an id sealed with this deployment's key. */
@@ -134,9 +175,21 @@ final class DecisionIds {
     long expiresAt = EPOCH_MS + (b.getInt() & 0xFFFF_FFFFL) * 1000;
     byte[] recordKey = new byte[16];
     b.get(recordKey);
-    byte[] partition = Arrays.copyOfRange(plain, HEAD, plain.length);
+    if (plain[HEAD] != SEALED_RELEASE) {
+      byte[] partition = Arrays.copyOfRange(plain, HEAD, plain.length);
+      String tenant = Keys.tenantOf(partition);
+      return tenant == null ? null : new Opened(expiresAt, recordKey, partition, tenant, 0, null);
+    }
+    int len = Varint.read(plain, HEAD + 1);
+    int at = HEAD + 1 + Varint.size(len);
+    if (len < 2 || len > plain.length - at - 8 - 1) {
+      return null; // the MAC held, so only a bug writes this: refuse rather than misread
+    }
+    byte[] partition = Arrays.copyOfRange(plain, at, at + len);
+    long decidedAt = ByteBuffer.wrap(plain, at + len, 8).getLong();
+    byte[] tail = Arrays.copyOfRange(plain, at + len + 8, plain.length);
     String tenant = Keys.tenantOf(partition);
-    return tenant == null ? null : new Opened(expiresAt, recordKey, partition, tenant);
+    return tenant == null ? null : new Opened(expiresAt, recordKey, partition, tenant, decidedAt, tail);
   }
 
   /** The keyed primitives; one Mac and one Cipher per thread (neither is thread-safe). */

@@ -220,6 +220,17 @@ public final class Engine implements AutoCloseable {
       return CompletableFuture.completedFuture(releaseTime(clock.millis()) >= id.expiresAtMs()
           ? ReleaseResult.EXPIRED : ReleaseResult.RELEASED);
     }
+    if (id.tail() != null) { // the id seals the release: claim the record and give back in one step
+      ReleaseRecord record = ReleaseRecord.decode(id.tail());
+      if (record == null) {
+        return CompletableFuture.completedFuture(ReleaseResult.UNKNOWN);
+      }
+      return store.apply(undo(id.tenant(), id.partition(), id.recordKey(), record, id.decidedAt())).thenApply(r -> {
+        available(r);
+        // nothing claimed: released before (or the recipient was reset), or expired
+        return r.allowed() || r.time() < id.expiresAtMs() ? ReleaseResult.RELEASED : ReleaseResult.EXPIRED;
+      });
+    }
     return store.apply(lookup(id.partition(), id.recordKey())).thenCompose(found -> {
       ReleaseRecord record = record(found);
       if (record == null) {
@@ -240,12 +251,17 @@ public final class Engine implements AutoCloseable {
 
   /** The release record a lookup found; null if none (or not releasable). */
   private static ReleaseRecord record(PartitionResult found) {
-    if (found.degraded()) {
+    available(found);
+    return found.replayOf() == null ? null
+        : ReleaseRecord.decode(found.replayOf().getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+  }
+
+  /** Fails a release answered by the failure policy, not the store: the release records are in the store. */
+  private static void available(PartitionResult r) {
+    if (r.degraded()) {
       throw new dev.fcap.store.StoreException(dev.fcap.store.StoreException.Reason.UNAVAILABLE,
           "the store is unavailable: release records are in it");
     }
-    return found.replayOf() == null ? null
-        : ReleaseRecord.decode(found.replayOf().getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
   }
 
   /**
@@ -437,11 +453,13 @@ public final class Engine implements AutoCloseable {
      */
     final boolean releasing;
     final boolean releasable;
+    /** The release record's tail when the decision id seals it (the record then holds only the claim). */
+    final byte[] sealedTail;
     /** The caller-supplied time, or STORE_TIME. */
     final long time;
 
     Prepared(Message message, CompiledPolicy policy, CompiledPolicy.Plan plan, Operation op, PartitionRequest[] requests,
-        byte[] recordKey, long recordHorizonMs, boolean releasing, boolean releasable, long time) {
+        byte[] recordKey, long recordHorizonMs, boolean releasing, boolean releasable, byte[] sealedTail, long time) {
       this.message = message;
       this.policy = policy;
       this.plan = plan;
@@ -451,6 +469,7 @@ public final class Engine implements AutoCloseable {
       this.recordHorizonMs = recordHorizonMs;
       this.releasing = releasing;
       this.releasable = releasable;
+      this.sealedTail = sealedTail;
       this.time = time;
     }
   }
@@ -463,7 +482,7 @@ public final class Engine implements AutoCloseable {
   private Prepared prepare(Message m, Operation op, long time) {
     CompiledPolicy cp = policies.get(m.tenant());
     if (cp == null) {
-      return new Prepared(m, null, null, op, new PartitionRequest[0], null, 0, releaseHorizonMs != 0, true, time);
+      return new Prepared(m, null, null, op, new PartitionRequest[0], null, 0, releaseHorizonMs != 0, true, null, time);
     }
     CompiledPolicy.Plan plan = cp.plan(m);
     byte[] fingerprint = m.content() != null ? Fingerprint.ofContent(m.content())
@@ -484,6 +503,7 @@ public final class Engine implements AutoCloseable {
     }
     PartitionRequest[] requests = new PartitionRequest[partitions];
     boolean releasable = false;
+    byte[] sealedTail = null;
     // Built last to first, each once: the first partition's record lists the others' keys.
     for (int j = partitions - 1; j >= 0; j--) {
       CompiledPolicy.Partition partition = plan.partitions[j];
@@ -498,11 +518,16 @@ public final class Engine implements AutoCloseable {
         // partitions listed; a refusal further on releases it, and the record with it.
         byte[] tail = decide ? ReleaseRecord.encode(m.cost(), counters, requests, j == 0) : ReleaseRecord.NOT_RELEASABLE;
         releasable |= j == 0 && tail != ReleaseRecord.NOT_RELEASABLE;
+        if (partitions == 1 && m.messageId() == null && tail != ReleaseRecord.NOT_RELEASABLE
+            && DecisionIds.sealsRelease(partitionKey.length, tail.length)) {
+          sealedTail = tail; // the usual decision: its id seals the release, its record is the claim alone
+          tail = ReleaseRecord.IN_ID;
+        }
         id = new Idempotency(ReleaseRecord.keyIn(key, j), horizon, tail, j == 0 && m.messageId() != null);
       }
       requests[j] = new PartitionRequest(partitionKey, op, time, m.cost(), List.of(counters), 0L, id, m.category());
     }
-    return new Prepared(m, cp, plan, op, requests, key, horizon, releaseHorizon > 0, releasable, time);
+    return new Prepared(m, cp, plan, op, requests, key, horizon, releaseHorizon > 0, releasable, sealedTail, time);
   }
 
   private static CounterRequest[] counters(Message m, CompiledPolicy.Partition partition, byte[] fingerprint,
@@ -642,7 +667,10 @@ public final class Engine implements AutoCloseable {
     if (allowed && p.recordKey != null && p.releasing && (replayed ? ReleaseRecord.decode(
         results[0].replayOf().getBytes(java.nio.charset.StandardCharsets.ISO_8859_1)) != null : p.releasable)) {
       // a replay answers the id of the first decision: the same record sealed the same way
-      id = ids.seal(p.requests[0].partition(), p.recordKey, results[0].time() + p.recordHorizonMs);
+      long expiresAt = results[0].time() + p.recordHorizonMs;
+      id = p.sealedTail != null
+          ? ids.seal(p.requests[0].partition(), p.recordKey, expiresAt, results[0].time(), p.sealedTail)
+          : ids.seal(p.requests[0].partition(), p.recordKey, expiresAt);
     }
     List<RuleOutcome> rules = List.of(reported == outcomes.length ? outcomes : java.util.Arrays.copyOf(outcomes, reported));
     return new Decision(allowed, id != null ? id : randomId(), retryAfter, blocked, shadowBlocked, rules, degraded,

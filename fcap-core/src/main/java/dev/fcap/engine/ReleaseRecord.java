@@ -26,6 +26,8 @@ import java.util.List;
  */
 record ReleaseRecord(long cost, List<CounterRequest> counters, List<byte[]> others) {
   static final byte[] NOT_RELEASABLE = {0};
+  /** The tail of a record whose decision id seals the release: the record is only the claim. */
+  static final byte[] IN_ID = {2};
   private static final Algorithm[] ALGORITHMS = Algorithm.values();
 
   /**

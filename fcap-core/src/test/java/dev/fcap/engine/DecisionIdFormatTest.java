@@ -44,4 +44,49 @@ class DecisionIdFormatTest {
       assertThat(SEALER.open(new String(altered))).as("one character changed").isNull();
     }
   }
+
+  @Test
+  void bothFormsOpenToWhatTheySealed() {
+    DecisionIds ids = new DecisionIds(dev.fcap.store.memory.MemoryStore.builder().build());
+    ids.load().join();
+    byte[] partition = Keys.recipientPartition("default", "+15550001234");
+    byte[] key = new byte[16];
+    new SplittableRandom(7).nextBytes(key);
+    long expiresAt = 1_800_000_000_000L; // whole seconds: an id keeps the expiry to the second
+
+    DecisionIds.Opened first = ids.open(ids.seal(partition, key, expiresAt));
+    assertThat(first.partition()).isEqualTo(partition);
+    assertThat(first.recordKey()).isEqualTo(key);
+    assertThat(first.expiresAtMs()).isEqualTo(expiresAt);
+    assertThat(first.tenant()).isEqualTo("default");
+    assertThat(first.tail()).as("the first form: the release is in the record").isNull();
+
+    byte[] tail = {1, 1, 1, 3, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 0};
+    DecisionIds.Opened second = ids.open(ids.seal(partition, key, expiresAt, expiresAt - 86_400_123L, tail));
+    assertThat(second.partition()).isEqualTo(partition);
+    assertThat(second.recordKey()).isEqualTo(key);
+    assertThat(second.expiresAtMs()).isEqualTo(expiresAt);
+    assertThat(second.tenant()).isEqualTo("default");
+    assertThat(second.decidedAt()).isEqualTo(expiresAt - 86_400_123L);
+    assertThat(second.tail()).isEqualTo(tail);
+  }
+
+  @Test
+  void theSecondFormIsUsedOnlyWhereTheIdStaysWithinItsMaximumLength() {
+    assertThat(DecisionIds.sealsRelease(30, 60)).isTrue();
+    assertThat(DecisionIds.sealsRelease(2_000, 1_000)).isFalse();
+    // the largest accepted one seals to at most MAX_LENGTH characters
+    int tail = 1;
+    while (DecisionIds.sealsRelease(100, tail + 1)) {
+      tail++;
+    }
+    DecisionIds ids = new DecisionIds(dev.fcap.store.memory.MemoryStore.builder().build());
+    ids.load().join();
+    byte[] partition = new byte[100];
+    partition[0] = Keys.RECIPIENT_PARTITION;
+    partition[1] = 1;
+    partition[2] = 'd';
+    String id = ids.seal(partition, new byte[16], 1_800_000_000_000L, 0, new byte[tail]);
+    assertThat(id.length()).isLessThanOrEqualTo(DecisionIds.MAX_LENGTH).isGreaterThan(DecisionIds.MAX_LENGTH - 8);
+  }
 }

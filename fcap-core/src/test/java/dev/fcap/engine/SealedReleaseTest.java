@@ -1,0 +1,112 @@
+package dev.fcap.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fcap.model.Decision;
+import dev.fcap.model.Dimension;
+import dev.fcap.model.Message;
+import dev.fcap.model.Policy;
+import dev.fcap.model.ReleaseResult;
+import dev.fcap.model.Rule;
+import dev.fcap.store.ManualClock;
+import dev.fcap.store.Operation;
+import dev.fcap.store.PartitionRequest;
+import dev.fcap.store.PartitionResult;
+import dev.fcap.store.PartitionSnapshot;
+import dev.fcap.store.Store;
+import dev.fcap.store.memory.MemoryStore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The usual decision (one partition, no message id) seals its release in its id: its record in the
+ * store is only the claim, and a release by its id is one store step. Decisions of several
+ * partitions and decisions with a message id keep the release in the record (the store kit's release
+ * tests cover both forms on every store).
+ */
+class SealedReleaseTest {
+  private static final Policy POLICY = new Policy("default", 1, List.of(
+      Rule.of("per-day", 50, Duration.ofDays(1), Dimension.RECIPIENT),
+      Rule.of("same-content", 2, Duration.ofMinutes(59), Dimension.RECIPIENT, Dimension.CONTENT)));
+
+  /** Records the operation of every store call. */
+  private static final class Calls implements Store {
+    final Store store;
+    final List<Operation> operations = new ArrayList<>();
+
+    Calls(Store store) {
+      this.store = store;
+    }
+
+    @Override
+    public CompletableFuture<PartitionResult> apply(PartitionRequest request) {
+      operations.add(request.operation());
+      return store.apply(request);
+    }
+
+    @Override
+    public CompletableFuture<PartitionSnapshot> read(byte[] partition) {
+      return store.read(partition);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> delete(byte[] partition) {
+      return store.delete(partition);
+    }
+
+    @Override
+    public long now() {
+      return store.now();
+    }
+  }
+
+  @Test
+  void aReleaseByTheIdOfAnOrdinaryDecisionIsOneStoreStepAndGivesBackOnce() {
+    ManualClock clock = new ManualClock();
+    Calls store = new Calls(MemoryStore.builder().clock(clock).build());
+    Engine engine = Engine.builder(store).clock(clock).policy(POLICY).build();
+    Message m = Message.builder("ada").content("your code is 1234").build();
+    Decision first = engine.decide(m).join();
+    assertThat(engine.decide(m).join().allowed()).isTrue();
+    assertThat(engine.decide(m).join().allowed()).as("two of the same content").isFalse();
+
+    store.operations.clear();
+    assertThat(engine.releaseDecision(first.decisionId(), t -> true).join()).isEqualTo(ReleaseResult.RELEASED);
+    assertThat(store.operations).as("no lookup before the claim").containsExactly(Operation.RELEASE);
+    assertThat(engine.releaseDecision(first.decisionId(), t -> true).join()).as("again").isEqualTo(ReleaseResult.RELEASED);
+    assertThat(engine.decide(m).join().allowed()).as("one given back").isTrue();
+    assertThat(engine.decide(m).join().allowed()).as("exactly one").isFalse();
+
+    clock.advance(Duration.ofDays(1).toMillis() + 1);
+    Decision late = engine.decide(m).join();
+    clock.advance(Duration.ofDays(1).toMillis() + 1_000); // the horizon, kept to the second as stored
+    assertThat(engine.releaseDecision(late.decisionId(), t -> true).join()).isEqualTo(ReleaseResult.EXPIRED);
+  }
+
+  @Test
+  void theRecordOfAnOrdinaryDecisionHoldsTheClaimNotTheCounterKeys() {
+    int decisions = 1_000;
+    long with = storeBytes(true, decisions);
+    long without = storeBytes(false, decisions);
+    // a key (16), the decision's time (8), a one-byte tail, framing; the counter keys (about 40 bytes
+    // with this policy) are in the id: 72 bytes a record before
+    assertThat((with - without) / (double) decisions).as("store bytes per release record").isLessThan(40);
+  }
+
+  /** The store's bytes after {@code decisions} admitted decisions, each for its own recipient. */
+  private static long storeBytes(boolean releaseRecords, int decisions) {
+    ManualClock clock = new ManualClock();
+    MemoryStore store = MemoryStore.builder().clock(clock).build();
+    Engine.Builder b = Engine.builder(store).clock(clock).policy(POLICY);
+    Engine engine = releaseRecords ? b.build() : b.releaseHorizon(Duration.ZERO).build();
+    engine.decide(Message.builder("warm-up").content("x").build()).join(); // the id key, stored once
+    long before = store.bytes();
+    for (int i = 0; i < decisions; i++) {
+      assertThat(engine.decide(Message.builder("r" + i).content("x").build()).join().allowed()).isTrue();
+    }
+    return store.bytes() - before;
+  }
+}
