@@ -536,7 +536,12 @@ public final class FailoverStore implements Store {
       out.completeExceptionally(e);
       return;
     }
-    if (r.operation() == Operation.RELEASE || (r.operation() == Operation.DECIDE && result.allowed())) {
+    // A release that claims a record (a decision id's or a message id's) and found none here claims
+    // one in the store: only the store can, so it is not journaled, and the caller, answered from the
+    // outage store, learns that nothing was released (a release by decision id answers 503: retry it).
+    boolean claimedNothing = r.operation() == Operation.RELEASE && r.idempotency() != null && !result.allowed();
+    if (r.operation() == Operation.RELEASE && !claimedNothing
+        || r.operation() == Operation.DECIDE && result.allowed()) {
       PartitionRequest step = r.operation() == Operation.DECIDE ? r.at(result.time()) : r;
       if (!o.journal.add(step)) {
         // the write-back has just finished: this step goes to the store itself
