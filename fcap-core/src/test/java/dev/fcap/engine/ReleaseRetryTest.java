@@ -13,7 +13,6 @@ import dev.fcap.store.ManualClock;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
-import dev.fcap.store.PartitionSnapshot;
 import dev.fcap.store.Store;
 import dev.fcap.store.StoreException;
 import dev.fcap.store.memory.MemoryStore;
@@ -33,13 +32,12 @@ class ReleaseRetryTest {
       List.of(Rule.of("per-minute", 3, Duration.ofMinutes(1), Dimension.RECIPIENT)));
 
   /** Fails the next RELEASE: before the store saw it ({@code applied} false) or after it applied it. */
-  private static final class FailingRelease implements Store {
-    final Store store;
+  private static final class FailingRelease extends ForwardingStore {
     boolean failNext;
     boolean applied;
 
     FailingRelease(Store store) {
-      this.store = store;
+      super(store);
     }
 
     @Override
@@ -52,21 +50,6 @@ class ReleaseRetryTest {
             : new StoreException(StoreException.Reason.FULL, "busy")));
       }
       return store.apply(request);
-    }
-
-    @Override
-    public CompletableFuture<PartitionSnapshot> read(byte[] partition) {
-      return store.read(partition);
-    }
-
-    @Override
-    public CompletableFuture<Boolean> delete(byte[] partition) {
-      return store.delete(partition);
-    }
-
-    @Override
-    public long now() {
-      return store.now();
     }
   }
 

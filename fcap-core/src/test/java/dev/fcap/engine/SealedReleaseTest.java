@@ -12,7 +12,6 @@ import dev.fcap.store.ManualClock;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
-import dev.fcap.store.PartitionSnapshot;
 import dev.fcap.store.Store;
 import dev.fcap.store.memory.MemoryStore;
 import java.time.Duration;
@@ -33,33 +32,17 @@ class SealedReleaseTest {
       Rule.of("same-content", 2, Duration.ofMinutes(59), Dimension.RECIPIENT, Dimension.CONTENT)));
 
   /** Records the operation of every store call. */
-  private static final class Calls implements Store {
-    final Store store;
+  private static final class Calls extends ForwardingStore {
     final List<Operation> operations = new ArrayList<>();
 
     Calls(Store store) {
-      this.store = store;
+      super(store);
     }
 
     @Override
     public CompletableFuture<PartitionResult> apply(PartitionRequest request) {
       operations.add(request.operation());
       return store.apply(request);
-    }
-
-    @Override
-    public CompletableFuture<PartitionSnapshot> read(byte[] partition) {
-      return store.read(partition);
-    }
-
-    @Override
-    public CompletableFuture<Boolean> delete(byte[] partition) {
-      return store.delete(partition);
-    }
-
-    @Override
-    public long now() {
-      return store.now();
     }
   }
 
