@@ -22,9 +22,11 @@ import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -245,14 +247,14 @@ final class BenchCommand implements Callable<Integer> {
     // the warm-up has no request limit of its own: --requests bounds it too (one lateness slot per request)
     int planned = (int) Math.min(Math.min(limit, maxRequests), durationMs * 1_000_000 / interval);
     r.lateness = new long[planned];
-    java.util.concurrent.Semaphore inFlight = new java.util.concurrent.Semaphore(concurrency);
+    Semaphore inFlight = new Semaphore(concurrency);
     SplittableRandom rnd = new SplittableRandom(seedBase * 31);
     long start = System.nanoTime();
     for (int i = 0; i < planned; i++) {
       long at = start + i * interval;
       long wait;
       while ((wait = at - System.nanoTime()) > 0) {
-        java.util.concurrent.locks.LockSupport.parkNanos(wait > 200_000 ? wait - 100_000 : Math.max(1, wait / 2));
+        LockSupport.parkNanos(wait > 200_000 ? wait - 100_000 : Math.max(1, wait / 2));
       }
       inFlight.acquire();
       r.lateness[i] = System.nanoTime() - at;

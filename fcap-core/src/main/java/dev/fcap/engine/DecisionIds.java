@@ -130,14 +130,9 @@ final class DecisionIds {
 
   /** The id of a release record, or null if the key is not loaded. */
   String seal(byte[] partition, byte[] recordKey, long expiresAtMs) {
-    Sealer s = sealer;
-    if (s == null) {
-      return null;
-    }
     byte[] plain = new byte[HEAD + partition.length];
     head(plain, recordKey, expiresAtMs).put(partition);
-    String id = s.seal(plain);
-    return id.length() > MAX_LENGTH ? null : id;
+    return sealed(plain);
   }
 
   /**
@@ -145,15 +140,21 @@ final class DecisionIds {
    * record's place; null if the key is not loaded. Only for what {@link #sealsRelease} accepts.
    */
   String seal(byte[] partition, byte[] recordKey, long expiresAtMs, long decidedAt, byte[] tail) {
-    Sealer s = sealer;
-    if (s == null) {
-      return null;
-    }
     byte[] plain = new byte[HEAD + 1 + Varint.size(partition.length) + partition.length + 8 + tail.length];
     ByteBuffer b = head(plain, recordKey, expiresAtMs).put(SEALED_RELEASE);
     b.position(Varint.write(plain, b.position(), partition.length));
     b.put(partition).putLong(decidedAt).put(tail);
-    return s.seal(plain);
+    return sealed(plain);
+  }
+
+  /** {@code plain} sealed; null if the key is not loaded or the id would pass {@link #MAX_LENGTH}. */
+  private String sealed(byte[] plain) {
+    Sealer s = sealer;
+    if (s == null) {
+      return null;
+    }
+    String id = s.seal(plain);
+    return id.length() > MAX_LENGTH ? null : id;
   }
 
   private static ByteBuffer head(byte[] plain, byte[] recordKey, long expiresAtMs) {
