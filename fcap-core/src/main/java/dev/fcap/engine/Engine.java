@@ -344,7 +344,12 @@ public final class Engine implements AutoCloseable {
       return CompletableFuture.completedFuture(false);
     }
     if (p.requests.length == 1) {
-      return store.apply(p.requests[0].asRelease(0)).thenApply(PartitionResult::allowed);
+      return store.apply(p.requests[0].asRelease(0)).thenApply(r -> {
+        if (!r.allowed()) {
+          available(r); // an outage store that holds no such id cannot say the store does not
+        }
+        return r.allowed();
+      });
     }
     byte[] key = p.requests[0].idempotency().key();
     return store.apply(p.requests[0]).thenCompose(found -> {

@@ -139,6 +139,21 @@ class FailoverStoreTest {
   }
 
   @Test
+  void aReleaseByMessageIdOfADecisionBeforeTheOutageFailsAndItsRetryAfterItReleases() {
+    Message sent = Message.builder("m").messageId("before-outage").build();
+    assertThat(engine.decide(sent).join().allowed()).isTrue();
+    goDown();
+    // its record is in the store: the outage store can neither claim it nor say it is not there
+    assertThat(failure(engine.releaseMessage(sent)).reason()).isEqualTo(StoreException.Reason.UNAVAILABLE);
+    gate.mode = GateStore.Mode.UP;
+    scheduler.tick(100);
+    assertThat(failover.down()).isFalse();
+    assertThat(usedInShared("m")).as("nothing released during the outage").isEqualTo(1);
+    assertThat(engine.releaseMessage(sent).join()).isTrue();
+    assertThat(usedInShared("m")).isZero();
+  }
+
+  @Test
   void aReleaseDuringTheOutageFailsAndItsRetryAfterItReleases() {
     Decision before = engine.decide(to("b")).join();
     assertThat(usedInShared("b")).isEqualTo(1);
