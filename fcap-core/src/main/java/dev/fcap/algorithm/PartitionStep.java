@@ -48,10 +48,16 @@ public final class PartitionStep {
     if (remembered != null && request.operation() != dev.fcap.store.Operation.RELEASE) {
       return replay(remembered, request.checks());
     }
-    if (remembered == null && request.idempotency() != null && request.operation() == dev.fcap.store.Operation.RELEASE) {
+    dev.fcap.store.Idempotency id = request.idempotency();
+    if (id != null && request.operation() == dev.fcap.store.Operation.RELEASE
+        && (id.incarnation() == 0 ? remembered == null : remembered != null || !claimable(request, now))) {
       // a release by message id undoes only what the id still holds: released before, expired or
-      // never admitted, it changes nothing (so two releases never give back twice)
-      return new PartitionResult(now, false, new long[request.checks()], new long[request.checks()]);
+      // never admitted, it changes nothing (so two releases never give back twice); the release of a
+      // decision stored as nothing (incarnation) only while no claim is remembered, within its horizon
+      return nothing(request, now);
+    }
+    if (id != null && id.incarnation() != 0) {
+      remembered = null; // a claim's release undoes at the request's event time
     }
     // released by message id, the counts are undone at the time the store remembered, whoever asks
     long eventTime = remembered != null ? java.nio.ByteBuffer.wrap(remembered).getLong() : request.eventTime();
@@ -90,6 +96,25 @@ public final class PartitionStep {
       }
     }
     return new PartitionResult(now, allowed, used, retryAt);
+  }
+
+  /** The answer of a step that changed nothing and admitted nothing (a release that gives nothing back). */
+  public static PartitionResult nothing(PartitionRequest request, long now) {
+    return new PartitionResult(now, false, new long[request.checks()], new long[request.checks()]);
+  }
+
+  /**
+   * Whether the release of a decision stored as nothing ({@link dev.fcap.store.Idempotency#incarnation()})
+   * is still within its horizon at {@code now}: before its event time plus the horizon.
+   */
+  public static boolean claimable(PartitionRequest request, long now) {
+    return now < claimExpiresAt(request);
+  }
+
+  /** When the claim of such a release expires: its event time plus the horizon (saturated). */
+  public static long claimExpiresAt(PartitionRequest request) {
+    long at = request.eventTime() + request.idempotency().horizonMs();
+    return at < request.eventTime() ? Long.MAX_VALUE : at;
   }
 
   /**

@@ -42,6 +42,13 @@ import javax.crypto.spec.SecretKeySpec;
  * lookup and then a claim. A decision of one partition without a message id (the usual case) gets the
  * second form when it fits {@link #MAX_LENGTH}. Ids of the first form keep opening as they did.
  *
+ * <p><b>The third form</b> is the second for a decision the store kept <em>nothing</em> of (see
+ * {@link dev.fcap.store.Idempotency}, "stored as nothing"): {@code expires claimKey 0xFC varint(len)
+ * partitionKey decidedAt:i64 incarnation:i64 tail}. The 16-byte key is then where a release writes its
+ * claim, and the partition's incarnation at the decision is what the release must find there. A store
+ * that remembered the decision instead (one without incarnations, an outage store) answers
+ * incarnation 0, and the decision gets the second form.
+ *
  * <p><b>The key is held by the store</b>, so every node of a deployment shares it and a durable
  * store keeps it across restarts: 32 random bytes, remembered by a DECIDE of no counters in the
  * partition {@link #KEY_PARTITION} under a fixed message id, the tail holding the bytes. The first
@@ -69,18 +76,25 @@ final class DecisionIds {
 
   /** Starts the second form's partition field: no partition key starts with it. */
   private static final byte SEALED_RELEASE = (byte) 0xFD;
+  /** Starts the third form's partition field. */
+  private static final byte STORED_AS_NOTHING = (byte) 0xFC;
   /** The longest plain text of an id of at most {@link #MAX_LENGTH} characters. */
   private static final int MAX_PLAIN = (MAX_LENGTH - 1) / 4 * 3 - IV;
 
   /**
    * What an id names: the record's expiry, its key, its partition and tenant, and, for the second
-   * form, the decision's time and the release record's tail (null: in the record).
+   * and third forms, the decision's time and the release record's tail (null: in the record), and
+   * for the third the partition's incarnation (0: the second form).
    */
-  record Opened(long expiresAtMs, byte[] recordKey, byte[] partition, String tenant, long decidedAt, byte[] tail) {}
+  record Opened(long expiresAtMs, byte[] recordKey, byte[] partition, String tenant, long decidedAt, byte[] tail,
+      long incarnation) {}
 
-  /** Whether an id of the second form, with this partition key and tail, fits {@link #MAX_LENGTH}. */
+  /**
+   * Whether an id of the second or third form (8 bytes longer), with this partition key and tail, fits
+   * {@link #MAX_LENGTH}.
+   */
   static boolean sealsRelease(int partitionLength, int tailLength) {
-    return HEAD + 1 + Varint.size(partitionLength) + partitionLength + 8 + tailLength <= MAX_PLAIN;
+    return HEAD + 1 + Varint.size(partitionLength) + partitionLength + 8 + 8 + tailLength <= MAX_PLAIN;
   }
 
   private final Store store;
@@ -140,10 +154,23 @@ final class DecisionIds {
    * record's place; null if the key is not loaded. Only for what {@link #sealsRelease} accepts.
    */
   String seal(byte[] partition, byte[] recordKey, long expiresAtMs, long decidedAt, byte[] tail) {
-    byte[] plain = new byte[HEAD + 1 + Varint.size(partition.length) + partition.length + 8 + tail.length];
-    ByteBuffer b = head(plain, recordKey, expiresAtMs).put(SEALED_RELEASE);
+    return seal(partition, recordKey, expiresAtMs, decidedAt, 0, tail);
+  }
+
+  /**
+   * The id of the third form ({@code incarnation} not 0: the store kept nothing of the decision), or
+   * of the second (0).
+   */
+  String seal(byte[] partition, byte[] recordKey, long expiresAtMs, long decidedAt, long incarnation, byte[] tail) {
+    int extra = incarnation == 0 ? 0 : 8;
+    byte[] plain = new byte[HEAD + 1 + Varint.size(partition.length) + partition.length + 8 + extra + tail.length];
+    ByteBuffer b = head(plain, recordKey, expiresAtMs).put(incarnation == 0 ? SEALED_RELEASE : STORED_AS_NOTHING);
     b.position(Varint.write(plain, b.position(), partition.length));
-    b.put(partition).putLong(decidedAt).put(tail);
+    b.put(partition).putLong(decidedAt);
+    if (incarnation != 0) {
+      b.putLong(incarnation);
+    }
+    b.put(tail);
     return sealed(plain);
   }
 
@@ -176,21 +203,27 @@ final class DecisionIds {
     long expiresAt = EPOCH_MS + (b.getInt() & 0xFFFF_FFFFL) * 1000;
     byte[] recordKey = new byte[16];
     b.get(recordKey);
-    if (plain[HEAD] != SEALED_RELEASE) {
+    if (plain[HEAD] != SEALED_RELEASE && plain[HEAD] != STORED_AS_NOTHING) {
       byte[] partition = Arrays.copyOfRange(plain, HEAD, plain.length);
       String tenant = Keys.tenantOf(partition);
-      return tenant == null ? null : new Opened(expiresAt, recordKey, partition, tenant, 0, null);
+      return tenant == null ? null : new Opened(expiresAt, recordKey, partition, tenant, 0, null, 0);
     }
+    int extra = plain[HEAD] == STORED_AS_NOTHING ? 8 : 0;
     int len = Varint.read(plain, HEAD + 1);
     int at = HEAD + 1 + Varint.size(len);
-    if (len < 2 || len > plain.length - at - 8 - 1) {
+    if (len < 2 || len > plain.length - at - 8 - extra - 1) {
       return null; // the MAC held, so only a bug writes this: refuse rather than misread
     }
     byte[] partition = Arrays.copyOfRange(plain, at, at + len);
-    long decidedAt = ByteBuffer.wrap(plain, at + len, 8).getLong();
-    byte[] tail = Arrays.copyOfRange(plain, at + len + 8, plain.length);
+    ByteBuffer times = ByteBuffer.wrap(plain, at + len, 8 + extra);
+    long decidedAt = times.getLong();
+    long incarnation = extra == 0 ? 0 : times.getLong();
+    if (extra != 0 && incarnation == 0) {
+      return null;
+    }
+    byte[] tail = Arrays.copyOfRange(plain, at + len + 8 + extra, plain.length);
     String tenant = Keys.tenantOf(partition);
-    return tenant == null ? null : new Opened(expiresAt, recordKey, partition, tenant, decidedAt, tail);
+    return tenant == null ? null : new Opened(expiresAt, recordKey, partition, tenant, decidedAt, tail, incarnation);
   }
 
   /** The keyed primitives; one Mac and one Cipher per thread (neither is thread-safe). */

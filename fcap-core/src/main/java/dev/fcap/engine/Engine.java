@@ -225,7 +225,10 @@ public final class Engine implements AutoCloseable {
       if (record == null) {
         return CompletableFuture.completedFuture(ReleaseResult.UNKNOWN);
       }
-      return store.apply(undo(id.tenant(), id.partition(), id.recordKey(), record, id.decidedAt())).thenApply(r -> {
+      // the third form: the store kept nothing of the decision; its release claims and checks the incarnation
+      Idempotency claim = id.incarnation() == 0 ? null : new Idempotency(id.recordKey(),
+          Math.max(1, id.expiresAtMs() - id.decidedAt()), ReleaseRecord.IN_ID, false, id.incarnation());
+      return store.apply(undo(id.tenant(), id.partition(), id.recordKey(), record, id.decidedAt(), claim)).thenApply(r -> {
         available(r);
         // nothing claimed: released before (or the recipient was reset), or expired
         return r.allowed() || r.time() < id.expiresAtMs() ? ReleaseResult.RELEASED : ReleaseResult.EXPIRED;
@@ -270,7 +273,7 @@ public final class Engine implements AutoCloseable {
    */
   private CompletableFuture<Boolean> claim(String tenant, byte[] partition, byte[] key, ReleaseRecord record,
       long recordedAt) {
-    return store.apply(undo(tenant, partition, key, record, recordedAt)).thenCompose(r -> {
+    return store.apply(undo(tenant, partition, key, record, recordedAt, null)).thenCompose(r -> {
       if (!r.allowed() || record.others().isEmpty()) {
         return CompletableFuture.completedFuture(r.allowed()); // not ours to finish: another release claimed it
       }
@@ -281,7 +284,7 @@ public final class Engine implements AutoCloseable {
         others.add(store.apply(lookup(other, otherKey)).thenCompose(found -> {
           ReleaseRecord o = record(found);
           return o == null ? CompletableFuture.completedFuture((PartitionResult) null)
-              : store.apply(undo(tenant, other, otherKey, o, found.time()));
+              : store.apply(undo(tenant, other, otherKey, o, found.time(), null));
         }));
       }
       return CompletableFuture.allOf(others.toArray(CompletableFuture[]::new)).thenApply(ignored -> true);
@@ -298,8 +301,10 @@ public final class Engine implements AutoCloseable {
    * or for a caller-time engine at the latest caller-supplied time it has seen (never before the
    * decision's), so that an algorithm gives back only what the message still holds then (a fixed
    * window's unit only while its window is the current one, a gcra cell only what has not drained).
+   * {@code claim}: the release of a decision stored as nothing (the id's third form), else null.
    */
-  private PartitionRequest undo(String tenant, byte[] partition, byte[] key, ReleaseRecord record, long recordedAt) {
+  private PartitionRequest undo(String tenant, byte[] partition, byte[] key, ReleaseRecord record, long recordedAt,
+      Idempotency claim) {
     CompiledPolicy current = policies.get(tenant);
     List<CounterRequest> counters = new ArrayList<>(record.counters().size());
     if (current != null) {
@@ -313,7 +318,7 @@ public final class Engine implements AutoCloseable {
     long at = releaseTime(PartitionRequest.STORE_TIME);
     return new PartitionRequest(partition, Operation.RELEASE,
         at == PartitionRequest.STORE_TIME ? at : Math.max(at, recordedAt), record.cost(), counters, recordedAt,
-        new Idempotency(key, 1, ReleaseRecord.NOT_RELEASABLE, true), null);
+        claim != null ? claim : new Idempotency(key, 1, ReleaseRecord.NOT_RELEASABLE, true), null);
   }
 
   /** {@code storeTime} for an engine deciding at the store's time, else the latest caller time seen. */
@@ -525,14 +530,26 @@ public final class Engine implements AutoCloseable {
         releasable |= j == 0 && tail != ReleaseRecord.NOT_RELEASABLE;
         if (partitions == 1 && m.messageId() == null && tail != ReleaseRecord.NOT_RELEASABLE
             && DecisionIds.sealsRelease(partitionKey.length, tail.length)) {
-          sealedTail = tail; // the usual decision: its id seals the release, its record is the claim alone
-          tail = ReleaseRecord.IN_ID;
+          // the usual decision: its id seals the release, and the store keeps nothing of it (or, one
+          // without incarnations, a record that is the claim alone)
+          sealedTail = tail;
+          id = new Idempotency(key, horizon, ReleaseRecord.IN_ID, false, incarnationCandidate(key));
+        } else {
+          id = new Idempotency(ReleaseRecord.keyIn(key, j), horizon, tail, j == 0 && m.messageId() != null);
         }
-        id = new Idempotency(ReleaseRecord.keyIn(key, j), horizon, tail, j == 0 && m.messageId() != null);
       }
       requests[j] = new PartitionRequest(partitionKey, op, time, m.cost(), List.of(counters), 0L, id, m.category());
     }
     return new Prepared(m, cp, plan, op, requests, key, horizon, releaseHorizon > 0, releasable, sealedTail, time);
+  }
+
+  /** The incarnation a partition takes if this decision creates it: the random key's first 8 bytes, never 0. */
+  private static long incarnationCandidate(byte[] key) {
+    long v = 0;
+    for (int i = 0; i < 8; i++) {
+      v = v << 8 | (key[i] & 0xff);
+    }
+    return v != 0 ? v : 1;
   }
 
   private static CounterRequest[] counters(Message m, CompiledPolicy.Partition partition, byte[] fingerprint,
@@ -674,7 +691,8 @@ public final class Engine implements AutoCloseable {
       // a replay answers the id of the first decision: the same record sealed the same way
       long expiresAt = results[0].time() + p.recordHorizonMs;
       id = p.sealedTail != null
-          ? ids.seal(p.requests[0].partition(), p.recordKey, expiresAt, results[0].time(), p.sealedTail)
+          ? ids.seal(p.requests[0].partition(), p.recordKey, expiresAt, results[0].time(), results[0].incarnation(),
+              p.sealedTail)
           : ids.seal(p.requests[0].partition(), p.recordKey, expiresAt);
     }
     List<RuleOutcome> rules = List.of(reported == outcomes.length ? outcomes : java.util.Arrays.copyOf(outcomes, reported));

@@ -22,10 +22,34 @@ import java.util.Objects;
  * @param tail the engine's bytes, stored with the entry and given back as {@link PartitionResult#replayOf()}
  *     (1 to {@link #MAX_TAIL} bytes; stored with a u16 length)
  * @param replayable whether the entry keeps the full result, to answer a repeated DECIDE with it
+ * @param incarnation 0, or a decision that may be <b>stored as nothing</b> (see below)
+ *
+ * <p><b>Stored as nothing.</b> A store that keeps partition incarnations ({@link #incarnation} not 0)
+ * stores nothing per admitted decision; what guards the decision's release is the partition's
+ * <em>incarnation</em>, a random 64-bit value a partition takes when an admitted decision creates it
+ * (or first asks for one) and keeps until it is deleted (a reset) or expires with its counters:
+ * <ul>
+ *   <li>An admitted DECIDE with {@code incarnation} not 0 (not {@code replayable}) remembers nothing
+ *       under {@code key} and answers the partition's incarnation in
+ *       {@link PartitionResult#incarnation()}; a partition without one takes {@code incarnation}.
+ *       A store that keeps no incarnations remembers the decision as if {@code incarnation} were 0 and
+ *       answers 0: the caller then releases it by its record.</li>
+ *   <li>A RELEASE with {@code incarnation} not 0 is the release of such a decision, recorded at the
+ *       request's {@code eventTime}: it undoes the counts only if the partition's incarnation is still
+ *       {@code incarnation}, nothing is remembered under {@code key} (the claim of an earlier
+ *       release), and the store's time is before {@code eventTime + horizonMs}; it then remembers
+ *       {@code key} (the claim, with {@code tail}) until {@code eventTime + horizonMs}. So a release
+ *       gives back once, nothing after a reset, and nothing after its horizon, while an admission
+ *       stores nothing: a claim costs only per released decision.</li>
+ * </ul>
  */
-public record Idempotency(byte[] key, long horizonMs, byte[] tail, boolean replayable) {
+public record Idempotency(byte[] key, long horizonMs, byte[] tail, boolean replayable, long incarnation) {
   /** The longest tail: its length is stored as a u16 after it. */
   public static final int MAX_TAIL = 65_535;
+
+  public Idempotency(byte[] key, long horizonMs, byte[] tail, boolean replayable) {
+    this(key, horizonMs, tail, replayable, 0);
+  }
 
   public Idempotency {
     Objects.requireNonNull(key, "key");
@@ -38,6 +62,9 @@ public record Idempotency(byte[] key, long horizonMs, byte[] tail, boolean repla
     }
     if (tail.length == 0 || tail.length > MAX_TAIL) {
       throw new IllegalArgumentException("tail must be 1 to " + MAX_TAIL + " bytes");
+    }
+    if (incarnation != 0 && replayable) {
+      throw new IllegalArgumentException("a decision stored as nothing has no result to replay");
     }
   }
 }

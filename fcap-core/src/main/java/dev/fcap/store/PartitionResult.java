@@ -12,23 +12,35 @@ package dev.fcap.store;
  * @param replayOf null, or the id of the earlier admitted decision of the same message id: this is
  *     that decision's result again ({@code time} is when it was decided) and nothing was recorded
  * @param degraded true when a failover decorator answered from its outage store instead of the store
+ * @param incarnation for a DECIDE whose {@link Idempotency#incarnation()} is not 0: the partition's
+ *     incarnation, which its release must name; 0 when the store remembered the decision instead
  */
 public record PartitionResult(long time, boolean allowed, long[] used, long[] retryAt, String replayOf,
-    boolean degraded) {
+    boolean degraded, long incarnation) {
 
   /** {@code retryAt} of a check that can never admit the message (its cost exceeds the limit). */
   public static final long NEVER = Long.MAX_VALUE;
 
   public PartitionResult(long time, boolean allowed, long[] used, long[] retryAt) {
-    this(time, allowed, used, retryAt, null, false);
+    this(time, allowed, used, retryAt, null, false, 0);
   }
 
   public PartitionResult(long time, boolean allowed, long[] used, long[] retryAt, String replayOf) {
-    this(time, allowed, used, retryAt, replayOf, false);
+    this(time, allowed, used, retryAt, replayOf, false, 0);
+  }
+
+  public PartitionResult(long time, boolean allowed, long[] used, long[] retryAt, String replayOf,
+      boolean degraded) {
+    this(time, allowed, used, retryAt, replayOf, degraded, 0);
   }
 
   /** This result, marked as decided by an outage store. */
   public PartitionResult asDegraded() {
-    return new PartitionResult(time, allowed, used, retryAt, replayOf, true);
+    return new PartitionResult(time, allowed, used, retryAt, replayOf, true, incarnation);
+  }
+
+  /** This result, answering the partition's {@code incarnation}. */
+  public PartitionResult withIncarnation(long incarnation) {
+    return new PartitionResult(time, allowed, used, retryAt, replayOf, degraded, incarnation);
   }
 }

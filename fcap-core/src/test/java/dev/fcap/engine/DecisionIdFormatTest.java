@@ -69,6 +69,15 @@ class DecisionIdFormatTest {
     assertThat(second.tenant()).isEqualTo("default");
     assertThat(second.decidedAt()).isEqualTo(expiresAt - 86_400_123L);
     assertThat(second.tail()).isEqualTo(tail);
+    assertThat(second.incarnation()).as("the second form names no incarnation").isZero();
+
+    DecisionIds.Opened third = ids.open(ids.seal(partition, key, expiresAt, expiresAt - 86_400_123L, -42L, tail));
+    assertThat(third.partition()).isEqualTo(partition);
+    assertThat(third.recordKey()).isEqualTo(key);
+    assertThat(third.expiresAtMs()).isEqualTo(expiresAt);
+    assertThat(third.decidedAt()).isEqualTo(expiresAt - 86_400_123L);
+    assertThat(third.incarnation()).isEqualTo(-42L);
+    assertThat(third.tail()).isEqualTo(tail);
   }
 
   @Test
@@ -86,7 +95,8 @@ class DecisionIdFormatTest {
     partition[0] = Keys.RECIPIENT_PARTITION;
     partition[1] = 1;
     partition[2] = 'd';
-    String id = ids.seal(partition, new byte[16], 1_800_000_000_000L, 0, new byte[tail]);
+    // the third form, 8 bytes longer than the second: the bound is the third's
+    String id = ids.seal(partition, new byte[16], 1_800_000_000_000L, 0, 1L, new byte[tail]);
     assertThat(id.length()).isLessThanOrEqualTo(DecisionIds.MAX_LENGTH).isGreaterThan(DecisionIds.MAX_LENGTH - 8);
   }
 }

@@ -70,25 +70,56 @@ class SealedReleaseTest {
   }
 
   @Test
-  void theRecordOfAnOrdinaryDecisionHoldsTheClaimNotTheCounterKeys() {
-    int decisions = 1_000;
-    long with = storeBytes(true, decisions);
-    long without = storeBytes(false, decisions);
-    // a key (16), the decision's time (8), a one-byte tail, framing; the counter keys (about 40 bytes
-    // with this policy) are in the id: 72 bytes a record before
-    assertThat((with - without) / (double) decisions).as("store bytes per release record").isLessThan(40);
+  void anOrdinaryDecisionStoresNothingButItsPartitionsIncarnation() {
+    int recipients = 1_000;
+    // each decision to its own recipient: the partition's incarnation (15 bytes) and nothing per decision
+    long perRecipient = storeBytes(true, recipients, 1) - storeBytes(false, recipients, 1);
+    assertThat(perRecipient / (double) recipients).as("store bytes per recipient for releases").isLessThan(20);
+    // ten decisions to each: still only the incarnation (a release record was 72 bytes, then 34 each)
+    long perTen = storeBytes(true, recipients, 10) - storeBytes(false, recipients, 10);
+    assertThat(perTen / (double) recipients).as("store bytes per recipient of ten decisions").isLessThan(20);
   }
 
-  /** The store's bytes after {@code decisions} admitted decisions, each for its own recipient. */
-  private static long storeBytes(boolean releaseRecords, int decisions) {
+  @Test
+  void aReleaseWritesItsClaimAndAReleasedDecisionCostsItsClaimOnly() {
+    ManualClock clock = new ManualClock();
+    MemoryStore store = MemoryStore.builder().clock(clock).build();
+    Engine engine = Engine.builder(store).clock(clock).policy(POLICY).build();
+    engine.decide(Message.builder("warm-up").content("x").build()).join();
+    List<Decision> decisions = new ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      decisions.add(engine.decide(Message.builder("r" + i).content("x").build()).join());
+    }
+    long before = store.bytes();
+    for (Decision d : decisions) {
+      assertThat(engine.releaseDecision(d.decisionId(), t -> true).join()).isEqualTo(ReleaseResult.RELEASED);
+    }
+    // a claim: its key (16), time and tail (11), framing; the released counts leave the record
+    assertThat((store.bytes() - before) / 100.0).as("bytes per released decision").isBetween(-80.0, 40.0);
+    for (Decision d : decisions) {
+      engine.releaseDecision(d.decisionId(), t -> true).join();
+    }
+    for (int i = 0; i < 100; i++) {
+      assertThat(engine.decide(Message.builder("r" + i).content("x").build()).join().allowed()).isTrue();
+      assertThat(engine.decide(Message.builder("r" + i).content("x").build()).join().allowed()).isTrue();
+      assertThat(engine.decide(Message.builder("r" + i).content("x").build()).join().allowed())
+          .as("each given back once").isFalse();
+    }
+  }
+
+  /** The store's bytes after {@code perRecipient} admitted decisions to each of {@code recipients}. */
+  private static long storeBytes(boolean releases, int recipients, int perRecipient) {
     ManualClock clock = new ManualClock();
     MemoryStore store = MemoryStore.builder().clock(clock).build();
     Engine.Builder b = Engine.builder(store).clock(clock).policy(POLICY);
-    Engine engine = releaseRecords ? b.build() : b.releaseHorizon(Duration.ZERO).build();
+    Engine engine = releases ? b.build() : b.releaseHorizon(Duration.ZERO).build();
     engine.decide(Message.builder("warm-up").content("x").build()).join(); // the id key, stored once
     long before = store.bytes();
-    for (int i = 0; i < decisions; i++) {
-      assertThat(engine.decide(Message.builder("r" + i).content("x").build()).join().allowed()).isTrue();
+    for (int k = 0; k < perRecipient; k++) {
+      for (int i = 0; i < recipients; i++) {
+        assertThat(engine.decide(Message.builder("r" + i).content("x" + k).build()).join().allowed()).isTrue();
+      }
+      clock.advance(1_000);
     }
     return store.bytes() - before;
   }

@@ -290,6 +290,91 @@ public abstract class StoreContract {
         .isEqualTo(ReleaseResult.EXPIRED);
   }
 
+  /**
+   * Whether the store keeps partition incarnations, so that it stores nothing per admitted decision
+   * ({@link Idempotency}, "stored as nothing"); a store that does not remembers a record instead.
+   */
+  protected boolean keepsIncarnations() {
+    return true;
+  }
+
+  @Test
+  void anOrdinaryDecisionIsReleasedOnceByItsIdAndNeverAfterAResetOrItsHorizon() {
+    Engine engine = Engine.builder(store).clock(clock).policy(SEED).releaseHorizon(java.time.Duration.ofMinutes(30))
+        .build();
+    Message m = to("rosa", "the same text");
+    Decision d1 = engine.decide(m).join();
+    Decision d2 = engine.decide(m).join();
+    assertThat(engine.decide(m).join().allowed()).as("two identical in 59 s").isFalse();
+    assertThat(engine.releaseDecision(d1.decisionId(), t -> true).join()).isEqualTo(ReleaseResult.RELEASED);
+    assertThat(engine.decide(m).join().allowed()).as("one given back").isTrue();
+    assertThat(engine.releaseDecision(d1.decisionId(), t -> true).join()).as("again").isEqualTo(ReleaseResult.RELEASED);
+    assertThat(engine.decide(m).join().allowed()).as("given back once").isFalse();
+
+    assertThat(engine.reset("default", "rosa").join()).isTrue();
+    Decision d4 = engine.decide(m).join();
+    assertThat(engine.decide(m).join().allowed()).isTrue();
+    assertThat(engine.decide(m).join().allowed()).isFalse();
+    engine.releaseDecision(d2.decisionId(), t -> true).join();
+    assertThat(engine.decide(m).join().allowed()).as("a decision before the reset gives back nothing after it")
+        .isFalse();
+    assertThat(engine.releaseDecision(d4.decisionId(), t -> true).join()).isEqualTo(ReleaseResult.RELEASED);
+    assertThat(engine.decide(m).join().allowed()).as("one after the reset gives back").isTrue();
+
+    // the 59-minute rule still counts them, 30 minutes later: a release past its horizon gives nothing
+    clock.advance(60_000);
+    Decision late = engine.decide(to("rosa", "another text")).join();
+    assertThat(engine.decide(to("rosa", "another text")).join().allowed()).isTrue();
+    clock.advance(29 * 60_000L);
+    assertThat(engine.decide(to("rosa", "another text")).join().allowed()).isTrue(); // the partition lives on
+    clock.advance(60_000 + 1_000);
+    assertThat(engine.releaseDecision(late.decisionId(), t -> true).join()).isEqualTo(ReleaseResult.EXPIRED);
+    for (int i = 0; i < 2; i++) {
+      assertThat(engine.decide(to("rosa", "another text")).join().allowed()).isTrue();
+      clock.advance(60_000); // past the 59-second rule
+    }
+    assertThat(engine.decide(to("rosa", "another text")).join().allowed()).as("5 in 59 minutes, none given back")
+        .isFalse();
+  }
+
+  @Test
+  void aDecisionStoredAsNothingAnswersThePartitionsIncarnationUntilTheResetAndItsReleaseChecksIt() {
+    byte[] partition = {'r', 1, 'x'};
+    CounterRequest counter = new CounterRequest(new byte[] {7, 7},
+        CounterSpec.single(Algorithm.SLIDING_LOG, 50, 86_400_000, true, 0), 0);
+    java.util.function.LongSupplier used = () -> store.apply(PartitionRequest.of(partition, Operation.CHECK,
+        PartitionRequest.STORE_TIME, 1, List.of(counter))).join().used()[0];
+    java.util.function.LongFunction<PartitionResult> decide = candidate -> store.apply(new PartitionRequest(partition,
+        Operation.DECIDE, PartitionRequest.STORE_TIME, 1, List.of(counter), 0,
+        new Idempotency(key(candidate), 3_600_000, new byte[] {2}, false, candidate), null)).join();
+    PartitionResult first = decide.apply(11);
+    PartitionResult second = decide.apply(12);
+    if (!keepsIncarnations()) {
+      assertThat(first.incarnation()).as("a store without incarnations remembers a record instead").isZero();
+      return;
+    }
+    assertThat(first.incarnation()).as("the partition takes the first decision's").isEqualTo(11);
+    assertThat(second.incarnation()).as("and keeps it").isEqualTo(11);
+    java.util.function.BiFunction<Long, Long, PartitionResult> release = (incarnation, claim) -> store.apply(
+        new PartitionRequest(partition, Operation.RELEASE, PartitionRequest.STORE_TIME, 1, List.of(counter),
+            first.time(), new Idempotency(key(claim), 3_600_000, new byte[] {2}, false, incarnation), null)).join();
+    assertThat(release.apply(12L, 12L).allowed()).as("another incarnation's").isFalse();
+    assertThat(release.apply(11L, 11L).allowed()).as("claimed").isTrue();
+    assertThat(release.apply(11L, 11L).allowed()).as("claimed before").isFalse();
+    assertThat(release.apply(11L, 12L).allowed()).as("the second decision's claim").isTrue();
+    assertThat(used.getAsLong()).as("both given back").isZero();
+    decide.apply(15);
+    assertThat(used.getAsLong()).isEqualTo(1);
+    assertThat(store.delete(partition).join()).isTrue();
+    assertThat(decide.apply(13).incarnation()).as("a reset partition takes a new one").isEqualTo(13);
+    assertThat(release.apply(11L, 14L).allowed()).as("a decision before the reset").isFalse();
+    assertThat(used.getAsLong()).isEqualTo(1);
+  }
+
+  private static byte[] key(long v) {
+    return java.nio.ByteBuffer.allocate(16).putLong(v).putLong(v).array();
+  }
+
   @Test
   void aDecisionOfSeveralPartitionsIsReleasedInEveryOneByAnyNode() {
     Rule perSender = Rule.of("per-sender", 3, Duration.ofHours(1), Dimension.SENDER);

@@ -174,9 +174,12 @@ public final class MemoryStore implements Store {
         PartitionRecord.readStates(record, counters, now, states);
       }
       Idempotency id = request.idempotency();
+      boolean decide = request.operation() == Operation.DECIDE;
+      // stored as nothing (Idempotency's note): a DECIDE stamps the partition's incarnation, a RELEASE claims
+      boolean storedAsNothing = id != null && id.incarnation() != 0;
       // a decision writing its own release record (not replayable) has a fresh random key: nothing to
-      // look up (its release, the same key on a RELEASE, does look it up)
-      boolean lookUp = id != null && (request.operation() != Operation.DECIDE || id.replayable());
+      // look up (its release, the same key on a RELEASE, does look it up; so does a claim's)
+      boolean lookUp = id != null && (!decide || id.replayable());
       byte[] remembered = lookUp && record != null ? PartitionRecord.readMessage(record, id.key(), now) : null;
       boolean inline = remembered != null;
       RememberedDecisions.Entry entry = lookUp && !inline
@@ -185,27 +188,40 @@ public final class MemoryStore implements Store {
         remembered = RememberedDecisions.find(segment, entry, now);
       }
       LargeLog[] large = largeLogs(segment, request, states, now);
-      PartitionResult result = PartitionStep.apply(request, now, states, large, remembered);
+      long incarnation = storedAsNothing ? PartitionRecord.incarnation(record, now) : 0;
+      PartitionResult result = storedAsNothing && !decide && incarnation != id.incarnation()
+          ? PartitionStep.nothing(request, now) // reset or expired since the decision: nothing of it is left
+          : PartitionStep.apply(request, now, states, large, remembered);
       // A dry run, a refused decision or a replayed one changes no state: leave the record as it is
       // (expired counters in it are dropped by the next write or the sweep).
       if ((request.operation() == Operation.RELEASE || request.operation() == Operation.DECIDE) && result.allowed()
           && result.replayOf() == null) {
         byte[] next;
         byte[] entryRecord = null;
-        boolean beside = id != null && !inline; // the entry (written, or released) has a record of its own
-        if (id != null && request.operation() == Operation.DECIDE) {
+        // an admitted DECIDE remembers its record, a claim's release its claim; a stamping DECIDE nothing
+        boolean remembers = id != null && decide != storedAsNothing;
+        // the entry (written, or released) has a record of its own
+        boolean beside = id != null && !inline && !(decide && storedAsNothing);
+        if (decide && storedAsNothing) {
+          incarnation = incarnation != 0 ? incarnation : id.incarnation();
+          result = result.withIncarnation(incarnation);
+        }
+        if (remembers) {
           byte[] state = PartitionStep.remember(result, id);
+          long until = decide ? now + id.horizonMs() : PartitionStep.claimExpiresAt(request);
           beside = record != null && PartitionRecord.messages(record, now) >= RememberedDecisions.INLINE_MAX;
           if (!beside) { // the usual case: the entry is written with the counts, in the record's one copy
             next = PartitionRecord.write(record, request.partition(), counters, states, now, id.key(), state,
-                now + id.horizonMs());
+                until, 0, 0);
           } else {
             next = PartitionRecord.write(record, request.partition(), counters, states, now);
             entry = entry != null ? entry : rememberedDecisions.entry(segment, request.partition(), id.key(), now);
-            entryRecord = RememberedDecisions.record(entry, state, now + id.horizonMs());
+            entryRecord = RememberedDecisions.record(entry, state, until);
           }
         } else {
-          next = PartitionRecord.write(record, request.partition(), counters, states, now);
+          // a stamping DECIDE keeps the incarnation for as long as its id may be released
+          next = PartitionRecord.write(record, request.partition(), counters, states, now, null, null, 0, incarnation,
+              decide && storedAsNothing ? now + id.horizonMs() : 0);
           if (id != null && inline) {
             next = PartitionRecord.withoutMessage(next, id.key()); // released: it leaves with this write
           }

@@ -37,6 +37,14 @@ import java.util.List;
  * counters (carried over by writes and swept like any counter, never matched by a counter lookup),
  * the rest in records of their own ({@link #entry}, {@link RememberedDecisions}).
  *
+ * <p>The partition's <b>incarnation</b> ({@link dev.fcap.store.Idempotency}, "stored as nothing"), if it
+ * has one, is an entry of kind {@link #INCARNATION} with an empty id and the 8-byte value as its
+ * state, written last. Its expiry is the latest release horizon of the decisions that answered it
+ * (each stamping DECIDE extends it), not its counters': a partition whose counts live beside the
+ * record (a large log) must keep it too. A reset deletes it with the record, and a partition whose
+ * incarnation expired takes a new one (15 bytes per partition, against ~75 per admitted decision for
+ * a release record).
+ *
  * <p>Counters are found by comparing ids; an id ends with its most distinctive bytes (a content
  * fingerprint), so the comparison first rejects on the last eight bytes.
  */
@@ -51,9 +59,14 @@ final class PartitionRecord {
    * Version of this layout, written in the header of the store's state files ({@link Journal}); bump
    * it whenever the layout changes, so that a start never reads records it would misunderstand.
    */
-  static final int FORMAT = 3;
+  static final int FORMAT = 4;
   /** The kind byte of a remembered decision (the algorithms are 0 to 3; Redis uses 4 for gap-form logs). */
   static final byte MESSAGE = 127;
+  /** The kind byte of the partition's incarnation (layout 4). */
+  static final byte INCARNATION = 125;
+  private static final byte[] NO_ID = new byte[0];
+  /** Size of the incarnation's entry: empty id, kind, expiry, state length, 8 bytes. */
+  private static final int INCARNATION_SIZE = 1 + 1 + 4 + 1 + 8;
 
   private PartitionRecord() {}
 
@@ -94,9 +107,10 @@ final class PartitionRecord {
     return out;
   }
 
-  /** Whether the record holds only its key and time (nothing live is left). */
+  /** Whether the record holds only its key and time, and perhaps its incarnation (nothing live is left). */
   static boolean isEmpty(byte[] record) {
-    return skipKey(record) == record.length;
+    int at = skipKey(record);
+    return at == record.length || at + INCARNATION_SIZE == record.length && isIncarnation(record, at);
   }
 
   /** The partition's latest time (epoch ms): every write's time is at or before it. */
@@ -151,16 +165,41 @@ final class PartitionRecord {
    * records of busy recipients reach kilobytes, so no intermediate buffer is worth its copy.
    */
   static byte[] write(byte[] old, byte[] key, List<CounterRequest> counters, byte[][] states, long now) {
-    return write(old, key, counters, states, now, null, null, 0);
+    return write(old, key, counters, states, now, null, null, 0, 0, 0);
+  }
+
+  /**
+   * The partition's incarnation: 0 if the record has none, or it has expired at {@code now} (the
+   * sweep has not reached it yet: a write then gives it a new one).
+   */
+  static long incarnation(byte[] record, long now) {
+    if (record == null) {
+      return 0;
+    }
+    for (int at = skipKey(record); at < record.length; ) {
+      int idLen = Varint.read(record, at);
+      int alg = at + Varint.size(idLen) + idLen;
+      int stateLen = Varint.read(record, alg + 5);
+      if (record[alg] == INCARNATION) {
+        if (expiresMs(record, alg + 1) <= now) {
+          return 0;
+        }
+        return (long) LONG.get(record, alg + 5 + Varint.size(stateLen));
+      }
+      at = alg + 5 + Varint.size(stateLen) + stateLen;
+    }
+    return 0;
   }
 
   /**
    * {@link #write(byte[], byte[], List, byte[][], long)} plus, when {@code messageKey} is not null, a
    * remembered decision under it until {@code messageExpiresAt} (epoch ms), in the same pass: the
-   * usual admission with a release record copies the record once, not twice.
+   * usual admission with a release record copies the record once, not twice. {@code incarnation}: the
+   * partition's (0: the old record's, if it has a live one), kept at least until
+   * {@code incarnationUntil} (epoch ms) and as long as it was.
    */
   static byte[] write(byte[] old, byte[] key, List<CounterRequest> counters, byte[][] states, long now,
-      byte[] messageKey, byte[] remembered, long messageExpiresAt) {
+      byte[] messageKey, byte[] remembered, long messageExpiresAt, long incarnation, long incarnationUntil) {
     int n = counters.size();
     int[] expires = new int[n];
     boolean[] keep = new boolean[n];
@@ -177,15 +216,25 @@ final class PartitionRecord {
       }
     }
     int oldFrom = old == null ? 0 : skipKey(old);
+    int incarnationExpires = toSeconds(incarnationUntil);
     if (old != null) {
       for (int at = oldFrom; at < old.length; ) {
         int next = nextCounter(old, at);
-        if (keepOld(old, at, counters, now)) {
+        if (isIncarnation(old, at)) {
+          if (expiresMs(old, at + 2) > now && (incarnation == 0 || incarnation == (long) LONG.get(old, next - 8))) {
+            incarnation = (long) LONG.get(old, next - 8); // carried over below, never shorter
+            incarnationExpires = Math.max(incarnationExpires, expiresSeconds(old, at));
+          }
+        } else if (keepOld(old, at, counters, now)) {
           size += next - at;
           latest = Math.max(latest, expiresSeconds(old, at));
         }
         at = next;
       }
+    }
+    if (incarnation != 0) {
+      size += INCARNATION_SIZE;
+      latest = Math.max(latest, incarnationExpires);
     }
     int messageExpires = 0;
     if (messageKey != null) {
@@ -210,7 +259,7 @@ final class PartitionRecord {
     if (old != null) {
       for (int at = oldFrom; at < old.length; ) {
         int next = nextCounter(old, at);
-        if (keepOld(old, at, counters, now)) {
+        if (!isIncarnation(old, at) && keepOld(old, at, counters, now)) {
           System.arraycopy(old, at, out, pos, next - at);
           pos += next - at;
         }
@@ -218,9 +267,18 @@ final class PartitionRecord {
       }
     }
     if (messageKey != null) {
-      writeCounter(out, pos, messageKey, MESSAGE, messageExpires, remembered);
+      pos = writeCounter(out, pos, messageKey, MESSAGE, messageExpires, remembered);
+    }
+    if (incarnation != 0) {
+      pos = writeCounter(out, pos, NO_ID, INCARNATION, incarnationExpires, new byte[8]);
+      LONG.set(out, pos - 8, incarnation);
     }
     return out;
+  }
+
+  /** Whether the entry at {@code at} is the partition's incarnation. */
+  private static boolean isIncarnation(byte[] record, int at) {
+    return record[at] == 0 && record[at + 1] == INCARNATION;
   }
 
   /** Where the counter after the one at {@code at} starts. */
@@ -372,7 +430,7 @@ final class PartitionRecord {
       int alg = id + idLen;
       int stateLen = Varint.read(record, alg + 5);
       int state = alg + 5 + Varint.size(stateLen);
-      if (expiresMs(record, alg + 1) > now && record[alg] != MESSAGE) {
+      if (expiresMs(record, alg + 1) > now && record[alg] != MESSAGE && record[alg] != INCARNATION) {
         live.add(new StoredCounter(Arrays.copyOfRange(record, id, id + idLen), ALGORITHMS[record[alg]],
             Arrays.copyOfRange(record, state, state + stateLen)));
       }

@@ -176,7 +176,7 @@ class RememberedDecisionsTest {
     Idempotency id = messageId(5);
     byte[] state = java.nio.ByteBuffer.allocate(8 + TAIL.length + 1).putLong(at).put(TAIL).put((byte) TAIL.length).array();
     byte[] legacy = PartitionRecord.write(writer.record(CHANNEL), CHANNEL, List.of(), new byte[0][], at, id.key(), state,
-        at + HOUR);
+        at + HOUR, 0, 0);
 
     MemoryStore store = MemoryStore.builder().clock(clock).segments(4).build();
     store.restore(CHANNEL, PartitionRecord.fromLayout2(legacy)); // as Journal reads a file of layout 2

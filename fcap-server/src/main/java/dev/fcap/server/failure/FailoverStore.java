@@ -3,6 +3,7 @@ package dev.fcap.server.failure;
 import dev.fcap.store.Clock;
 import dev.fcap.store.CounterRequest;
 import dev.fcap.store.CounterSpec;
+import dev.fcap.store.Idempotency;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
@@ -528,6 +529,12 @@ public final class FailoverStore implements Store {
     if (records && o.journal.full()) {
       out.completeExceptionally(new StoreException(Reason.FULL, "the outage journal is full (failure.journal)"));
       return;
+    }
+    Idempotency id = r.idempotency();
+    if (r.operation() == Operation.DECIDE && id != null && id.incarnation() != 0) {
+      // Not stored as nothing here: the outage store's incarnations are not the store's, so the
+      // decision is remembered (and written back) with its record, and its id names the record.
+      r = r.withIdempotency(new Idempotency(id.key(), id.horizonMs(), id.tail(), id.replayable()));
     }
     PartitionResult result;
     try {

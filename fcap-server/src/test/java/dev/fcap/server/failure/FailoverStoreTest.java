@@ -169,6 +169,29 @@ class FailoverStoreTest {
   }
 
   @Test
+  void aDecisionOfTheOutageStoreIsReleasedByItsIdDuringAndAfterTheWriteBack() {
+    assertThat(engine.decide(to("c")).join().degraded()).isFalse(); // the store's partition has its incarnation
+    goDown();
+    Decision during = engine.decide(to("c")).join();
+    Decision other = engine.decide(to("c")).join();
+    assertThat(during.degraded()).isTrue();
+    // Its incarnations are not the store's, so the outage store remembers these decisions (rather than
+    // stamping them) and writes the records back. A release by decision id during the outage answers
+    // 503 (decided by the failure policy), though the outage store claimed the record: written back too.
+    assertThat(failure(engine.release(other.decisionId())).reason()).isEqualTo(StoreException.Reason.UNAVAILABLE);
+    gate.mode = GateStore.Mode.UP;
+    scheduler.tick(100);
+    assertThat(failover.down()).isFalse();
+    assertThat(usedInShared("c")).as("1 before, 2 during, 1 released during").isEqualTo(2);
+    assertThat(engine.release(other.decisionId()).join()).as("the retry").isTrue();
+    assertThat(usedInShared("c")).isEqualTo(2);
+    assertThat(engine.release(during.decisionId()).join()).as("after the write-back").isTrue();
+    assertThat(usedInShared("c")).isEqualTo(1);
+    assertThat(engine.release(during.decisionId()).join()).isTrue();
+    assertThat(usedInShared("c")).as("once").isEqualTo(1);
+  }
+
+  @Test
   void aBatchGoesInCallsOfCallSizeAndStopsAfterACallMissesItsDeadline() {
     List<Message> five = new ArrayList<>();
     for (int i = 0; i < 5; i++) {
