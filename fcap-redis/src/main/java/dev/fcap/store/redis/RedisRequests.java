@@ -41,6 +41,8 @@ final class RedisRequests {
   static final int MESSAGE_ID = 4;
   /** Added with {@link #MESSAGE_ID} when the message id is a release record that keeps no result. */
   static final int RELEASE_RECORD = 8;
+  /** Added with both when the decision is stored as nothing: an incarnation precedes the message id. */
+  static final int STORED_AS_NOTHING = 16;
 
   /**
    * Encodes {@code request}; {@code time} is the time to decide at, or STORE_TIME to read Redis
@@ -54,7 +56,7 @@ final class RedisRequests {
     }
     Idempotency id = request.idempotency();
     if (id != null) {
-      size += 26 + id.tail().length;
+      size += 26 + id.tail().length + (id.incarnation() != 0 ? 8 : 0);
     }
     ByteBuffer b = ByteBuffer.allocate(size);
     int timeKind = request.time() != PartitionRequest.STORE_TIME ? OWN_TIME
@@ -63,7 +65,8 @@ final class RedisRequests {
         request.counters().size());
     if (id != null) {
       // the request ends with a message id; a release record keeps only the time of the reply
-      b.put(1, (byte) (b.get(1) | MESSAGE_ID | (id.replayable() ? 0 : RELEASE_RECORD)));
+      b.put(1, (byte) (b.get(1) | MESSAGE_ID | (id.replayable() ? 0 : RELEASE_RECORD)
+          | (id.incarnation() != 0 ? STORED_AS_NOTHING : 0)));
     }
     for (CounterRequest c : request.counters()) {
       CounterSpec spec = c.spec();
@@ -75,6 +78,9 @@ final class RedisRequests {
       }
     }
     if (id != null) {
+      if (id.incarnation() != 0) {
+        b.putLong(id.incarnation());
+      }
       b.put(id.key()).putLong(id.horizonMs()).put(id.tail()).putShort((short) id.tail().length);
     }
     return b.array();
@@ -117,7 +123,8 @@ final class RedisRequests {
 
   /**
    * The script's reply to DECIDE, CHECK or RELEASE: one string, {@code now:i64 allowed:u8} then,
-   * except for RELEASE, per check {@code used:i64 retry:i64} (milliseconds from now, -1 = never).
+   * except for RELEASE, per check {@code used:i64 retry:i64} (milliseconds from now, -1 = never), and
+   * for a DECIDE stored as nothing the partition's {@code incarnation:u64}.
    */
   static PartitionResult result(PartitionRequest request, List<Object> reply) {
     if (reply.size() == 2) {
@@ -137,7 +144,10 @@ final class RedisRequests {
         retryAt[i] = delay < 0 ? PartitionResult.NEVER : time + delay;
       }
     }
-    return new PartitionResult(time, allowed, used, retryAt);
+    Idempotency id = request.idempotency();
+    long incarnation = allowed && request.operation() == Operation.DECIDE && id != null && id.incarnation() != 0
+        ? b.getLong() : 0;
+    return new PartitionResult(time, allowed, used, retryAt, null, false, incarnation);
   }
 
   /**

@@ -76,6 +76,17 @@ local op, hastime, now, cost, eventtime, n, pos = unpack('>BBi8i8i8I2', req)
 -- O(admitted decisions) per decision. A hash field is read and written in O(1).
 local MESSAGE = 127
 local mid, midttl, midtail, midtimeonly = false, 0, false, false
+-- STORED AS NOTHING (Idempotency's "stored as nothing"): hasTime + 16 (with + 4 + 8) says that an
+-- incarnation:u64 precedes the message id (8 raw bytes, kept as a string: a Lua number is a double).
+-- A DECIDE then remembers nothing under the id: the partition keeps its INCARNATION (see below) at
+-- least until now + horizon, taking the request's if it has none, and the reply ends with it. A
+-- RELEASE (a claim) undoes only if the partition's incarnation is the request's, no entry is
+-- remembered under the id (an earlier claim) and now < eventTime + horizon; it then remembers the
+-- id (its claim) until eventTime + horizon, inline or in the hash as a DECIDE remembers its entry.
+local incwant, claim, stamping, incttl = false, false, false, 0
+if hastime >= 16 then
+  hastime, incwant = hastime - 16, true
+end
 if hastime >= 8 then
   hastime, midtimeonly = hastime - 8, true -- a release record: keep only the time of the reply
 end
@@ -83,6 +94,14 @@ if hastime >= 4 then
   hastime = hastime - 4
   local at = #req - (byte(req, #req - 1) * 256 + byte(req, #req)) - 25
   mid, midttl, midtail = sub(req, at, at + 15), unpack('>i8', req, at + 16), sub(req, at + 24)
+  if incwant then
+    incwant = sub(req, at - 8, at - 1)
+    if op == 0 then
+      mid, incttl, stamping = false, midttl, true -- nothing to remember, nothing to look up
+    else
+      claim = op == 2
+    end
+  end
 end
 if hastime == 0 then
   local t = redis.call('TIME')
@@ -109,6 +128,29 @@ if value and byte(value, 1) == 0 and byte(value, 2) == CLOCK then
     now = latest
   end
 end
+-- THE PARTITION'S INCARNATION: an entry of kind INCARNATION with an empty id, its state the 8 bytes,
+-- right after the CLOCK entry (which is 8 + its state length bytes long). Every write puts it back
+-- there while it lives (incentry); the scans below skip it.
+local INCARNATION = 125
+local incarnation, incexp = false, false
+if value and byte(value, 1) == 0 and byte(value, 2) == CLOCK then
+  local p0 = 8 + byte(value, 7)
+  if byte(value, p0) == 0 and byte(value, p0 + 1) == INCARNATION then
+    local e = EPOCH_MS + unpack('>i4', value, p0 + 2) * 1000
+    if e > now then
+      incarnation, incexp = sub(value, p0 + 7, p0 + 14), e
+    end
+  end
+end
+if stamping then
+  -- kept for as long as this decision's id may be released (written only if it is admitted)
+  local x = now + incttl - EPOCH_MS
+  local r = x % 1000
+  local e = EPOCH_MS + ((x - r) / 1000 + (r > 0 and 1 or 0)) * 1000
+  incarnation, incexp = incarnation or incwant, math.max(incexp or e, e)
+end
+local incentry = incarnation and pack('>BBi4B', 0, INCARNATION, (incexp - EPOCH_MS) / 1000, 8) .. incarnation or ''
+
 -- the CLOCK entry a write puts first (RELEASE and DECIDE only: the others never write)
 local clockentry, clockexp = '', now
 if op == 0 or op == 2 then
@@ -136,6 +178,11 @@ if mid then
   local x = now + midttl - EPOCH_MS
   local r = x % 1000
   local midsec = (x - r) / 1000 + (r > 0 and 1 or 0)
+  if claim then -- a claim lives as long as its decision may be released
+    x = eventtime + midttl - EPOCH_MS
+    r = x % 1000
+    midsec = (x - r) / 1000 + (r > 0 and 1 or 0)
+  end
   midexp = EPOCH_MS + midsec * 1000
   -- a decision writing its own release record (midtimeonly) has a fresh random key: nothing to look
   -- up (its release, the same key on a RELEASE, does look it up)
@@ -179,10 +226,12 @@ if mid then
   end
   if found and op ~= 2 then
     return { found, 1 }
+  elseif found and claim then
+    return pack('>i8B', now, 0) -- claimed before
   elseif found then
     eventtime = unpack('>i8', found) -- undo at the time remembered, whoever asks
-  elseif op == 2 then
-    return pack('>i8B', now, 0)
+  elseif op == 2 and not (claim and incarnation == incwant and now < eventtime + midttl) then
+    return pack('>i8B', now, 0) -- nothing remembered; a claim: another incarnation, or past its horizon
   end
   -- RELEASE: called after the step's write, forgets a hashed entry (an inline one left the value
   -- with that write). DECIDE: called with the reply of an admitted decision whose entry spills,
@@ -191,7 +240,7 @@ if mid then
   -- expired entries among two sampled fields: expired entries stay about as many as live ones at
   -- most (an entry that expired is never read as live anyway).
   remember = function(reply)
-    if op == 2 then
+    if op == 2 and not claim then
       if not released_inline then
         redis.call('HDEL', entries, mid)
       end
@@ -214,7 +263,7 @@ if mid then
   -- the hash); and a live marker, always last, its expiry the latest of its hashed entries
   entry_tail = function(reply)
     local t = ''
-    if op == 0 then
+    if op == 0 or claim then
       if nin < INLINE_MAX then
         local state = (midtimeonly and sub(reply, 1, 8) or reply) .. midtail
         local len = #state
@@ -305,7 +354,7 @@ if fast and value then
     elseif kind == SPILLED and expms > now and mid then
       markerexp = math.max(markerexp or expms, expms) -- written again by entry_tail
     end
-    if expms > now and kind ~= CLOCK and kind ~= MESSAGE and not (kind == SPILLED and mid) then -- (MESSAGE: legacy, dropped)
+    if expms > now and kind ~= CLOCK and kind ~= INCARNATION and kind ~= MESSAGE and not (kind == SPILLED and mid) then -- (MESSAGE: legacy, dropped)
       local requested = false
       if kind == GAPS or kind == 0 or kind == LARGE then
         for b = 0, (n - 1) * S, S do
@@ -484,8 +533,8 @@ if fast and op == 0 and allowed then
     -- caller or injected clock that may lag real time): a second of slack keeps a key alive
     -- until its counters have expired in the decision clock; liveness is decided by 'expires'.
     -- With nothing live left, the key keeps the partition's time alone.
-    redis.call('SET', key, clockentry .. v, 'PX',
-      math.max(math.max(maxexp or clockexp, clockexp) - clocknow + TTL_SLACK_MS, ttlfloor))
+    redis.call('SET', key, clockentry .. incentry .. v, 'PX',
+      math.max(math.max(maxexp or clockexp, clockexp, incexp or clockexp) - clocknow + TTL_SLACK_MS, ttlfloor))
   end
 end
 
@@ -501,7 +550,7 @@ if fast then
   if spill then
     remember(reply) -- the entry into the hash, after the value's SET
   end
-  return reply
+  return stamping and reply .. incarnation or reply
 end
 
 -- ================================================================================================
@@ -1413,7 +1462,8 @@ if op == 3 then
   -- 10^6 entries, and Redis serves nobody meanwhile): the caller asks a CHECK of it, O(log n)
   local result = { now }
   for _, s in ipairs(stored) do
-    if s.expiresms > now and s.alg ~= MESSAGE and s.alg ~= CLOCK and s.alg ~= ENTRY and s.alg ~= SPILLED then
+    if s.expiresms > now and s.alg ~= MESSAGE and s.alg ~= CLOCK and s.alg ~= ENTRY and s.alg ~= SPILLED
+        and s.alg ~= INCARNATION then
       result[#result + 1] = s.id
       result[#result + 1] = s.large and LARGE or s.alg
       result[#result + 1] = s.large and '' or s.state
@@ -1520,7 +1570,7 @@ if (op == 0 and admitted) or op == 2 then
   for _, s in ipairs(stored) do
     if s.alg == SPILLED and s.expiresms > now and mid then
       markerexp = math.max(markerexp or s.expiresms, s.expiresms) -- written again by entry_tail
-    elseif s.expiresms > now and s.alg ~= CLOCK and s.alg ~= MESSAGE then -- (MESSAGE: legacy, dropped)
+    elseif s.expiresms > now and s.alg ~= CLOCK and s.alg ~= INCARNATION and s.alg ~= MESSAGE then -- (MESSAGE: legacy, dropped)
       local requested = false
       for _, c in ipairs(counters) do
         if c.alg == s.alg and c.id == s.id then
@@ -1538,22 +1588,22 @@ if (op == 0 and admitted) or op == 2 then
     end
   end
   if entry_tail then
-    reply = op == 0 and general_reply() or false
+    reply = op == 0 and general_reply() or claim and pack('>i8B', now, 1) or false
     parts[#parts + 1] = entry_tail(reply)
-    local e = math.max(markerexp or 0, (spill or op ~= 0) and 0 or midexp)
+    local e = math.max(markerexp or 0, (spill or not (op == 0 or claim)) and 0 or midexp)
     if e > 0 then
       maxexpires = math.max(maxexpires or e, e)
     end
   end
   -- the partition's time first; with nothing live left, it alone
-  redis.call('SET', key, clockentry .. table.concat(parts), 'PX',
-    math.max(math.max(maxexpires or clockexp, clockexp) - clocknow + TTL_SLACK_MS, ttlfloor))
+  redis.call('SET', key, clockentry .. incentry .. table.concat(parts), 'PX',
+    math.max(math.max(maxexpires or clockexp, clockexp, incexp or clockexp) - clocknow + TTL_SLACK_MS, ttlfloor))
 end
 
 -- reply: as the fast path's; a release has no per-check results (PartitionStep reports zeros)
 if op == 2 then
-  if remember then
-    remember() -- forgets the released id, after the step's write
+  if remember and (spill or not claim) then
+    remember(reply) -- forgets the released id, or writes a claim into the hash, after the step's write
   end
   return pack('>i8B', now, admitted and 1 or 0)
 end
@@ -1561,4 +1611,4 @@ reply = reply or general_reply()
 if spill then
   remember(reply) -- the entry into the hash, after the value's SET
 end
-return reply
+return stamping and reply .. incarnation or reply

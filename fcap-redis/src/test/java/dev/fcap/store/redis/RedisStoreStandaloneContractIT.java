@@ -22,9 +22,4 @@ class RedisStoreStandaloneContractIT extends StoreContract {
     }
     return RedisStore.builder(REDIS.uri()).clock(clock).build();
   }
-
-  @Override
-  protected boolean keepsIncarnations() {
-    return false; // partition.lua remembers a record for a decision stored as nothing (see Idempotency)
-  }
 }
