@@ -58,9 +58,9 @@ class DurableServeIT {
       s.kill();
     }
     try (ServerProcess s = ServerProcess.start(work)) {
-      // alice, bob, z0..z9 and the store-held key of decision ids; each keeps its first four release
-      // records inline, so only alice's last 11 of 15 have records of their own
-      assertThat(s.output()).contains("recovered 13 partitions and 11 remembered decisions");
+      // alice, bob, z0..z9 and the store-held key of decision ids; their decisions are stored as
+      // nothing (their partitions' incarnations are in their records), bob's message id inline
+      assertThat(s.output()).contains("recovered 13 partitions and 0 remembered decisions");
       JsonNode d = s.post("/v1/decisions", ONE);
       assertThat(d.path("allowed").asBoolean()).as("still refused after kill -9").isFalse();
       assertThat(d.path("blockedBy").toString()).contains("recipient-per-minute");
@@ -79,8 +79,8 @@ class DurableServeIT {
       }
       s.stop(); // graceful: everything on disk
     }
-    // damage both journals: the first one's last entry (z9's partition, its release record inline)
-    // corrupted, the second one's last entry (r19's) cut short
+    // damage both journals: the first one's last entry (z9's partition) corrupted, the second one's
+    // last entry (r19's) cut short
     List<Path> journals = journals(work);
     assertThat(journals).hasSizeGreaterThanOrEqualTo(2);
     try (RandomAccessFile f = new RandomAccessFile(journals.get(0).toFile(), "rw")) {
@@ -93,9 +93,9 @@ class DurableServeIT {
       f.setLength(f.length() - 3);
     }
     try (ServerProcess s = ServerProcess.start(work)) {
-      // 31 = 13 - z9 + r0..r18; alice's 11 records of their own (the one released was inline)
+      // 31 = 13 - z9 + r0..r18; alice's claim is inline in her record
       assertThat(s.output()).contains("DAMAGED STATE").contains("corrupt entry").contains("truncated entry")
-          .contains("recovered 31 partitions and 11 remembered decisions");
+          .contains("recovered 31 partitions and 0 remembered decisions");
       // alice's minute may have passed by now on a slow machine; her day has not
       assertThat(s.used("alice", "recipient-per-day")).as("alice's counts survive damaged files").isEqualTo(14);
       JsonNode again = s.post("/v1/decisions/" + aliceIds.get(2) + "/release", "");
