@@ -33,7 +33,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *       section of docs/benchmarks.md measures.
  * </ul>
  *
- * <p>Run: {@code java -Xmx8g -cp fcap-bench/target/fcap-bench.jar dev.fcap.bench.HeapFootprint [N] [scenario...]}
+ * <p>Run: {@code java -Xmx8g -cp fcap-bench/target/fcap-bench.jar dev.fcap.bench.HeapFootprint [N] [--releases] [scenario...]}
+ * ({@code --releases}: releases by decision id on, the default horizon; off by default, as before)
  */
 public final class HeapFootprint {
   private static final long HOUR = 3_600_000L;
@@ -46,12 +47,15 @@ public final class HeapFootprint {
 
   public static void main(String[] args) {
     int n = args.length > 0 ? Integer.parseInt(args[0]) : 200_000;
-    List<String> scenarios = args.length > 1 ? List.of(args).subList(1, args.length)
+    List<String> rest = new ArrayList<>(args.length > 1 ? List.of(args).subList(1, args.length) : List.of());
+    boolean releases = rest.remove("--releases"); // releases by decision id on (the default horizon)
+    List<String> scenarios = !rest.isEmpty() ? rest
         : List.of("worst-distinct", "worst-distinct-day", "worst-repeated", "typical", "worst-no-content",
             "typical-no-content");
-    System.out.printf("recipients per run: %,d; heap max %,d MB%n", n, Runtime.getRuntime().maxMemory() >> 20);
+    System.out.printf("recipients per run: %,d; heap max %,d MB; releases by decision id %s%n", n,
+        Runtime.getRuntime().maxMemory() >> 20, releases ? "on" : "off");
     for (String scenario : scenarios) {
-      measure(scenario, timeline(scenario), n);
+      measure(scenario, timeline(scenario), n, releases);
     }
   }
 
@@ -93,13 +97,14 @@ public final class HeapFootprint {
     return withContent;
   }
 
-  private static void measure(String scenario, List<Event> events, int n) {
+  private static void measure(String scenario, List<Event> events, int n, boolean releases) {
     MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
     long before = usedAfterGc(memory);
     long end = 1_700_000_000_000L;
     AtomicLong clock = new AtomicLong();
     MemoryStore store = MemoryStore.builder().clock(clock::get).maxBytes(Long.MAX_VALUE / 2).build();
-    Engine engine = Engine.builder(store).clock(clock::get).releaseHorizon(java.time.Duration.ZERO).policies(SeedPolicy.load()).build();
+    Engine.Builder b = Engine.builder(store).clock(clock::get).policies(SeedPolicy.load());
+    Engine engine = (releases ? b : b.releaseHorizon(java.time.Duration.ZERO)).build();
     long refused = 0;
     for (int e = 0; e < events.size(); e++) {
       Event event = events.get(e);
