@@ -39,7 +39,7 @@ import java.util.function.IntFunction;
  *     [--seconds 5] [--reps 3] [--threads 16] [--batch 100] [--recipients 1000000] \
  *     [--worst 10000] [--typical 20000] [--uri redis://127.0.0.1:6379] [--redis-cpus 1] [--latency-threads 8]
  *     [--latency-rate R (default: half of fcap's unpipelined max)] [--generator open|closed]
- *     [--phases throughput,latency,memory] [--release-records on|off (memory phase; default on)]
+ *     [--phases throughput,latency,memory] [--release-records on|off (default on)]
  * </pre>
  *
  * <p>{@code --redis-cpus} pins the redis-server this benchmark starts to those CPUs ({@code taskset});
@@ -317,13 +317,18 @@ public final class RedisStoreBench {
     }
   }
 
+  /** An engine on {@code store}, with releases by decision id on (the default) or off ({@code --release-records}). */
+  private Engine.Builder engine(RedisStore store) {
+    return releaseRecords ? Engine.builder(store) : Engine.builder(store).releaseHorizon(Duration.ZERO);
+  }
+
   private Message randomMessage(SplittableRandom random) {
     return Message.builder("+1" + (5_550_000_000L + random.nextInt(recipients)))
         .content("template " + random.nextInt(20) + ": your code is ready").build();
   }
 
   private double fcap(boolean pipelined) throws Exception {
-    try (RedisStore store = RedisStore.connect(uri); Engine engine = Engine.builder(store).policy(SEED).build()) {
+    try (RedisStore store = RedisStore.connect(uri); Engine engine = engine(store).policy(SEED).build()) {
       SplittableRandom[] randoms = randoms();
       if (!pipelined) {
         return loop(t -> {
@@ -393,7 +398,7 @@ public final class RedisStoreBench {
    * the time a decision takes at that maximum, so its backlog, not the store, made the tail.
    */
   private double[] latencyAtRate(double rate, int duration) throws Exception {
-    try (RedisStore store = RedisStore.connect(uri); Engine engine = Engine.builder(store).policy(SEED).build()) {
+    try (RedisStore store = RedisStore.connect(uri); Engine engine = engine(store).policy(SEED).build()) {
       long interval = (long) (1e9 * latencyThreads / rate);
       int perThread = (int) Math.min(1_000_000, (long) (rate * duration / latencyThreads));
       long[][] latencies = new long[latencyThreads][perThread];
@@ -526,8 +531,7 @@ public final class RedisStoreBench {
     long admitted = 0;
     if (fcap) {
       try (RedisStore store = RedisStore.connect(uri);
-          Engine engine = (releaseRecords ? Engine.builder(store) : Engine.builder(store).releaseHorizon(Duration.ZERO))
-              .callerTime(true).policy(RECIPIENT_RULES).build()) {
+          Engine engine = engine(store).callerTime(true).policy(RECIPIENT_RULES).build()) {
         for (int from = 0; from < n; from += 1000) {
           List<CompletableFuture<Decision>> pending = new ArrayList<>();
           for (long t : times) {
