@@ -27,7 +27,8 @@ import java.util.Objects;
  * <p><b>Stored as nothing.</b> A store that keeps partition incarnations ({@link #incarnation} not 0)
  * stores nothing per admitted decision; what guards the decision's release is the partition's
  * <em>incarnation</em>, a random 64-bit value a partition takes when an admitted decision creates it
- * (or first asks for one) and keeps until it is deleted (a reset) or expires with its counters:
+ * (or first asks for one) and keeps until it is deleted (a reset) or the horizon of the last decision
+ * that answered it has passed:
  * <ul>
  *   <li>An admitted DECIDE with {@code incarnation} not 0 (not {@code replayable}) remembers nothing
  *       under {@code key} and answers the partition's incarnation in
