@@ -200,8 +200,8 @@ public final class MemoryStore implements Store {
         byte[] entryRecord = null;
         // an admitted DECIDE remembers its record, a claim's release its claim; a stamping DECIDE nothing
         boolean remembers = id != null && decide != storedAsNothing;
-        // the entry (written, or released) has a record of its own
-        boolean beside = id != null && !inline && !(decide && storedAsNothing);
+        // a release's entry has a record of its own (a remembering step decides below where its entry goes)
+        boolean beside = id != null && !inline && !decide;
         if (decide && storedAsNothing) {
           incarnation = incarnation != 0 ? incarnation : id.incarnation();
           result = result.withIncarnation(incarnation);
