@@ -107,7 +107,7 @@ public final class PartitionStep {
    * Whether the release of a decision stored as nothing ({@link dev.fcap.store.Idempotency#incarnation()})
    * is still within its horizon at {@code now}: before its event time plus the horizon.
    */
-  public static boolean claimable(PartitionRequest request, long now) {
+  private static boolean claimable(PartitionRequest request, long now) {
     return now < claimExpiresAt(request);
   }
 

@@ -188,8 +188,9 @@ public final class MemoryStore implements Store {
         remembered = RememberedDecisions.find(segment, entry, now);
       }
       LargeLog[] large = largeLogs(segment, request, states, now);
-      long incarnation = storedAsNothing ? PartitionRecord.incarnation(record, now) : 0;
-      PartitionResult result = storedAsNothing && !decide && incarnation != id.incarnation()
+      boolean otherIncarnation = storedAsNothing && !decide
+          && PartitionRecord.incarnation(record, now) != id.incarnation();
+      PartitionResult result = otherIncarnation
           ? PartitionStep.nothing(request, now) // reset or expired since the decision: nothing of it is left
           : PartitionStep.apply(request, now, states, large, remembered);
       // A dry run, a refused decision or a replayed one changes no state: leave the record as it is
@@ -202,10 +203,6 @@ public final class MemoryStore implements Store {
         boolean remembers = id != null && decide != storedAsNothing;
         // a release's entry has a record of its own (a remembering step decides below where its entry goes)
         boolean beside = id != null && !inline && !decide;
-        if (decide && storedAsNothing) {
-          incarnation = incarnation != 0 ? incarnation : id.incarnation();
-          result = result.withIncarnation(incarnation);
-        }
         if (remembers) {
           byte[] state = PartitionStep.remember(result, id);
           long until = decide ? now + id.horizonMs() : PartitionStep.claimExpiresAt(request);
@@ -219,9 +216,13 @@ public final class MemoryStore implements Store {
             entryRecord = RememberedDecisions.record(entry, state, until);
           }
         } else {
-          // a stamping DECIDE keeps the incarnation for as long as its id may be released
-          next = PartitionRecord.write(record, request.partition(), counters, states, now, null, null, 0, incarnation,
-              decide && storedAsNothing ? now + id.horizonMs() : 0);
+          // a stamping DECIDE keeps the incarnation (or gives its own) for as long as its id may be released
+          boolean stamps = decide && storedAsNothing;
+          next = PartitionRecord.write(record, request.partition(), counters, states, now, null, null, 0,
+              stamps ? id.incarnation() : 0, stamps ? now + id.horizonMs() : 0);
+          if (stamps) {
+            result = result.withIncarnation(PartitionRecord.writtenIncarnation(next));
+          }
           if (id != null && inline) {
             next = PartitionRecord.withoutMessage(next, id.key()); // released: it leaves with this write
           }

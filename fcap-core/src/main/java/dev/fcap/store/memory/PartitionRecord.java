@@ -65,6 +65,8 @@ final class PartitionRecord {
   /** The kind byte of the partition's incarnation (layout 4). */
   static final byte INCARNATION = 125;
   private static final byte[] NO_ID = new byte[0];
+  /** The incarnation entry's state before its 8 bytes are set in place (never changed). */
+  private static final byte[] EIGHT_BYTES = new byte[8];
   /** Size of the incarnation's entry: empty id, kind, expiry, state length, 8 bytes. */
   private static final int INCARNATION_SIZE = 1 + 1 + 4 + 1 + 8;
 
@@ -195,8 +197,9 @@ final class PartitionRecord {
    * {@link #write(byte[], byte[], List, byte[][], long)} plus, when {@code messageKey} is not null, a
    * remembered decision under it until {@code messageExpiresAt} (epoch ms), in the same pass: the
    * usual admission with a release record copies the record once, not twice. {@code incarnation}: the
-   * partition's (0: the old record's, if it has a live one), kept at least until
-   * {@code incarnationUntil} (epoch ms) and as long as it was.
+   * one the partition takes if the old record has no live one (0: none); a live one is carried over,
+   * kept at least until {@code incarnationUntil} (epoch ms) and as long as it was. It is written last
+   * ({@link #writtenIncarnation}).
    */
   static byte[] write(byte[] old, byte[] key, List<CounterRequest> counters, byte[][] states, long now,
       byte[] messageKey, byte[] remembered, long messageExpiresAt, long incarnation, long incarnationUntil) {
@@ -221,7 +224,7 @@ final class PartitionRecord {
       for (int at = oldFrom; at < old.length; ) {
         int next = nextCounter(old, at);
         if (isIncarnation(old, at)) {
-          if (expiresMs(old, at + 2) > now && (incarnation == 0 || incarnation == (long) LONG.get(old, next - 8))) {
+          if (expiresMs(old, at + 2) > now) {
             incarnation = (long) LONG.get(old, next - 8); // carried over below, never shorter
             incarnationExpires = Math.max(incarnationExpires, expiresSeconds(old, at));
           }
@@ -270,10 +273,15 @@ final class PartitionRecord {
       pos = writeCounter(out, pos, messageKey, MESSAGE, messageExpires, remembered);
     }
     if (incarnation != 0) {
-      pos = writeCounter(out, pos, NO_ID, INCARNATION, incarnationExpires, new byte[8]);
+      pos = writeCounter(out, pos, NO_ID, INCARNATION, incarnationExpires, EIGHT_BYTES);
       LONG.set(out, pos - 8, incarnation);
     }
     return out;
+  }
+
+  /** The incarnation of a record that {@link #write} just gave one: its last 8 bytes, no scan. */
+  static long writtenIncarnation(byte[] record) {
+    return (long) LONG.get(record, record.length - 8);
   }
 
   /** Whether the entry at {@code at} is the partition's incarnation. */
