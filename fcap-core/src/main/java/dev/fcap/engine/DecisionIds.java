@@ -9,17 +9,10 @@ import dev.fcap.store.StoreException;
 import dev.fcap.store.Varint;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
-import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.util.Arrays;
-import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import javax.crypto.Cipher;
-import javax.crypto.Mac;
-import javax.crypto.spec.IvParameterSpec;
-import javax.crypto.spec.SecretKeySpec;
 
 /**
  * Releasable decision ids: any node can route one to the release record it names, and nobody can
@@ -28,11 +21,12 @@ import javax.crypto.spec.SecretKeySpec;
  * <p><b>Design.</b> An id seals {@code expires:i32 recordKey[16] partitionKey} (the record's expiry
  * in seconds since 2020, rounded up like a stored entry's; the 16-byte key of the release record in
  * its partition; the partition key, which names the tenant) with a deterministic authenticated
- * cipher in the SIV style: the IV is the first 12 bytes of HMAC-SHA256 over the plain text, and the
- * plain text is encrypted with AES-128-CTR under that IV. The same record always gets the same id
+ * cipher in the SIV style ({@link IdSealer}: the IV is the first 12 bytes of AES-CMAC over the plain
+ * text, which is encrypted with AES-128-CTR under that IV). The same record always gets the same id
  * (a replayed message id answers its first decision's id without storing it), and any change to an
  * id fails the MAC: a forged or garbled id opens to null, never to another record. The id is
- * {@code "d" + base64url(iv ct)}: 45 characters plus 4/3 of the partition key.
+ * {@code "e" + base64url(iv ct)}: 45 characters plus 4/3 of the partition key. Ids sealed by earlier
+ * builds ({@code "d"}, HMAC-SHA256 for the IV) open as they did.
  *
  * <p><b>Two forms.</b> The first names a record that holds the release (the counters to give back,
  * the decision's other partitions): a decision of several partitions, or one with a message id,
@@ -63,9 +57,6 @@ final class DecisionIds {
   /** Thirty years: the key outlives every id (at most 7 days) by far. */
   private static final long KEY_HORIZON_MS = 30L * 365 * 24 * 3600 * 1000;
   private static final long EPOCH_MS = 1_577_836_800_000L;
-  private static final int IV = 12;
-  private static final int BLOCK = 16;
-  private static final Base64.Encoder ID_ENCODER = Base64.getUrlEncoder().withoutPadding();
   private static final int HEAD = 4 + 16;
   /**
    * The longest id: one that fits an HTTP/1 request line (4,096) with its path. A partition key of
@@ -79,7 +70,7 @@ final class DecisionIds {
   /** Starts the third form's partition field. */
   private static final byte STORED_AS_NOTHING = (byte) 0xFC;
   /** The longest plain text of an id of at most {@link #MAX_LENGTH} characters. */
-  private static final int MAX_PLAIN = (MAX_LENGTH - 1) / 4 * 3 - IV;
+  private static final int MAX_PLAIN = (MAX_LENGTH - 1) / 4 * 3 - IdSealer.IV;
 
   /**
    * What an id names: the record's expiry, its key, its partition and tenant, and, for the second
@@ -98,8 +89,8 @@ final class DecisionIds {
   }
 
   private final Store store;
-  private volatile Sealer sealer;
-  private volatile CompletableFuture<Sealer> loading;
+  private volatile IdSealer sealer;
+  private volatile CompletableFuture<IdSealer> loading;
 
   DecisionIds(Store store) {
     this.store = store;
@@ -112,7 +103,7 @@ final class DecisionIds {
 
   /** Loads the key from the store (once; again after a failed or degraded load). */
   CompletableFuture<?> load() {
-    CompletableFuture<Sealer> l = loading;
+    CompletableFuture<IdSealer> l = loading;
     if (sealer != null || (l != null && !l.isDone())) {
       return l == null ? CompletableFuture.completedFuture(null) : l;
     }
@@ -133,7 +124,7 @@ final class DecisionIds {
             throw new StoreException(StoreException.Reason.UNAVAILABLE, "the decision-id key is in the store");
           }
           byte[] key = result.replayOf() == null ? candidate : result.replayOf().getBytes(StandardCharsets.ISO_8859_1);
-          Sealer s = new Sealer(key);
+          IdSealer s = new IdSealer(key);
           sealer = s;
           return s;
         });
@@ -144,9 +135,13 @@ final class DecisionIds {
 
   /** The id of a release record, or null if the key is not loaded. */
   String seal(byte[] partition, byte[] recordKey, long expiresAtMs) {
-    byte[] plain = new byte[HEAD + partition.length];
-    head(plain, recordKey, expiresAtMs).put(partition);
-    return sealed(plain);
+    int length = HEAD + partition.length;
+    IdSealer.Work w = work(length);
+    if (w == null) {
+      return null;
+    }
+    head(w.text(length), length, recordKey, expiresAtMs).put(partition);
+    return w.seal(length);
   }
 
   /**
@@ -163,36 +158,42 @@ final class DecisionIds {
    */
   String seal(byte[] partition, byte[] recordKey, long expiresAtMs, long decidedAt, long incarnation, byte[] tail) {
     int extra = incarnation == 0 ? 0 : 8;
-    byte[] plain = new byte[HEAD + 1 + Varint.size(partition.length) + partition.length + 8 + extra + tail.length];
-    ByteBuffer b = head(plain, recordKey, expiresAtMs).put(incarnation == 0 ? SEALED_RELEASE : STORED_AS_NOTHING);
-    b.position(Varint.write(plain, b.position(), partition.length));
+    int length = HEAD + 1 + Varint.size(partition.length) + partition.length + 8 + extra + tail.length;
+    IdSealer.Work w = work(length);
+    if (w == null) {
+      return null;
+    }
+    byte[] text = w.text(length);
+    ByteBuffer b = head(text, length, recordKey, expiresAtMs).put(incarnation == 0 ? SEALED_RELEASE : STORED_AS_NOTHING);
+    b.position(Varint.write(text, b.position(), partition.length));
     b.put(partition).putLong(decidedAt);
     if (incarnation != 0) {
       b.putLong(incarnation);
     }
     b.put(tail);
-    return sealed(plain);
+    return w.seal(length);
   }
 
-  /** {@code plain} sealed; null if the key is not loaded or the id would pass {@link #MAX_LENGTH}. */
-  private String sealed(byte[] plain) {
-    Sealer s = sealer;
-    if (s == null) {
-      return null;
-    }
-    String id = s.seal(plain);
-    return id.length() > MAX_LENGTH ? null : id;
+  /**
+   * This thread's sealing work for a plain text of {@code length} bytes; null if the key is not
+   * loaded or the id would pass {@link #MAX_LENGTH}.
+   */
+  private IdSealer.Work work(int length) {
+    IdSealer s = sealer;
+    return s == null || IdSealer.idLength(length) > MAX_LENGTH ? null : s.work();
   }
 
-  private static ByteBuffer head(byte[] plain, byte[] recordKey, long expiresAtMs) {
+  /** A buffer over the plain text's place in {@code text}, the expiry and the record key written. */
+  private static ByteBuffer head(byte[] text, int length, byte[] recordKey, long expiresAtMs) {
     long seconds = -Math.floorDiv(-(expiresAtMs - EPOCH_MS), 1000);
-    return ByteBuffer.wrap(plain).putInt((int) Math.max(0, Math.min(Integer.MAX_VALUE, seconds))).put(recordKey);
+    return ByteBuffer.wrap(text, IdSealer.IV, length).putInt((int) Math.max(0, Math.min(Integer.MAX_VALUE, seconds)))
+        .put(recordKey);
   }
 
   /** What {@code id} names, or null if it is not an id sealed with this deployment's key. */
   Opened open(String id) {
-    Sealer s = sealer;
-    if (s == null || id == null || id.length() < 2 || id.length() > MAX_LENGTH || id.charAt(0) != 'd') {
+    IdSealer s = sealer;
+    if (s == null || id == null || id.length() > MAX_LENGTH) {
       return null;
     }
     byte[] plain = s.open(id);
@@ -224,82 +225,5 @@ final class DecisionIds {
     byte[] tail = Arrays.copyOfRange(plain, at + len + 8 + extra, plain.length);
     String tenant = Keys.tenantOf(partition);
     return tenant == null ? null : new Opened(expiresAt, recordKey, partition, tenant, decidedAt, tail, incarnation);
-  }
-
-  /** The keyed primitives; one Mac and one Cipher per thread (neither is thread-safe). */
-  static final class Sealer {
-    private final SecretKeySpec encKey;
-    private final SecretKeySpec macKey;
-    private final ThreadLocal<Mac> macs;
-    /** Per thread: the HMAC of the id being sealed, then its AES counter block (no array per id). */
-    private final ThreadLocal<byte[]> blocks = ThreadLocal.withInitial(() -> new byte[32]);
-    private final ThreadLocal<Cipher> ciphers = ThreadLocal.withInitial(() -> {
-      try {
-        return Cipher.getInstance("AES/CTR/NoPadding");
-      } catch (GeneralSecurityException e) {
-        throw new IllegalStateException("AES/CTR is part of every Java runtime", e);
-      }
-    });
-
-    Sealer(byte[] secret) {
-      Mac derive = hmac(new SecretKeySpec(secret, "HmacSHA256"));
-      this.encKey = new SecretKeySpec(Arrays.copyOf(derive.doFinal("enc".getBytes(StandardCharsets.US_ASCII)), 16), "AES");
-      this.macKey = new SecretKeySpec(derive.doFinal("mac".getBytes(StandardCharsets.US_ASCII)), "HmacSHA256");
-      this.macs = ThreadLocal.withInitial(() -> hmac(macKey));
-    }
-
-    private static Mac hmac(SecretKeySpec key) {
-      try {
-        Mac m = Mac.getInstance("HmacSHA256");
-        m.init(key);
-        return m;
-      } catch (GeneralSecurityException e) {
-        throw new IllegalStateException("HmacSHA256 is part of every Java runtime", e);
-      }
-    }
-
-    String seal(byte[] plain) {
-      byte[] block = blocks.get();
-      byte[] out = new byte[IV + plain.length];
-      try {
-        Mac mac = macs.get();
-        mac.update(plain);
-        mac.doFinal(block, 0); // 32 bytes; the first IV of them are the IV
-      } catch (GeneralSecurityException e) {
-        throw new IllegalStateException(e);
-      }
-      System.arraycopy(block, 0, out, 0, IV);
-      crypt(block, plain, out, IV);
-      return "d" + ID_ENCODER.encodeToString(out);
-    }
-
-    byte[] open(String id) {
-      byte[] raw;
-      try {
-        raw = Base64.getUrlDecoder().decode(id.substring(1));
-      } catch (IllegalArgumentException e) {
-        return null;
-      }
-      if (raw.length <= IV) {
-        return null;
-      }
-      byte[] iv = Arrays.copyOf(raw, IV);
-      byte[] plain = new byte[raw.length - IV];
-      crypt(Arrays.copyOf(iv, BLOCK), Arrays.copyOfRange(raw, IV, raw.length), plain, 0);
-      byte[] expected = Arrays.copyOf(macs.get().doFinal(plain), IV);
-      return MessageDigest.isEqual(expected, iv) ? plain : null;
-    }
-
-    /** AES-CTR from the counter block whose first {@link #IV} bytes are the IV (the rest are zeroed here). */
-    private void crypt(byte[] block, byte[] in, byte[] out, int at) {
-      Arrays.fill(block, IV, BLOCK, (byte) 0);
-      try {
-        Cipher c = ciphers.get();
-        c.init(Cipher.ENCRYPT_MODE, encKey, new IvParameterSpec(block, 0, BLOCK));
-        c.doFinal(in, 0, in.length, out, at);
-      } catch (GeneralSecurityException e) {
-        throw new IllegalStateException(e);
-      }
-    }
   }
 }

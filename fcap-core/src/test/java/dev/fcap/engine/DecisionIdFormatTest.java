@@ -3,17 +3,24 @@ package dev.fcap.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.HexFormat;
 import java.util.SplittableRandom;
+import javax.crypto.Cipher;
+import javax.crypto.spec.IvParameterSpec;
+import javax.crypto.spec.SecretKeySpec;
 import org.junit.jupiter.api.Test;
 
 /**
  * Decision ids outlive the build that sealed them: one handed out before an upgrade is released
- * after it, by another node. So the sealed form is pinned here, byte for byte, as the first release
- * (`ae836e3`) sealed it; a change to it must keep opening the old form.
+ * after it, by another node. So each seal is pinned here, byte for byte: the earlier one ({@code 'd'})
+ * as the first release (`ae836e3`) sealed it, which must keep opening, and the current one
+ * ({@code 'e'}); a change to either must keep opening what was sealed before.
  */
 class DecisionIdFormatTest {
-  private static final DecisionIds.Sealer SEALER =
-      new DecisionIds.Sealer("fcap decision-id golden secret".getBytes(StandardCharsets.US_ASCII));
+  private static final IdSealer SEALER =
+      new IdSealer("fcap decision-id golden secret".getBytes(StandardCharsets.US_ASCII));
 
   private static byte[] plain() {
     byte[] plain = new byte[46]; // expiry 4, record key 16, a partition key of 26
@@ -24,16 +31,75 @@ class DecisionIdFormatTest {
   }
 
   @Test
-  void anIdIsSealedAsTheFirstReleaseSealedIt() {
-    assertThat(SEALER.seal(plain()))
-        .isEqualTo("dCKBVR_OgWa0pcMqTZ-hTWfpY_K1V_PTfmTenotY4WMV2RAC3Lp763ScfiidRcjev4a9rz314baDWVQ");
+  void anIdSealedByTheFirstReleaseOpensToItsPlainTextAndAlteredDoesNot() {
+    String first = "dCKBVR_OgWa0pcMqTZ-hTWfpY_K1V_PTfmTenotY4WMV2RAC3Lp763ScfiidRcjev4a9rz314baDWVQ";
+    assertThat(SEALER.open(first)).isEqualTo(plain());
+    assertThat(SEALER.open("e" + first.substring(1))).as("read with the current seal").isNull();
+    assertThat(SEALER.open(first.substring(0, 20) + "A" + first.substring(21))).isNull();
+    assertThat(new IdSealer(new byte[32]).open(first)).as("another deployment's key").isNull();
+  }
+
+  @Test
+  void anIdIsSealedAsThisSealSealedItFirst() {
+    String id = SEALER.seal(plain());
+    assertThat(id).isEqualTo("e4q6LSWK8Lqz_51XQLBtSNd_7VGswIbDzYh27yJ2seyGaFGywx8NkRJIZ2kVV9wYKc4AruAGaOqGZCA");
+    assertThat(SEALER.open("d" + id.substring(1))).as("read with the earlier seal").isNull();
+  }
+
+  /** RFC 4493, section 4: AES-CMAC of the empty message, of one block, of 40 bytes and of four blocks. */
+  @Test
+  void theMacIsAesCmac() {
+    HexFormat hex = HexFormat.of();
+    IdSealer rfc = new IdSealer(hex.parseHex("2b7e151628aed2a6abf7158809cf4f3c"), new byte[16]);
+    String m = "6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e51"
+        + "30c81c46a35ce411e5fbc1191a0a52eff69f2445df4f9b17ad2b417be66c3710";
+    assertThat(hex.formatHex(rfc.cmac(new byte[0]))).isEqualTo("bb1d6929e95937287fa37d129b756746");
+    assertThat(hex.formatHex(rfc.cmac(hex.parseHex(m.substring(0, 32))))).isEqualTo("070a16b46b4d4144f79bdd9dd04a287c");
+    assertThat(hex.formatHex(rfc.cmac(hex.parseHex(m.substring(0, 80))))).isEqualTo("dfa66747de9ae63030ca32611497c827");
+    assertThat(hex.formatHex(rfc.cmac(hex.parseHex(m)))).isEqualTo("51f0bebf7e3b9d92fc49741779363cfe");
+  }
+
+  /** An id is the CMAC's first 12 bytes, then the plain text under the JDK's AES-CTR from them. */
+  @Test
+  void theSealIsTheCmacThenAesCtrUnderIt() throws Exception {
+    SplittableRandom random = new SplittableRandom(5);
+    byte[] macKey = new byte[16];
+    byte[] ctrKey = new byte[16];
+    random.nextBytes(macKey);
+    random.nextBytes(ctrKey);
+    IdSealer sealer = new IdSealer(macKey, ctrKey);
+    for (int length : new int[] {1, 15, 16, 17, 90, 1000}) {
+      byte[] plain = new byte[length];
+      random.nextBytes(plain);
+      byte[] raw = Base64.getUrlDecoder().decode(sealer.seal(plain).substring(1));
+      byte[] iv = Arrays.copyOf(sealer.cmac(plain), IdSealer.IV);
+      Cipher ctr = Cipher.getInstance("AES/CTR/NoPadding");
+      ctr.init(Cipher.ENCRYPT_MODE, new SecretKeySpec(ctrKey, "AES"), new IvParameterSpec(Arrays.copyOf(iv, 16)));
+      assertThat(Arrays.copyOf(raw, IdSealer.IV)).isEqualTo(iv);
+      assertThat(Arrays.copyOfRange(raw, IdSealer.IV, raw.length)).isEqualTo(ctr.doFinal(plain));
+    }
+  }
+
+  /** The id is written without the JDK's encoder: the same characters, for every length. */
+  @Test
+  void theIdIsBase64UrlOfTheSealedBytes() {
+    SplittableRandom random = new SplittableRandom(3);
+    for (int length = 0; length < 200; length++) {
+      byte[] plain = new byte[length];
+      random.nextBytes(plain);
+      String id = SEALER.seal(plain);
+      byte[] raw = Base64.getUrlDecoder().decode(id.substring(1));
+      assertThat(id).isEqualTo("e" + Base64.getUrlEncoder().withoutPadding().encodeToString(raw));
+      assertThat(raw).hasSize(IdSealer.IV + length);
+      assertThat(id).hasSize(IdSealer.idLength(length));
+    }
   }
 
   @Test
   void everySealedIdOpensToItsPlainTextAndAnAlteredOneDoesNot() {
     SplittableRandom random = new SplittableRandom(42);
     for (int n = 0; n < 500; n++) {
-      byte[] plain = new byte[20 + random.nextInt(300)];
+      byte[] plain = new byte[1 + random.nextInt(600)]; // past the scratch arrays' first size
       random.nextBytes(plain);
       String id = SEALER.seal(plain);
       assertThat(SEALER.open(id)).isEqualTo(plain);
