@@ -3,9 +3,11 @@ package dev.fcap.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.SplittableRandom;
 import javax.crypto.Cipher;
 import javax.crypto.spec.IvParameterSpec;
@@ -77,6 +79,41 @@ class DecisionIdFormatTest {
       ctr.init(Cipher.ENCRYPT_MODE, new SecretKeySpec(ctrKey, "AES"), new IvParameterSpec(Arrays.copyOf(iv, 16)));
       assertThat(Arrays.copyOf(raw, IdSealer.IV)).isEqualTo(iv);
       assertThat(Arrays.copyOfRange(raw, IdSealer.IV, raw.length)).isEqualTo(ctr.doFinal(plain));
+    }
+  }
+
+  /** Each thread seals in scratch arrays of its own: threads sealing at once get every id right. */
+  @Test
+  void threadsSealingAtOnceGetTheIdsOneThreadGets() throws Exception {
+    SplittableRandom random = new SplittableRandom(11);
+    byte[][] plains = new byte[4_000][];
+    String[] expected = new String[plains.length];
+    for (int i = 0; i < plains.length; i++) {
+      plains[i] = new byte[1 + random.nextInt(i % 10 == 0 ? 1_500 : 120)]; // some grow the scratch mid-run
+      random.nextBytes(plains[i]);
+      expected[i] = SEALER.seal(plains[i]);
+    }
+    IdSealer shared = new IdSealer("fcap decision-id golden secret".getBytes(StandardCharsets.US_ASCII));
+    var pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+    try {
+      List<java.util.concurrent.Future<Integer>> done = new ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        int offset = t;
+        done.add(pool.submit(() -> {
+          int wrong = 0;
+          for (int n = 0; n < plains.length; n++) {
+            int i = (n * 7 + offset * 1_000) % plains.length;
+            String id = shared.seal(plains[i]);
+            wrong += id.equals(expected[i]) && Arrays.equals(shared.open(id), plains[i]) ? 0 : 1;
+          }
+          return wrong;
+        }));
+      }
+      for (var d : done) {
+        assertThat(d.get()).as("ids sealed or opened wrong on one thread").isZero();
+      }
+    } finally {
+      pool.shutdownNow();
     }
   }
 
