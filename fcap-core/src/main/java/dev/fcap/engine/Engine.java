@@ -229,7 +229,12 @@ public final class Engine implements AutoCloseable {
       Idempotency claim = id.incarnation() == 0 ? null : new Idempotency(id.recordKey(),
           Math.max(1, id.expiresAtMs() - id.decidedAt()), ReleaseRecord.IN_ID, false, id.incarnation());
       return store.apply(undo(id.tenant(), id.partition(), id.recordKey(), record, id.decidedAt(), claim)).thenApply(r -> {
-        available(r);
+        if (!r.allowed()) {
+          // Answered by the failure policy, a claim that found nothing may be the store's to make. One
+          // that the outage store made is the release: it made the decision (the store's own decisions
+          // leave it no record) and writes both back, in order.
+          available(r);
+        }
         // nothing claimed: released before (or the recipient was reset), or expired
         return r.allowed() || r.time() < id.expiresAtMs() ? ReleaseResult.RELEASED : ReleaseResult.EXPIRED;
       });

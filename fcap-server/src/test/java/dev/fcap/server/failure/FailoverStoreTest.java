@@ -170,20 +170,25 @@ class FailoverStoreTest {
 
   @Test
   void aDecisionOfTheOutageStoreIsReleasedByItsIdDuringAndAfterTheWriteBack() {
-    assertThat(engine.decide(to("c")).join().degraded()).isFalse(); // the store's partition has its incarnation
+    Decision before = engine.decide(to("c")).join();
+    assertThat(before.degraded()).isFalse(); // the store's partition has its incarnation
     goDown();
     Decision during = engine.decide(to("c")).join();
     Decision other = engine.decide(to("c")).join();
     assertThat(during.degraded()).isTrue();
     // Its incarnations are not the store's, so the outage store remembers these decisions (rather than
-    // stamping them) and writes the records back. A release by decision id during the outage answers
-    // 503 (decided by the failure policy), though the outage store claimed the record: written back too.
+    // stamping them) and writes the records back. A release by decision id during the outage claims
+    // the outage store's record: released, and the claim is written back after the decision.
+    assertThat(engine.release(other.decisionId()).join()).as("released during the outage").isTrue();
+    // a claim that finds nothing here (a decision of the store itself, or one claimed already: the outage
+    // store cannot tell them apart) is the store's to answer: 503, retry
+    assertThat(failure(engine.release(before.decisionId())).reason()).isEqualTo(StoreException.Reason.UNAVAILABLE);
     assertThat(failure(engine.release(other.decisionId())).reason()).isEqualTo(StoreException.Reason.UNAVAILABLE);
     gate.mode = GateStore.Mode.UP;
     scheduler.tick(100);
     assertThat(failover.down()).isFalse();
     assertThat(usedInShared("c")).as("1 before, 2 during, 1 released during").isEqualTo(2);
-    assertThat(engine.release(other.decisionId()).join()).as("the retry").isTrue();
+    assertThat(engine.release(other.decisionId()).join()).as("the retry, on the store").isTrue();
     assertThat(usedInShared("c")).isEqualTo(2);
     assertThat(engine.release(during.decisionId()).join()).as("after the write-back").isTrue();
     assertThat(usedInShared("c")).isEqualTo(1);
