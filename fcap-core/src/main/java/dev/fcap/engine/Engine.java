@@ -257,11 +257,17 @@ public final class Engine implements AutoCloseable {
         0, new Idempotency(key, 1, ReleaseRecord.NOT_RELEASABLE, true), null);
   }
 
-  /** The release record a lookup found; null if none (or not releasable). */
+  /**
+   * The release record a lookup found; null if none (or not releasable). Answered by the failure
+   * policy, a record is the outage store's (a decision it made, written back with its claim); no
+   * record there may be one in the store.
+   */
   private static ReleaseRecord record(PartitionResult found) {
-    available(found);
-    return found.replayOf() == null ? null
-        : ReleaseRecord.decode(found.replayOf().getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+    if (found.replayOf() == null) {
+      available(found);
+      return null;
+    }
+    return ReleaseRecord.decode(found.replayOf().getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
   }
 
   /** Fails a release answered by the failure policy, not the store: the release records are in the store. */

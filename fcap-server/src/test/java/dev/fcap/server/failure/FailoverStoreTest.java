@@ -180,6 +180,10 @@ class FailoverStoreTest {
     // stamping them) and writes the records back. A release by decision id during the outage claims
     // the outage store's record: released, and the claim is written back after the decision.
     assertThat(engine.release(other.decisionId()).join()).as("released during the outage").isTrue();
+    // one with a message id: its id names its record (the lookup, then the claim), the outage store's too
+    Decision withId = engine.decide(Message.builder("c").messageId("m-during").build()).join();
+    assertThat(withId.allowed() && withId.degraded()).isTrue();
+    assertThat(engine.release(withId.decisionId()).join()).as("a record's release during the outage").isTrue();
     // a claim that finds nothing here (a decision of the store itself, or one claimed already: the outage
     // store cannot tell them apart) is the store's to answer: 503, retry
     assertThat(failure(engine.release(before.decisionId())).reason()).isEqualTo(StoreException.Reason.UNAVAILABLE);
