@@ -202,8 +202,11 @@ class OpenApiIT {
         assertThat(System.nanoTime()).as("the outage is declared within 20 s").isLessThan(deadline);
         java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L); // poll interval, not a wait for time
       }
-      assertThat(call(s, "POST", "/v1/decisions", "{\"recipient\": \"r\"}", Map.of()).body().get("degraded")
-          .asBoolean()).isTrue();
+      var during = call(s, "POST", "/v1/decisions", "{\"recipient\": \"r\"}", Map.of()).body();
+      assertThat(during.get("degraded").asBoolean()).isTrue();
+      var released = call(s, "POST", "/v1/decisions/" + during.get("decisionId").asText() + "/release", null, Map.of());
+      assertThat(released.status()).as("a decision of the outage store is released by it").isEqualTo(200);
+      assertThat(released.body().get("released").asBoolean()).isTrue();
       assertThat(call(s, "GET", "/ready", null, Map.of()).status()).isEqualTo(503);
       assertThat(call(s, "POST", "/v1/decisions/" + id + "/release", null, Map.of()).status())
           .as("the release record is in the store: retry after the outage").isEqualTo(503);
