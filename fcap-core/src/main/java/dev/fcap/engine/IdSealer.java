@@ -63,7 +63,7 @@ final class IdSealer {
     this.ctrKey = new SecretKeySpec(ctrKey, "AES");
     byte[] l = new byte[BLOCK];
     try {
-      l = cipher("AES/ECB/NoPadding", macKey).doFinal(l);
+      l = cipher("AES/ECB/NoPadding", macKey, null).doFinal(l);
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException(e);
     }
@@ -111,18 +111,15 @@ final class IdSealer {
   byte[] cmac(byte[] message) {
     Work w = work();
     System.arraycopy(message, 0, w.text(message.length), IV, message.length);
-    try {
-      w.cmac(w.text, IV, message.length);
-    } catch (GeneralSecurityException e) {
-      throw new IllegalStateException(e);
-    }
+    w.cmac(message.length);
     return w.mac.clone();
   }
 
   /** One thread's ciphers and scratch arrays (a Cipher is not thread-safe); the arrays grow to the longest id. */
   final class Work {
-    private final Cipher cbc = cipher("AES/CBC/NoPadding", macKey);
-    private final Cipher ecb = cipher("AES/ECB/NoPadding", ctrKey);
+    /** CBC from a zero IV: CMAC's chain (a {@code doFinal} leaves it ready for the next MAC). */
+    private final Cipher cbc = cipher("AES/CBC/NoPadding", macKey, new IvParameterSpec(new byte[BLOCK]));
+    private final Cipher ecb = cipher("AES/ECB/NoPadding", ctrKey, null);
     private final byte[] last = new byte[BLOCK];
     private final byte[] mac = new byte[BLOCK];
     /** The IV, then the plain text (the cipher text once sealed). */
@@ -146,11 +143,7 @@ final class IdSealer {
 
     /** The id of the plain text of {@code length} bytes written into {@link #text}. */
     String seal(int length) {
-      try {
-        cmac(text, IV, length);
-      } catch (GeneralSecurityException e) {
-        throw new IllegalStateException(e);
-      }
+      cmac(length);
       System.arraycopy(mac, 0, text, 0, IV);
       crypt(length);
       return encoded(IV + length);
@@ -160,28 +153,31 @@ final class IdSealer {
       int length = raw.length - IV;
       System.arraycopy(raw, 0, text(length), 0, raw.length);
       crypt(length);
-      try {
-        cmac(text, IV, length);
-      } catch (GeneralSecurityException e) {
-        throw new IllegalStateException(e);
-      }
+      cmac(length);
       return MessageDigest.isEqual(Arrays.copyOf(mac, IV), Arrays.copyOf(raw, IV))
           ? Arrays.copyOfRange(text, IV, IV + length) : null;
     }
 
-    /** AES-CMAC of {@code in[at, at + length)} into {@link #mac}: CBC over all but the last block, then the masked last. */
-    private void cmac(byte[] in, int at, int length) throws GeneralSecurityException {
+    /**
+     * AES-CMAC of the plain text {@code text[IV, IV + length)} into {@link #mac}: CBC over all but
+     * the last block, then the last, padded and masked.
+     */
+    private void cmac(int length) {
       int before = length == 0 ? 0 : (length - 1) / BLOCK * BLOCK;
-      if (before > 0) {
-        cbc.update(in, at, before, blocks, 0);
-      }
       int rest = length - before;
       byte[] mask = rest == BLOCK ? k1 : k2;
       for (int i = 0; i < BLOCK; i++) {
-        byte b = i < rest ? in[at + before + i] : i == rest ? (byte) 0x80 : 0;
+        byte b = i < rest ? text[IV + before + i] : i == rest ? (byte) 0x80 : 0;
         last[i] = (byte) (b ^ mask[i]);
       }
-      cbc.doFinal(last, 0, BLOCK, mac, 0);
+      try {
+        if (before > 0) {
+          cbc.update(text, IV, before, blocks, 0);
+        }
+        cbc.doFinal(last, 0, BLOCK, mac, 0);
+      } catch (GeneralSecurityException e) {
+        throw new IllegalStateException(e);
+      }
     }
 
     /** AES-CTR over {@code text[IV, IV + length)} in place, from the counter block {@code text[0, IV) || 0}. */
@@ -271,14 +267,10 @@ final class IdSealer {
     }
   }
 
-  private static Cipher cipher(String transformation, SecretKeySpec key) {
+  private static Cipher cipher(String transformation, SecretKeySpec key, IvParameterSpec iv) {
     try {
       Cipher c = Cipher.getInstance(transformation);
-      if (transformation.contains("CBC")) {
-        c.init(Cipher.ENCRYPT_MODE, key, new IvParameterSpec(new byte[BLOCK])); // CMAC chains from zero
-      } else {
-        c.init(Cipher.ENCRYPT_MODE, key);
-      }
+      c.init(Cipher.ENCRYPT_MODE, key, iv);
       return c;
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException("AES is part of every Java runtime", e);
