@@ -229,12 +229,7 @@ public final class Engine implements AutoCloseable {
       Idempotency claim = id.incarnation() == 0 ? null : new Idempotency(id.recordKey(),
           Math.max(1, id.expiresAtMs() - id.decidedAt()), ReleaseRecord.IN_ID, false, id.incarnation());
       return store.apply(undo(id.tenant(), id.partition(), id.recordKey(), record, id.decidedAt(), claim)).thenApply(r -> {
-        if (!r.allowed()) {
-          // Answered by the failure policy, a claim that found nothing may be the store's to make. One
-          // that the outage store made is the release: it made the decision (the store's own decisions
-          // leave it no record) and writes both back, in order.
-          available(r);
-        }
+        foundOrAvailable(r, r.allowed());
         // nothing claimed: released before (or the recipient was reset), or expired
         return r.allowed() || r.time() < id.expiresAtMs() ? ReleaseResult.RELEASED : ReleaseResult.EXPIRED;
       });
@@ -257,22 +252,21 @@ public final class Engine implements AutoCloseable {
         0, new Idempotency(key, 1, ReleaseRecord.NOT_RELEASABLE, true), null);
   }
 
-  /**
-   * The release record a lookup found; null if none (or not releasable). Answered by the failure
-   * policy, a record is the outage store's (a decision it made, written back with its claim); no
-   * record there may be one in the store.
-   */
+  /** The release record a lookup found; null if none (or not releasable). */
   private static ReleaseRecord record(PartitionResult found) {
-    if (found.replayOf() == null) {
-      available(found);
-      return null;
-    }
-    return ReleaseRecord.decode(found.replayOf().getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+    foundOrAvailable(found, found.replayOf() != null);
+    return found.replayOf() == null ? null
+        : ReleaseRecord.decode(found.replayOf().getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
   }
 
-  /** Fails a release answered by the failure policy, not the store: the release records are in the store. */
-  private static void available(PartitionResult r) {
-    if (r.degraded()) {
+  /**
+   * Fails a release step that found nothing to release ({@code found} false) when the failure policy
+   * answered it, not the store: the outage store holds only the decisions it made (and writes them
+   * back with their claims, in order), so what it found is the release, and what it did not find may
+   * be in the store.
+   */
+  private static void foundOrAvailable(PartitionResult r, boolean found) {
+    if (!found && r.degraded()) {
       throw new dev.fcap.store.StoreException(dev.fcap.store.StoreException.Reason.UNAVAILABLE,
           "the store is unavailable: release records are in it");
     }
@@ -361,9 +355,7 @@ public final class Engine implements AutoCloseable {
     }
     if (p.requests.length == 1) {
       return store.apply(p.requests[0].asRelease(0)).thenApply(r -> {
-        if (!r.allowed()) {
-          available(r); // an outage store that holds no such id cannot say the store does not
-        }
+        foundOrAvailable(r, r.allowed());
         return r.allowed();
       });
     }

@@ -79,9 +79,7 @@ final class IdSealer {
 
   /** The id of {@code plain} (a copy into this thread's scratch, then {@link Work#seal}). */
   String seal(byte[] plain) {
-    Work w = work();
-    System.arraycopy(plain, 0, w.text(plain.length), IV, plain.length);
-    return w.seal(plain.length);
+    return work().holding(plain).seal(plain.length);
   }
 
   /** The length of the id of a plain text of {@code plain} bytes. */
@@ -109,8 +107,7 @@ final class IdSealer {
 
   /** The whole AES-CMAC of {@code message} (16 bytes). */
   byte[] cmac(byte[] message) {
-    Work w = work();
-    System.arraycopy(message, 0, w.text(message.length), IV, message.length);
+    Work w = work().holding(message);
     w.cmac(message.length);
     return w.mac.clone();
   }
@@ -139,6 +136,12 @@ final class IdSealer {
         chars = new byte[idLength(blocked)];
       }
       return text;
+    }
+
+    /** This work with a copy of {@code plain} as its plain text. */
+    private Work holding(byte[] plain) {
+      System.arraycopy(plain, 0, text(plain.length), IV, plain.length);
+      return this;
     }
 
     /** The id of the plain text of {@code length} bytes written into {@link #text}. */
