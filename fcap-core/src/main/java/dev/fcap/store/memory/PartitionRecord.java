@@ -47,6 +47,18 @@ import java.util.List;
  *
  * <p>Counters are found by comparing ids; an id ends with its most distinctive bytes (a content
  * fingerprint), so the comparison first rejects on the last eight bytes.
+ *
+ * <p><b>The counter filter</b> (layout 5). Most lookups of a busy recipient ask for a counter the
+ * record does not hold (a content it was not sent within the content window): without help that
+ * walks every entry, a cache line per ~60 bytes, to learn that nothing matches. A record written with
+ * {@link #FILTER_MIN} or more counters therefore starts with an entry of kind {@link #FILTER} (empty
+ * id) whose state is a Bloom filter over its counters' ids ({@link CounterFilter}: 8 bits per
+ * counter, 3 probes, about 3 % false positives), so a lookup of an absent counter usually reads the
+ * filter and stops. Only {@link #write} builds it, from exactly the counters it writes, and no other
+ * change of a record adds a counter (one drops a message entry, the sweep drops whole records), so
+ * the filter never lacks a counter the record holds; a record without one (fewer counters, or an
+ * earlier layout) is walked as before. Small records, the usual recipient's, carry none: their walk
+ * is a line or two.
  */
 final class PartitionRecord {
   private static final long EPOCH_MS = 1_577_836_800_000L;
@@ -59,11 +71,15 @@ final class PartitionRecord {
    * Version of this layout, written in the header of the store's state files ({@link Journal}); bump
    * it whenever the layout changes, so that a start never reads records it would misunderstand.
    */
-  static final int FORMAT = 4;
+  static final int FORMAT = 5;
   /** The kind byte of a remembered decision (the algorithms are 0 to 3; Redis uses 4 for gap-form logs). */
   static final byte MESSAGE = 127;
   /** The kind byte of the partition's incarnation (layout 4). */
   static final byte INCARNATION = 125;
+  /** The kind byte of the record's counter filter (layout 5), always its first entry. */
+  static final byte FILTER = 124;
+  /** The fewest counters a record needs to get a filter. */
+  static final int FILTER_MIN = 4;
   private static final byte[] NO_ID = new byte[0];
   /** The incarnation entry's state before its 8 bytes are set in place (never changed). */
   private static final byte[] EIGHT_BYTES = new byte[8];
@@ -123,8 +139,26 @@ final class PartitionRecord {
 
   /** Fills {@code states[i]} with the live state of {@code counters.get(i)}, if the record holds one. */
   static void readStates(byte[] record, List<CounterRequest> counters, long now, byte[][] states) {
-    int found = 0;
+    int n = counters.size();
     int at = skipKey(record);
+    long absent = 0; // bit i: the filter says counter i is not in the record (64 counters at most)
+    int wanted = n;
+    if (isFilter(record, at) && n <= 64) {
+      int bytes = Varint.read(record, at + 6); // the entry's state length
+      int from = at + 6 + Varint.size(bytes);
+      int bits = bytes * 8;
+      for (int i = 0; i < n; i++) {
+        byte[] key = counters.get(i).key();
+        if (!CounterFilter.mightHold(record, from, bits, key, 0, key.length)) {
+          absent |= 1L << i;
+          wanted--;
+        }
+      }
+      if (wanted == 0) {
+        return; // the usual lookup of a busy recipient's new content: no walk
+      }
+    }
+    int found = 0;
     while (at < record.length) {
       int idLen = Varint.read(record, at);
       int id = at + Varint.size(idLen);
@@ -133,11 +167,12 @@ final class PartitionRecord {
       int stateLen = Varint.read(record, stateLenAt);
       int state = stateLenAt + Varint.size(stateLen);
       if (expiresMs(record, alg + 1) > now) {
-        for (int i = 0; i < counters.size(); i++) {
+        for (int i = 0; i < n; i++) {
           CounterRequest c = counters.get(i);
-          if (idEquals(record, id, idLen, c.key()) && c.spec().algorithm().ordinal() == record[alg]) {
+          if ((absent & 1L << i) == 0 && idEquals(record, id, idLen, c.key())
+              && c.spec().algorithm().ordinal() == record[alg]) {
             states[i] = Arrays.copyOfRange(record, state, state + stateLen);
-            if (++found == counters.size()) {
+            if (++found == wanted) {
               return; // request counters are written first, so the usual case stops early
             }
           }
@@ -208,11 +243,13 @@ final class PartitionRecord {
     boolean[] keep = new boolean[n];
     int size = HEAD + Varint.size(key.length) + key.length;
     int latest = toSeconds(now);
+    int written = 0; // counters written: what the filter holds
     for (int i = 0; i < n; i++) {
       CounterRequest c = counters.get(i);
       long expiresAt = PartitionStep.expiresAt(c, states[i]);
       if (states[i] != null && expiresAt > now && !writtenBefore(counters, i)) {
         keep[i] = true;
+        written++;
         expires[i] = toSeconds(expiresAt);
         latest = Math.max(latest, expires[i]);
         size += Varint.size(c.key().length) + c.key().length + 5 + Varint.size(states[i].length) + states[i].length;
@@ -228,9 +265,10 @@ final class PartitionRecord {
             incarnation = (long) LONG.get(old, next - 8); // carried over below, never shorter
             incarnationExpires = Math.max(incarnationExpires, expiresSeconds(old, at));
           }
-        } else if (keepOld(old, at, counters, now)) {
+        } else if (!isFilter(old, at) && keepOld(old, at, counters, now)) { // a filter is built anew
           size += next - at;
           latest = Math.max(latest, expiresSeconds(old, at));
+          written += isCounter(old, at) ? 1 : 0;
         }
         at = next;
       }
@@ -246,6 +284,10 @@ final class PartitionRecord {
       size += Varint.size(messageKey.length) + messageKey.length + 5 + Varint.size(remembered.length)
           + remembered.length;
     }
+    int filterBits = written >= FILTER_MIN ? CounterFilter.bits(written) : 0;
+    if (filterBits > 0) {
+      size += 6 + Varint.size(filterBits / 8) + filterBits / 8;
+    }
     long back = EPOCH_MS + latest * 1000L - now;
     size += Varint.size(back);
     byte[] out = new byte[size];
@@ -253,17 +295,31 @@ final class PartitionRecord {
     int pos = Varint.write(out, HEAD, key.length);
     System.arraycopy(key, 0, out, pos, key.length);
     pos = Varint.write(out, pos + key.length, back);
+    int filter = -1; // where the filter's bits start
+    if (filterBits > 0) {
+      out[pos + 1] = FILTER; // after an empty id
+      putInt(out, pos + 2, latest);
+      filter = Varint.write(out, pos + 6, filterBits / 8); // the entry's state: the bits
+      pos = filter + filterBits / 8;
+    }
     for (int i = 0; i < n; i++) {
       if (keep[i]) {
-        pos = writeCounter(out, pos, counters.get(i).key(), counters.get(i).spec().algorithm().ordinal(), expires[i],
-            states[i]);
+        byte[] id = counters.get(i).key();
+        pos = writeCounter(out, pos, id, counters.get(i).spec().algorithm().ordinal(), expires[i], states[i]);
+        if (filter >= 0) {
+          CounterFilter.add(out, filter, filterBits, id, 0, id.length);
+        }
       }
     }
     if (old != null) {
       for (int at = oldFrom; at < old.length; ) {
         int next = nextCounter(old, at);
-        if (!isIncarnation(old, at) && keepOld(old, at, counters, now)) {
+        if (!isIncarnation(old, at) && !isFilter(old, at) && keepOld(old, at, counters, now)) {
           System.arraycopy(old, at, out, pos, next - at);
+          if (filter >= 0 && isCounter(old, at)) {
+            int idLen = Varint.read(old, at);
+            CounterFilter.add(out, filter, filterBits, old, at + Varint.size(idLen), idLen);
+          }
           pos += next - at;
         }
         at = next;
@@ -287,6 +343,26 @@ final class PartitionRecord {
   /** Whether the entry at {@code at} is the partition's incarnation. */
   private static boolean isIncarnation(byte[] record, int at) {
     return record[at] == 0 && record[at + 1] == INCARNATION;
+  }
+
+  /** Whether the entry at {@code at} (perhaps the record's end) is the record's counter filter. */
+  private static boolean isFilter(byte[] record, int at) {
+    return at < record.length && record[at] == 0 && record[at + 1] == FILTER;
+  }
+
+  /** Whether the entry at {@code at} is a counter (an algorithm's state), not one of the store's own. */
+  private static boolean isCounter(byte[] record, int at) {
+    int idLen = Varint.read(record, at);
+    return isAlgorithm(record[at + Varint.size(idLen) + idLen]);
+  }
+
+  private static boolean isAlgorithm(byte kind) {
+    return kind >= 0 && kind < ALGORITHMS.length;
+  }
+
+  /** Whether the record opens with a counter filter (tests). */
+  static boolean hasFilter(byte[] record) {
+    return isFilter(record, skipKey(record));
   }
 
   /** Where the counter after the one at {@code at} starts. */
@@ -438,7 +514,7 @@ final class PartitionRecord {
       int alg = id + idLen;
       int stateLen = Varint.read(record, alg + 5);
       int state = alg + 5 + Varint.size(stateLen);
-      if (expiresMs(record, alg + 1) > now && record[alg] != MESSAGE && record[alg] != INCARNATION) {
+      if (expiresMs(record, alg + 1) > now && isAlgorithm(record[alg])) {
         live.add(new StoredCounter(Arrays.copyOfRange(record, id, id + idLen), ALGORITHMS[record[alg]],
             Arrays.copyOfRange(record, state, state + stateLen)));
       }

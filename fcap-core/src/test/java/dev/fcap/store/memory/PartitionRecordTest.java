@@ -10,7 +10,7 @@ import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The partition's time in a record, and records of layout 1 read back. */
+/** The partition's time in a record, records of layout 1 read back, and the counter filter. */
 class PartitionRecordTest {
   private static final long NOW = 1_800_000_000_123L;
   private static final CounterRequest LOG = new CounterRequest(new byte[] {1, 2, 3, 4, 5, 6, 7, 8},
@@ -53,5 +53,127 @@ class PartitionRecordTest {
     assertThat(PartitionRecord.live(converted, NOW).get(0).state())
         .isEqualTo(PartitionRecord.live(r, NOW).get(0).state());
     assertThat(Arrays.equals(PartitionRecord.key(converted), "partition".getBytes())).isTrue();
+  }
+
+  private static final Algorithm[] KINDS = {Algorithm.SLIDING_LOG, Algorithm.GCRA};
+
+  /**
+   * Random records, each written over the last with random counters (ids of 1 to 30 bytes, some
+   * sharing their last eight bytes, windows that expire some), read with random lookups of held and
+   * absent counters: {@code readStates} finds exactly the live counters a plain walk of the record
+   * ({@code live}) lists, whether or not the record has a filter, for lookups of up to 70 counters.
+   */
+  @Test
+  void theFilterNeverHidesACounterTheRecordHolds() {
+    java.util.Random random = new java.util.Random(7);
+    byte[][] ids = new byte[120][];
+    for (int i = 0; i < ids.length; i++) {
+      ids[i] = new byte[1 + random.nextInt(30)];
+      random.nextBytes(ids[i]);
+      if (i % 7 == 1 && ids[i].length >= 8 && ids[i - 1].length >= 8) { // the same last eight bytes
+        System.arraycopy(ids[i - 1], ids[i - 1].length - 8, ids[i], ids[i].length - 8, 8);
+      }
+    }
+    int filtered = 0;
+    int lookups = 0;
+    for (int run = 0; run < 200; run++) {
+      byte[] record = null;
+      long now = NOW;
+      for (int step = 0; step < 30; step++) {
+        now += random.nextInt(40_000);
+        List<CounterRequest> counters = randomCounters(random, ids, 1 + random.nextInt(8));
+        byte[][] states = new byte[counters.size()][];
+        if (record != null) {
+          PartitionRecord.readStates(record, counters, now, states);
+        }
+        for (int i = 0; i < states.length; i++) {
+          if (random.nextInt(10) > 0) { // most steps record, a few leave a counter out
+            CounterRequest c = counters.get(i);
+            states[i] = dev.fcap.algorithm.CounterAlgorithm.of(c.spec().algorithm()).record(states[i], c.spec(), 0, now, 1);
+          }
+        }
+        record = PartitionRecord.write(record, "partition".getBytes(), counters, states, now);
+        long at = now + random.nextInt(30_000);
+        filtered += PartitionRecord.hasFilter(record) ? 1 : 0;
+        for (int q = 0; q < 5; q++) {
+          List<CounterRequest> lookup = randomCounters(random, ids, 1 + random.nextInt(q == 4 ? 70 : 6));
+          assertThat(readStates(record, lookup, at)).as("run %d step %d lookup %d", run, step, q)
+              .isEqualTo(walk(record, lookup, at));
+          lookups++;
+        }
+      }
+    }
+    assertThat(filtered).as("records written with a filter").isGreaterThan(1_000);
+    assertThat(lookups).isEqualTo(30_000);
+  }
+
+  @Test
+  void aRecordWithManyCountersOpensWithAFilterThatRulesOutMostAbsentIds() {
+    java.util.Random random = new java.util.Random(11);
+    List<CounterRequest> held = new java.util.ArrayList<>();
+    for (int i = 0; i < 50; i++) {
+      byte[] id = new byte[24];
+      random.nextBytes(id);
+      held.add(new CounterRequest(id, CounterSpec.single(Algorithm.SLIDING_LOG, 5, 3_600_000L, true, 0), 0));
+    }
+    byte[][] states = new byte[held.size()][];
+    for (int i = 0; i < states.length; i++) {
+      states[i] = dev.fcap.algorithm.CounterAlgorithm.of(Algorithm.SLIDING_LOG).record(null, held.get(i).spec(), 0, NOW, 1);
+    }
+    byte[] record = PartitionRecord.write(null, "partition".getBytes(), held, states, NOW);
+    assertThat(PartitionRecord.hasFilter(record)).isTrue();
+    assertThat(PartitionRecord.hasFilter(PartitionRecord.write(null, "partition".getBytes(), held.subList(0, 3),
+        java.util.Arrays.copyOf(states, 3), NOW))).as("three counters: no filter").isFalse();
+    int bits = CounterFilter.bits(held.size());
+    byte[] filter = new byte[bits / 8];
+    for (CounterRequest c : held) {
+      CounterFilter.add(filter, 0, bits, c.key(), 0, c.key().length);
+    }
+    int maybe = 0;
+    for (int i = 0; i < 100_000; i++) {
+      byte[] absent = new byte[24];
+      random.nextBytes(absent);
+      maybe += CounterFilter.mightHold(filter, 0, bits, absent, 0, absent.length) ? 1 : 0;
+    }
+    assertThat(maybe).as("false positives in 100,000 (about 3 %% expected)").isBetween(1_000, 6_000);
+    for (CounterRequest c : held) {
+      assertThat(CounterFilter.mightHold(filter, 0, bits, c.key(), 0, c.key().length)).isTrue();
+    }
+  }
+
+  private static List<CounterRequest> randomCounters(java.util.Random random, byte[][] ids, int n) {
+    List<CounterRequest> counters = new java.util.ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      long window = 10_000L * (1 + random.nextInt(12));
+      counters.add(new CounterRequest(ids[random.nextInt(ids.length)],
+          CounterSpec.single(KINDS[random.nextInt(KINDS.length)], 3, window, true, 0), 0));
+    }
+    return counters;
+  }
+
+  private static List<String> readStates(byte[] record, List<CounterRequest> counters, long now) {
+    byte[][] states = new byte[counters.size()][];
+    PartitionRecord.readStates(record, counters, now, states);
+    List<String> out = new java.util.ArrayList<>();
+    for (byte[] s : states) {
+      out.add(s == null ? "-" : java.util.HexFormat.of().formatHex(s));
+    }
+    return out;
+  }
+
+  /** The oracle: each counter's state as a plain walk of every live entry finds it. */
+  private static List<String> walk(byte[] record, List<CounterRequest> counters, long now) {
+    List<String> out = new java.util.ArrayList<>();
+    for (CounterRequest c : counters) {
+      String state = "-";
+      for (dev.fcap.store.StoredCounter s : PartitionRecord.live(record, now)) {
+        if (Arrays.equals(s.key(), c.key()) && s.algorithm() == c.spec().algorithm()) {
+          state = java.util.HexFormat.of().formatHex(s.state());
+          break;
+        }
+      }
+      out.add(state);
+    }
+    return out;
   }
 }
