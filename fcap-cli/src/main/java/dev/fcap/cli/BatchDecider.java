@@ -9,28 +9,35 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Decides a batch of replay rows, each at its own timestamp, with the same answers as deciding them
  * one by one in log order.
  *
  * <p>When every rule is keyed by the recipient, rows of different recipients never touch the same
- * counters, so only the order within a recipient matters: the batch is then split in two by a hash
- * of the recipient and decided on two threads, each keeping log order for its recipients. With any
- * rule keyed without the recipient (per sender, per channel), rows are decided on one thread.
- * Two deciders pay off where a decision waits on a round trip (Redis); on the embedded store the
- * parser is the bottleneck. {@code -Dfcap.replay.oneThread=true} forces one thread (to compare).
+ * counters, so only the order within a recipient matters: the batch is then split into
+ * {@link #BUCKETS} buckets by a hash of the recipient, and two threads (the caller and a second one)
+ * take buckets in turn until none is left, each deciding its bucket's rows in log order. Taking
+ * buckets rather than a fixed half balances the two: the caller first does the previous batch's
+ * output (the summary, the decisions file), which {@link #decide} runs while the second thread is
+ * already deciding, and then joins in for what is left; the batch ends when both are done, so a
+ * recipient's rows of the next batch never start before those of this one. With any rule keyed
+ * without the recipient (per sender, per channel), rows are decided on one thread, after the output.
+ * {@code -Dfcap.replay.oneThread=true} forces one thread (to compare).
  *
- * <p>The two threads run at their own rows' times, which can be hours apart within a batch; the
- * store must not expire one thread's counters by the other's time. So after each batch the replay
- * raises the store's caller-time floor ({@link dev.fcap.store.Store#advanceCallerTimeFloor}) to
- * {@link #progress()}, the time of the slower decider: rows after it in the log are not earlier
- * (in a log sorted by time; an unsorted log is a clock going back, see docs/algorithms.md).
+ * <p>The deciders run at their own rows' times, which can be hours apart within a batch; the store
+ * must not expire one bucket's counters by another's time. So after each batch the replay raises the
+ * store's caller-time floor ({@link dev.fcap.store.Store#advanceCallerTimeFloor}) to
+ * {@link #progress()}, the time of the bucket furthest behind: rows after it in the log are not
+ * earlier (in a log sorted by time; an unsorted log is a clock going back, see docs/algorithms.md).
  */
 final class BatchDecider implements AutoCloseable {
+  /** Buckets per batch when split: enough for the two threads to even out, few enough to scan cheaply. */
+  static final int BUCKETS = 8;
   private final Engine engine;
   private final ExecutorService second;
-  /** The time of the last row decided per shard (one shard when not split). */
+  /** The time of the last row decided per bucket (one bucket when not split). */
   private final long[] progress;
 
   BatchDecider(Engine engine, List<Policy> policies) {
@@ -44,7 +51,7 @@ final class BatchDecider implements AutoCloseable {
           return t;
         })
         : null;
-    this.progress = new long[split ? 2 : 1];
+    this.progress = new long[split ? BUCKETS : 1];
     java.util.Arrays.fill(progress, Long.MIN_VALUE);
   }
 
@@ -52,15 +59,36 @@ final class BatchDecider implements AutoCloseable {
     return policies.stream().flatMap(p -> p.rules().stream()).allMatch(r -> r.key().contains(Dimension.RECIPIENT));
   }
 
-  /** The decisions of {@code rows}, in their order. */
-  Decision[] decide(SendLog.Row[] rows) {
+  /**
+   * The decisions of {@code rows}, in their order; {@code meanwhile} runs first on the calling
+   * thread, while the second thread (if any) already decides.
+   */
+  Decision[] decide(SendLog.Row[] rows, Output meanwhile) throws java.io.IOException {
     Decision[] out = new Decision[rows.length];
     if (second == null) {
-      decideShard(rows, out, -1);
+      meanwhile.write();
+      decideBucket(rows, out, null, 0);
       return out;
     }
-    Future<?> other = second.submit(() -> decideShard(rows, out, 1));
-    decideShard(rows, out, 0);
+    int[][] buckets = buckets(rows);
+    AtomicInteger next = new AtomicInteger();
+    Future<?> other = second.submit(() -> decideBuckets(rows, out, buckets, next));
+    try {
+      meanwhile.write();
+      decideBuckets(rows, out, buckets, next);
+    } finally {
+      join(other); // even when the output failed: the engine is not closed under a deciding thread
+    }
+    return out;
+  }
+
+  /** Work done on the caller's thread while the second decides. */
+  @FunctionalInterface
+  interface Output {
+    void write() throws java.io.IOException;
+  }
+
+  private static void join(Future<?> other) {
     try {
       other.get();
     } catch (InterruptedException e) {
@@ -69,12 +97,36 @@ final class BatchDecider implements AutoCloseable {
     } catch (ExecutionException e) {
       throw e.getCause() instanceof RuntimeException re ? re : new IllegalStateException(e.getCause());
     }
-    return out;
+  }
+
+  /** Per bucket, the indexes of its rows in log order (counts first, then one pass to fill). */
+  private static int[][] buckets(SendLog.Row[] rows) {
+    int[] bucketOf = new int[rows.length];
+    int[] sizes = new int[BUCKETS];
+    for (int i = 0; i < rows.length; i++) {
+      bucketOf[i] = rows[i].message().recipient().hashCode() & (BUCKETS - 1);
+      sizes[bucketOf[i]]++;
+    }
+    int[][] buckets = new int[BUCKETS][];
+    for (int b = 0; b < BUCKETS; b++) {
+      buckets[b] = new int[sizes[b]];
+      sizes[b] = 0;
+    }
+    for (int i = 0; i < rows.length; i++) {
+      buckets[bucketOf[i]][sizes[bucketOf[i]]++] = i;
+    }
+    return buckets;
+  }
+
+  private void decideBuckets(SendLog.Row[] rows, Decision[] out, int[][] buckets, AtomicInteger next) {
+    for (int b = next.getAndIncrement(); b < BUCKETS; b = next.getAndIncrement()) {
+      decideBucket(rows, out, buckets[b], b);
+    }
   }
 
   /**
-   * The time of the last row decided by the slower decider (Long.MIN_VALUE before each has decided
-   * one); read between batches.
+   * The time of the last row decided by the bucket furthest behind (Long.MIN_VALUE before each has
+   * decided one); read between batches.
    */
   long progress() {
     long min = Long.MAX_VALUE;
@@ -84,18 +136,15 @@ final class BatchDecider implements AutoCloseable {
     return min;
   }
 
-  /** Decides the rows of one shard (0 or 1 by recipient hash; -1: every row), in log order. */
-  private void decideShard(SendLog.Row[] rows, Decision[] out, int shard) {
-    long last = Long.MIN_VALUE;
-    for (int i = 0; i < rows.length; i++) {
-      SendLog.Row row = rows[i];
-      if (shard < 0 || (row.message().recipient().hashCode() & 1) == shard) {
-        out[i] = engine.decideAt(row.message(), row.time()).join();
-        last = row.time();
-      }
+  /** Decides the rows of one bucket ({@code indexes} null: every row), in log order. */
+  private void decideBucket(SendLog.Row[] rows, Decision[] out, int[] indexes, int bucket) {
+    int n = indexes == null ? rows.length : indexes.length;
+    for (int k = 0; k < n; k++) {
+      int i = indexes == null ? k : indexes[k];
+      out[i] = engine.decideAt(rows[i].message(), rows[i].time()).join();
     }
-    if (last != Long.MIN_VALUE) {
-      progress[Math.max(shard, 0)] = last;
+    if (n > 0) {
+      progress[bucket] = rows[indexes == null ? n - 1 : indexes[n - 1]].time();
     }
   }
 

@@ -124,24 +124,60 @@ final class ReplayCommand implements Callable<Integer> {
         BatchDecider decider = new BatchDecider(engine, policies);
         Writer decisionOut = decisions == null ? Writer.nullWriter()
             : Files.newBufferedWriter(decisions, StandardCharsets.UTF_8)) {
-      StringBuilder line = new StringBuilder(64);
-      long nextProgress = progressEvery;
+      Output output = new Output(summary, decisions == null ? null : decisionOut, started, err);
       for (SendLog.Row[] rows = pipeline.nextBatch(); rows != null; rows = pipeline.nextBatch()) {
         clock.time = rows[rows.length - 1].time();
-        Decision[] decided = decider.decide(rows);
+        // the previous batch's output is written while this one is decided (BatchDecider)
+        Decision[] decided = decider.decide(rows, output::write);
         store.advanceCallerTimeFloor(decider.progress());
-        for (int i = 0; i < rows.length; i++) {
-          summary.add(rows[i].message().tenant(), decided[i]);
-          if (decisions != null) {
-            decisionOut.append(decisionLine(decided[i], line));
-          }
+        output.next(rows, decided);
+      }
+      output.write();
+    }
+  }
+
+  /** The summary, the decisions file and the progress lines, one batch behind the deciding. */
+  private final class Output {
+    private final ReplaySummary summary;
+    private final Writer decisionOut;
+    private final long started;
+    private final PrintWriter err;
+    private final StringBuilder line = new StringBuilder(64);
+    private long nextProgress = progressEvery;
+    private SendLog.Row[] rows;
+    private Decision[] decided;
+
+    Output(ReplaySummary summary, Writer decisionOut, long started, PrintWriter err) {
+      this.summary = summary;
+      this.decisionOut = decisionOut;
+      this.started = started;
+      this.err = err;
+    }
+
+    /** The batch the next {@link #write} writes. */
+    void next(SendLog.Row[] rows, Decision[] decided) {
+      this.rows = rows;
+      this.decided = decided;
+    }
+
+    /** Writes the pending batch, if any. */
+    void write() throws IOException {
+      if (rows == null) {
+        return;
+      }
+      for (int i = 0; i < rows.length; i++) {
+        summary.add(rows[i].message().tenant(), decided[i]);
+        if (decisionOut != null) {
+          decisionOut.append(decisionLine(decided[i], line));
         }
-        if (progressEvery > 0 && summary.rows() >= nextProgress) {
-          nextProgress += progressEvery;
-          double s = (System.nanoTime() - started) / 1e9;
-          err.printf("fcap replay: %,d rows, %.1f s, %,.0f rows/s%n", summary.rows(), s, summary.rows() / s);
-          err.flush();
-        }
+      }
+      rows = null;
+      decided = null;
+      if (progressEvery > 0 && summary.rows() >= nextProgress) {
+        nextProgress += progressEvery;
+        double s = (System.nanoTime() - started) / 1e9;
+        err.printf("fcap replay: %,d rows, %.1f s, %,.0f rows/s%n", summary.rows(), s, summary.rows() / s);
+        err.flush();
       }
     }
   }
