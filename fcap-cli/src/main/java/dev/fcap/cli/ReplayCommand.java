@@ -124,7 +124,7 @@ final class ReplayCommand implements Callable<Integer> {
         BatchDecider decider = new BatchDecider(engine, policies);
         Writer decisionOut = decisions == null ? Writer.nullWriter()
             : Files.newBufferedWriter(decisions, StandardCharsets.UTF_8)) {
-      Output output = new Output(summary, decisions == null ? null : decisionOut, started, err);
+      PendingOutput output = new PendingOutput(summary, decisions == null ? null : decisionOut, started, err);
       for (SendLog.Row[] rows = pipeline.nextBatch(); rows != null; rows = pipeline.nextBatch()) {
         clock.time = rows[rows.length - 1].time();
         // the previous batch's output is written while this one is decided (BatchDecider)
@@ -137,7 +137,7 @@ final class ReplayCommand implements Callable<Integer> {
   }
 
   /** The summary, the decisions file and the progress lines, one batch behind the deciding. */
-  private final class Output {
+  private final class PendingOutput {
     private final ReplaySummary summary;
     private final Writer decisionOut;
     private final long started;
@@ -147,7 +147,7 @@ final class ReplayCommand implements Callable<Integer> {
     private SendLog.Row[] rows;
     private Decision[] decided;
 
-    Output(ReplaySummary summary, Writer decisionOut, long started, PrintWriter err) {
+    PendingOutput(ReplaySummary summary, Writer decisionOut, long started, PrintWriter err) {
       this.summary = summary;
       this.decisionOut = decisionOut;
       this.started = started;
