@@ -1,7 +1,6 @@
 package dev.fcap.cli;
 
 import dev.fcap.engine.Engine;
-import dev.fcap.model.Decision;
 import dev.fcap.model.Dimension;
 import dev.fcap.model.Policy;
 import java.util.List;
@@ -39,6 +38,8 @@ final class BatchDecider implements AutoCloseable {
   private final ExecutorService second;
   /** The time of the last row decided per bucket (one bucket when not split). */
   private final long[] progress;
+  /** Words of 64 rules per row in a batch's verdicts. */
+  private final int words;
 
   BatchDecider(Engine engine, List<Policy> policies) {
     this.engine = engine;
@@ -52,6 +53,7 @@ final class BatchDecider implements AutoCloseable {
         })
         : null;
     this.progress = new long[split ? BUCKETS : 1];
+    this.words = BatchVerdicts.words(policies);
     java.util.Arrays.fill(progress, Long.MIN_VALUE);
   }
 
@@ -63,11 +65,11 @@ final class BatchDecider implements AutoCloseable {
    * The decisions of {@code rows}, in their order; {@code meanwhile} runs first on the calling
    * thread, while the second thread (if any) already decides.
    */
-  Decision[] decide(SendLog.Row[] rows, Output meanwhile) throws java.io.IOException {
-    Decision[] out = new Decision[rows.length];
+  BatchVerdicts decide(SendLog.Row[] rows, Output meanwhile) throws java.io.IOException {
+    BatchVerdicts out = new BatchVerdicts(rows.length, words);
     if (second == null) {
       meanwhile.write();
-      decideBucket(rows, out, null, 0);
+      decideBucket(rows, out.recorder(engine), null, 0);
       return out;
     }
     int[][] buckets = buckets(rows);
@@ -118,9 +120,10 @@ final class BatchDecider implements AutoCloseable {
     return buckets;
   }
 
-  private void decideBuckets(SendLog.Row[] rows, Decision[] out, int[][] buckets, AtomicInteger next) {
+  private void decideBuckets(SendLog.Row[] rows, BatchVerdicts out, int[][] buckets, AtomicInteger next) {
+    BatchVerdicts.Recorder recorder = out.recorder(engine);
     for (int b = next.getAndIncrement(); b < BUCKETS; b = next.getAndIncrement()) {
-      decideBucket(rows, out, buckets[b], b);
+      decideBucket(rows, recorder, buckets[b], b);
     }
   }
 
@@ -137,11 +140,11 @@ final class BatchDecider implements AutoCloseable {
   }
 
   /** Decides the rows of one bucket ({@code indexes} null: every row), in log order. */
-  private void decideBucket(SendLog.Row[] rows, Decision[] out, int[] indexes, int bucket) {
+  private void decideBucket(SendLog.Row[] rows, BatchVerdicts.Recorder recorder, int[] indexes, int bucket) {
     int n = indexes == null ? rows.length : indexes.length;
     for (int k = 0; k < n; k++) {
       int i = indexes == null ? k : indexes[k];
-      out[i] = engine.decideAt(rows[i].message(), rows[i].time()).join();
+      recorder.decide(i, rows[i]);
     }
     if (n > 0) {
       progress[bucket] = rows[indexes == null ? n - 1 : indexes[n - 1]].time();

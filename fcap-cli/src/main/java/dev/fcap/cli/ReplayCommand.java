@@ -1,7 +1,6 @@
 package dev.fcap.cli;
 
 import dev.fcap.engine.Engine;
-import dev.fcap.model.Decision;
 import dev.fcap.model.Policy;
 import dev.fcap.policy.PolicyException;
 import dev.fcap.policy.PolicyParser;
@@ -128,7 +127,7 @@ final class ReplayCommand implements Callable<Integer> {
       for (SendLog.Row[] rows = pipeline.nextBatch(); rows != null; rows = pipeline.nextBatch()) {
         clock.time = rows[rows.length - 1].time();
         // the previous batch's output is written while this one is decided (BatchDecider)
-        Decision[] decided = decider.decide(rows, output::write);
+        BatchVerdicts decided = decider.decide(rows, output::write);
         store.advanceCallerTimeFloor(decider.progress());
         output.next(rows, decided);
       }
@@ -145,7 +144,7 @@ final class ReplayCommand implements Callable<Integer> {
     private final StringBuilder line = new StringBuilder(64);
     private long nextProgress = progressEvery;
     private SendLog.Row[] rows;
-    private Decision[] decided;
+    private BatchVerdicts decided;
 
     PendingOutput(ReplaySummary summary, Writer decisionOut, long started, PrintWriter err) {
       this.summary = summary;
@@ -155,7 +154,7 @@ final class ReplayCommand implements Callable<Integer> {
     }
 
     /** The batch the next {@link #write} writes. */
-    void next(SendLog.Row[] rows, Decision[] decided) {
+    void next(SendLog.Row[] rows, BatchVerdicts decided) {
       this.rows = rows;
       this.decided = decided;
     }
@@ -166,9 +165,10 @@ final class ReplayCommand implements Callable<Integer> {
         return;
       }
       for (int i = 0; i < rows.length; i++) {
-        summary.add(rows[i].message().tenant(), decided[i]);
+        String tenant = rows[i].message().tenant();
+        summary.add(tenant, decided, i);
         if (decisionOut != null) {
-          decisionOut.append(decisionLine(decided[i], line));
+          decisionOut.append(decided.line(i, summary.rules(tenant), line));
         }
       }
       rows = null;
@@ -180,17 +180,6 @@ final class ReplayCommand implements Callable<Integer> {
         err.flush();
       }
     }
-  }
-
-  /** {@code line} set to a row's line of the decisions file: "true," or "false,rule-a;rule-b". */
-  static StringBuilder decisionLine(Decision d, StringBuilder line) {
-    line.setLength(0);
-    line.append(d.allowed()).append(',');
-    List<String> blockedBy = d.blockedBy();
-    for (int i = 0; i < blockedBy.size(); i++) {
-      line.append(i == 0 ? "" : ";").append(blockedBy.get(i));
-    }
-    return line.append('\n');
   }
 
   private int fail(String message) {

@@ -2,10 +2,8 @@ package dev.fcap.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.fcap.model.Decision;
 import dev.fcap.model.Policy;
 import dev.fcap.model.Rule;
-import dev.fcap.model.RuleOutcome;
 import java.io.PrintWriter;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -29,13 +27,22 @@ final class ReplaySummary {
 
   private final Map<String, RuleCounts> rules = new LinkedHashMap<>();
   /**
-   * Per tenant, its rules' counts in policy order, the order of a decision's outcomes: the replay's
-   * deciding thread adds every row here, so a row costs no map lookup per rule (it did: 14 % of
-   * that thread's time, JFR, issue 14).
+   * Per tenant, its rules' counts in policy order, indexed as a decision's verdicts name them: the
+   * replay adds every row here, so a row costs no map lookup per rule (it did: 14 % of the deciding
+   * thread's time, JFR, issue 14).
    */
   private final Map<String, RuleCounts[]> byTenant = new java.util.HashMap<>();
+  private final Map<String, List<Rule>> rulesByTenant = new java.util.HashMap<>();
   private String lastTenant;
   private RuleCounts[] lastCounts;
+  /** Counts one rule of the row being added into {@link #lastCounts}: one object, not one per row. */
+  private final BatchVerdicts.RuleVisitor count = (index, allowed) -> {
+    RuleCounts c = lastCounts[index];
+    c.applied++;
+    if (!allowed) {
+      c.blocked++;
+    }
+  };
   private long rows;
   private long admitted;
 
@@ -48,42 +55,26 @@ final class ReplaySummary {
         rules.put(p.tenant() + "/" + r.id(), ofTenant[i]);
       }
       byTenant.put(p.tenant(), ofTenant);
+      rulesByTenant.put(p.tenant(), p.rules());
     }
   }
 
-  void add(String tenant, Decision d) {
+  /** Adds row {@code row} of a decided batch, a row of {@code tenant}. */
+  void add(String tenant, BatchVerdicts decided, int row) {
     rows++;
-    if (d.allowed()) {
+    if (decided.allowed(row)) {
       admitted++;
-    }
-    List<RuleOutcome> outcomes = d.rules();
-    if (outcomes.isEmpty()) {
-      return;
     }
     if (!tenant.equals(lastTenant)) {
       lastTenant = tenant;
-      lastCounts = byTenant.get(tenant);
+      lastCounts = byTenant.get(tenant); // null for a tenant without rules: then none applied
     }
-    int at = 0;
-    for (int k = 0; k < outcomes.size(); k++) {
-      RuleOutcome o = outcomes.get(k);
-      at = indexOf(lastCounts, o.id(), at);
-      RuleCounts c = lastCounts[at];
-      c.applied++;
-      if (!o.allowed()) {
-        c.blocked++;
-      }
-    }
+    decided.forEachApplied(row, count);
   }
 
-  /** Where rule {@code id} is, searching from {@code from} on (outcomes come in policy order), then wrapping. */
-  private static int indexOf(RuleCounts[] counts, String id, int from) {
-    for (int n = 0, i = from; n < counts.length; n++, i = i + 1 == counts.length ? 0 : i + 1) {
-      if (counts[i].rule.id().equals(id)) {
-        return i;
-      }
-    }
-    throw new IllegalStateException("rule '" + id + "' is in no policy");
+  /** The rules of {@code tenant}'s policy, in order (none for a tenant without one). */
+  List<Rule> rules(String tenant) {
+    return rulesByTenant.getOrDefault(tenant, List.of());
   }
 
   long rows() {

@@ -105,6 +105,57 @@ public final class Engine implements AutoCloseable {
     return run(message, Operation.DECIDE, callerTime(epochMillis));
   }
 
+  /**
+   * {@link #decideAt(Message, long)} for a caller that keeps its own tallies instead of a
+   * {@link Decision} per message (a replay of millions of rows): each rule that applied reports to
+   * {@code verdicts}, in policy order, on the calling thread, and nothing else of the decision is
+   * built: no outcomes, no lists, no id, no future. Waits for a store that does not answer at once.
+   * Its decisions have no id, so it is refused on an engine whose admitted decisions are releasable
+   * by id (build it with {@code releaseHorizon(Duration.ZERO)}); a message id is remembered as usual.
+   *
+   * @return whether the message was admitted (and recorded)
+   * @throws java.util.concurrent.CompletionException wrapping the store's failure, as {@code join()}
+   */
+  public boolean decideAt(Message message, long epochMillis, RuleVerdicts verdicts) {
+    Objects.requireNonNull(message, "message");
+    Objects.requireNonNull(verdicts, "verdicts");
+    if (releaseHorizonMs != 0) {
+      throw new IllegalStateException("decisions reported as verdicts have no id: build the engine with "
+          + "releaseHorizon(Duration.ZERO)");
+    }
+    Prepared p = prepare(message, Operation.DECIDE, callerTime(epochMillis));
+    if (p.requests.length == 0) {
+      return true; // no rule applies
+    }
+    PartitionResult[] results = p.requests.length == 1 ? new PartitionResult[] {store.apply(p.requests[0]).join()}
+        : chain(p, 0, new PartitionResult[p.requests.length]).join();
+    boolean allowed = true;
+    CompiledPolicy.Plan plan = p.plan;
+    for (int i = 0; i < plan.rules.length; i++) {
+      PartitionResult r = results[plan.rulePartition[i]];
+      if (r != null) { // null: a replayed decision reports the rules of the partition that remembered it
+        boolean admits = admits(r, plan.ruleOffset[i]);
+        verdicts.rule(plan.rules[i], admits);
+        allowed &= admits || !p.policy.rule(plan.rules[i]).enforced();
+      }
+    }
+    return allowed;
+  }
+
+  /**
+   * Receives the verdict of each rule that applied to a message, for
+   * {@link #decideAt(Message, long, RuleVerdicts)}; the caller owns it and may reuse it for every
+   * decision of its thread.
+   */
+  @FunctionalInterface
+  public interface RuleVerdicts {
+    /**
+     * Rule {@code index} (its place in the tenant's policy, the one in force at the decision)
+     * admitted the message, or refused it.
+     */
+    void rule(int index, boolean allowed);
+  }
+
   /** {@link #check} at a caller-supplied time; only if the builder allowed it. */
   public CompletableFuture<Decision> checkAt(Message message, long epochMillis) {
     return run(message, Operation.CHECK, callerTime(epochMillis));
@@ -117,7 +168,9 @@ public final class Engine implements AutoCloseable {
     if (epochMillis == PartitionRequest.STORE_TIME) {
       throw new IllegalArgumentException("time out of range");
     }
-    latestCallerTime.accumulateAndGet(epochMillis, Math::max);
+    if (epochMillis > latestCallerTime.get()) { // a write only when it moves: replay's deciders share it
+      latestCallerTime.accumulateAndGet(epochMillis, Math::max);
+    }
     return epochMillis;
   }
 
@@ -670,7 +723,7 @@ public final class Engine implements AutoCloseable {
       int at = plan.ruleOffset[i];
       long used = r.used()[at];
       long retryAt = r.retryAt()[at];
-      boolean allowed = retryAt == r.time();
+      boolean allowed = admits(r, at);
       long ruleRetry = allowed ? 0 : retryAt == PartitionResult.NEVER ? -1 : retryAt - r.time();
       outcomes[reported++] = new RuleOutcome(rule.id(), rule.limit(), rule.windowMs(), used,
           Math.max(0, rule.limit() - used), allowed, rule.enforced(), ruleRetry);
@@ -701,6 +754,11 @@ public final class Engine implements AutoCloseable {
     List<RuleOutcome> rules = List.of(reported == outcomes.length ? outcomes : java.util.Arrays.copyOf(outcomes, reported));
     return new Decision(allowed, id != null ? id : randomId(), retryAfter, blocked, shadowBlocked, rules, degraded,
         results[0].time(), p.policy.policy.version(), replayed);
+  }
+
+  /** Whether check {@code at} of a partition's result admitted the message. */
+  private static boolean admits(PartitionResult r, int at) {
+    return r.retryAt()[at] == r.time();
   }
 
   private static final java.util.HexFormat HEX = java.util.HexFormat.of();

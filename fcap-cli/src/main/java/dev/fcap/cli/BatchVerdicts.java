@@ -1,0 +1,110 @@
+package dev.fcap.cli;
+
+import dev.fcap.engine.Engine;
+import dev.fcap.model.Policy;
+import dev.fcap.model.Rule;
+import java.util.List;
+
+/**
+ * What the decisions of one batch of replay rows were, as bits: per row, whether it was admitted,
+ * which rules applied and which refused it (by their place in the tenant's policy). All that the
+ * summary and the decisions file read of a decision, written by
+ * {@link Engine#decideAt(dev.fcap.model.Message, long, Engine.RuleVerdicts)} without a
+ * {@link dev.fcap.model.Decision} per row: those, their outcomes and ids were about 40 % of a
+ * replay's allocation (docs/benchmarks.md).
+ *
+ * <p>Each deciding thread writes through a {@link Recorder} of its own, to rows no other thread
+ * writes; the output reads the batch after both are done.
+ */
+final class BatchVerdicts {
+  private final int words;
+  private final boolean[] allowed;
+  /** Row r: the rules that applied at {@code [r * 2 * words, + words)}, those that refused at the next {@code words}. */
+  private final long[] masks;
+
+  BatchVerdicts(int rows, int words) {
+    this.words = words;
+    this.allowed = new boolean[rows];
+    this.masks = new long[rows * 2 * words];
+  }
+
+  /** The words of 64 rules a row's masks need for the largest of {@code policies}. */
+  static int words(List<Policy> policies) {
+    int rules = policies.stream().mapToInt(p -> p.rules().size()).max().orElse(0);
+    return Math.max(1, (rules + 63) >>> 6);
+  }
+
+  int rows() {
+    return allowed.length;
+  }
+
+  boolean allowed(int row) {
+    return allowed[row];
+  }
+
+  /** Calls {@code each} with the index of every rule that applied to {@code row}, in policy order. */
+  void forEachApplied(int row, RuleVisitor each) {
+    int base = row * 2 * words;
+    for (int w = 0; w < words; w++) {
+      long applied = masks[base + w];
+      long refused = masks[base + words + w];
+      for (long bits = applied; bits != 0; bits &= bits - 1) {
+        int bit = Long.numberOfTrailingZeros(bits);
+        each.rule(w << 6 | bit, (refused >>> bit & 1) == 0);
+      }
+    }
+  }
+
+  /** A rule that applied to a row, and whether it admitted the row. */
+  @FunctionalInterface
+  interface RuleVisitor {
+    void rule(int index, boolean allowed);
+  }
+
+  /** {@code line} set to the row's line of the decisions file: "true," or "false,rule-a;rule-b" (the enforced rules that refused). */
+  StringBuilder line(int row, List<Rule> rules, StringBuilder line) {
+    line.setLength(0);
+    line.append(allowed[row]).append(',');
+    int base = row * 2 * words + words;
+    boolean first = true;
+    for (int w = 0; w < words; w++) {
+      for (long bits = masks[base + w]; bits != 0; bits &= bits - 1) {
+        Rule rule = rules.get(w << 6 | Long.numberOfTrailingZeros(bits));
+        if (rule.enforced()) {
+          line.append(first ? "" : ";").append(rule.id());
+          first = false;
+        }
+      }
+    }
+    return line.append('\n');
+  }
+
+  /** A deciding thread's way into this batch: {@link #decide} one row after the other. */
+  Recorder recorder(Engine engine) {
+    return new Recorder(engine);
+  }
+
+  /** Decides rows into the batch; one per thread, reused for all its rows of the batch. */
+  final class Recorder implements Engine.RuleVerdicts {
+    private final Engine engine;
+    private int base;
+
+    private Recorder(Engine engine) {
+      this.engine = engine;
+    }
+
+    void decide(int row, SendLog.Row of) {
+      base = row * 2 * words;
+      allowed[row] = engine.decideAt(of.message(), of.time(), this);
+    }
+
+    @Override
+    public void rule(int index, boolean admitted) {
+      long bit = 1L << index; // the shift takes index mod 64
+      masks[base + (index >>> 6)] |= bit;
+      if (!admitted) {
+        masks[base + words + (index >>> 6)] |= bit;
+      }
+    }
+  }
+}

@@ -1,0 +1,80 @@
+package dev.fcap.oracle;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fcap.engine.Engine;
+import dev.fcap.model.Decision;
+import dev.fcap.model.Message;
+import dev.fcap.model.Policy;
+import dev.fcap.model.RuleOutcome;
+import dev.fcap.store.ManualClock;
+import dev.fcap.store.memory.MemoryStore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+
+/**
+ * {@link Engine#decideAt(Message, long, Engine.RuleVerdicts)} builds no {@link Decision}, so it has a
+ * loop of its own over the rules: it must report what {@code decideAt(..).join()} answers (which
+ * {@link EngineOracleProperties} holds to the oracle), decision by decision, on random policies of
+ * up to 12 rules (shared partitions included, so refusals further on that release what the first
+ * partition recorded), a send log's traffic with the clock stepping back, and repeated message ids
+ * (a replayed decision reports the partition that remembered it).
+ */
+class RuleVerdictsProperties {
+
+  @Property(tries = 30)
+  void verdictsAreTheRulesOfTheDecision(@ForAll long seed) {
+    Policy policy = Traffic.randomPolicy(seed, 12, false);
+    Traffic traffic = new Traffic(seed, policy, Traffic.Options.SEND_LOG, ManualClock.START);
+    SplittableRandom random = new SplittableRandom(seed);
+    long refused = 0;
+    long replayed = 0;
+    try (Engine decisions = engine(policy); Engine verdicts = engine(policy)) {
+      List<String> reported = new ArrayList<>();
+      Engine.RuleVerdicts into = (index, allowed) -> reported.add(policy.rules().get(index).id() + "=" + allowed);
+      for (int step = 0; step < 1500; step++) {
+        Traffic.Decide d = (Traffic.Decide) traffic.next();
+        Message m = random.nextInt(5) == 0 ? withMessageId(d.message(), "m" + random.nextInt(40)) : d.message();
+        Decision expected = decisions.decideAt(m, d.time()).join();
+        reported.clear();
+        boolean allowed = verdicts.decideAt(m, d.time(), into);
+        String at = "seed " + seed + ", step " + step + ", " + m;
+        assertThat(allowed).as(at).isEqualTo(expected.allowed());
+        assertThat(reported).as(at).isEqualTo(expected.rules().stream().map(RuleVerdictsProperties::verdict).toList());
+        refused += expected.allowed() ? 0 : 1;
+        replayed += expected.replayed() ? 1 : 0;
+      }
+    }
+    assertThat(refused).as("the traffic meets the limits").isPositive();
+    assertThat(replayed).as("message ids repeat").isPositive();
+  }
+
+  @Property(tries = 1)
+  void anEngineWhoseDecisionsAreReleasableRefusesVerdicts() {
+    try (Engine engine = Engine.builder(MemoryStore.builder().build()).callerTime(true)
+        .policy(Traffic.randomPolicy(1, 3, true)).build()) {
+      assertThatThrownBy(() -> engine.decideAt(Message.builder("r").build(), 1, (index, allowed) -> { }))
+          .isInstanceOf(IllegalStateException.class).hasMessageContaining("releaseHorizon(Duration.ZERO)");
+    }
+  }
+
+  private static String verdict(RuleOutcome o) {
+    return o.id() + "=" + o.allowed();
+  }
+
+  private static Engine engine(Policy policy) {
+    ManualClock clock = new ManualClock();
+    return Engine.builder(MemoryStore.builder().clock(clock).segments(2).build()).clock(clock).callerTime(true)
+        .releaseHorizon(Duration.ZERO).policy(policy).build();
+  }
+
+  private static Message withMessageId(Message m, String messageId) {
+    return new Message(m.tenant(), m.recipient(), m.channel(), m.sender(), m.category(), m.content(), m.contentKey(),
+        m.attributes(), m.cost(), messageId);
+  }
+}
