@@ -2,7 +2,6 @@ package dev.fcap.cli;
 
 import dev.fcap.engine.Engine;
 import dev.fcap.model.Policy;
-import dev.fcap.model.Rule;
 import java.util.List;
 
 /**
@@ -59,24 +58,6 @@ final class BatchVerdicts {
   @FunctionalInterface
   interface RuleVisitor {
     void rule(int index, boolean allowed);
-  }
-
-  /** {@code line} set to the row's line of the decisions file: "true," or "false,rule-a;rule-b" (the enforced rules that refused). */
-  StringBuilder line(int row, List<Rule> rules, StringBuilder line) {
-    line.setLength(0);
-    line.append(allowed[row]).append(',');
-    int base = row * 2 * words + words;
-    boolean first = true;
-    for (int w = 0; w < words; w++) {
-      for (long bits = masks[base + w]; bits != 0; bits &= bits - 1) {
-        Rule rule = rules.get(w << 6 | Long.numberOfTrailingZeros(bits));
-        if (rule.enforced()) {
-          line.append(first ? "" : ";").append(rule.id());
-          first = false;
-        }
-      }
-    }
-    return line.append('\n');
   }
 
   /** A deciding thread's way into this batch: {@link #decide} one row after the other. */

@@ -10,12 +10,10 @@ import dev.fcap.server.ServerConfig;
 import dev.fcap.store.Clock;
 import dev.fcap.store.StoreException;
 import dev.fcap.store.Store;
-import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.io.Reader;
-import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -104,6 +102,9 @@ final class ReplayCommand implements Callable<Integer> {
     } catch (SendLog.BadRowException e) {
       return fail(log + ", " + e.getMessage() + "; stopped, nothing after it was replayed");
     } catch (NoSuchFileException e) {
+      if (decisions != null && decisions.toString().equals(e.getFile())) {
+        return fail("cannot write the decisions file " + decisions + ": its directory does not exist");
+      }
       return fail("log file not found: " + log);
     } catch (CompletionException e) {
       if (e.getCause() instanceof StoreException se) {
@@ -121,9 +122,8 @@ final class ReplayCommand implements Callable<Integer> {
     try (SendLog reader = new SendLog(open(log));
         RowPipeline pipeline = new RowPipeline(reader);
         BatchDecider decider = new BatchDecider(engine, policies);
-        Writer decisionOut = decisions == null ? Writer.nullWriter()
-            : Files.newBufferedWriter(decisions, StandardCharsets.UTF_8)) {
-      PendingOutput output = new PendingOutput(summary, decisions == null ? null : decisionOut, started, err);
+        DecisionsFile decisionOut = decisions == null ? null : new DecisionsFile(decisions, policies)) {
+      PendingOutput output = new PendingOutput(summary, decisionOut, started, err);
       for (SendLog.Row[] rows = pipeline.nextBatch(); rows != null; rows = pipeline.nextBatch()) {
         clock.time = rows[rows.length - 1].time();
         // the previous batch's output is written while this one is decided (BatchDecider)
@@ -138,15 +138,14 @@ final class ReplayCommand implements Callable<Integer> {
   /** The summary, the decisions file and the progress lines, one batch behind the deciding. */
   private final class PendingOutput {
     private final ReplaySummary summary;
-    private final Writer decisionOut;
+    private final DecisionsFile decisionOut;
     private final long started;
     private final PrintWriter err;
-    private final StringBuilder line = new StringBuilder(64);
     private long nextProgress = progressEvery;
     private SendLog.Row[] rows;
     private BatchVerdicts decided;
 
-    PendingOutput(ReplaySummary summary, Writer decisionOut, long started, PrintWriter err) {
+    PendingOutput(ReplaySummary summary, DecisionsFile decisionOut, long started, PrintWriter err) {
       this.summary = summary;
       this.decisionOut = decisionOut;
       this.started = started;
@@ -168,7 +167,7 @@ final class ReplayCommand implements Callable<Integer> {
         String tenant = rows[i].message().tenant();
         summary.add(tenant, decided, i);
         if (decisionOut != null) {
-          decisionOut.append(decided.line(i, summary.rules(tenant), line));
+          decisionOut.write(tenant, decided, i);
         }
       }
       rows = null;

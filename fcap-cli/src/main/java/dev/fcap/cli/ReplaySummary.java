@@ -32,7 +32,6 @@ final class ReplaySummary {
    * thread's time, JFR, issue 14).
    */
   private final Map<String, RuleCounts[]> byTenant = new java.util.HashMap<>();
-  private final Map<String, List<Rule>> rulesByTenant = new java.util.HashMap<>();
   private String lastTenant;
   private RuleCounts[] lastCounts;
   /** Counts one rule of the row being added into {@link #lastCounts}: one object, not one per row. */
@@ -55,7 +54,6 @@ final class ReplaySummary {
         rules.put(p.tenant() + "/" + r.id(), ofTenant[i]);
       }
       byTenant.put(p.tenant(), ofTenant);
-      rulesByTenant.put(p.tenant(), p.rules());
     }
   }
 
@@ -70,11 +68,6 @@ final class ReplaySummary {
       lastCounts = byTenant.get(tenant); // null for a tenant without rules: then none applied
     }
     decided.forEachApplied(row, count);
-  }
-
-  /** The rules of {@code tenant}'s policy, in order (none for a tenant without one). */
-  List<Rule> rules(String tenant) {
-    return rulesByTenant.getOrDefault(tenant, List.of());
   }
 
   long rows() {

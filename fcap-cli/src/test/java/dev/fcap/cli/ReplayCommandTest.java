@@ -157,6 +157,11 @@ class ReplayCommandTest {
     assertThat(missing.err()).contains("rules file not found");
     CliRun noLog = fcap("replay", "--rules", SEED.toString(), "--log", dir.resolve("nope.csv").toString());
     assertThat(noLog.err()).contains("log file not found");
+    Path nowhere = dir.resolve("no-such-dir").resolve("decisions.txt");
+    CliRun noDir = fcap("replay", "--rules", SEED.toString(), "--log", seedScenario().toString(), "--decisions",
+        nowhere.toString());
+    assertThat(noDir.exit()).isEqualTo(2);
+    assertThat(noDir.err()).contains("cannot write the decisions file " + nowhere).doesNotContain("log file");
     CliRun noArgs = fcap("replay");
     assertThat(noArgs.exit()).isEqualTo(2);
     assertThat(noArgs.err()).contains("Missing required options");
