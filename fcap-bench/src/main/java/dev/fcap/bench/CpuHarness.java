@@ -13,7 +13,15 @@ import java.util.concurrent.atomic.AtomicLong;
  * the same work, and the cost is read as this thread's CPU time and allocated bytes, which other
  * processes disturb far less than wall time.
  *
- * <p>Run: {@code java -cp fcap-bench/target/fcap-bench.jar dev.fcap.bench.CpuHarness [decisions] [rounds] [perMs]}
+ * <p>Run: {@code java -cp fcap-bench/target/fcap-bench.jar dev.fcap.bench.CpuHarness [decisions] [rounds] [perMs] [mode]}
+ *
+ * <p>{@code mode}: {@code decision} (the default: {@code decide(message).join()}, releases by decision
+ * id on, as {@code fcap serve} runs), {@code no-release} (the same with releases off, at the simulated
+ * time as a caller-supplied one: {@code decideAt(message, now).join()}) and {@code verdicts} (that
+ * decision with no {@link dev.fcap.model.Decision} built: {@link Engine#decideAt(Message, long,
+ * Engine.RuleVerdicts)}, as the replay decides). The last two differ only in the {@code Decision}, so
+ * their allocation apart is what the {@code Decision} costs, and {@code verdicts} alone is what the
+ * hot path allocates besides it.
  */
 public final class CpuHarness {
   private CpuHarness() {}
@@ -22,28 +30,45 @@ public final class CpuHarness {
     int decisions = args.length > 0 ? Integer.parseInt(args[0]) : 4_000_000;
     int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 5;
     int perMs = args.length > 2 ? Integer.parseInt(args[2]) : 100;
+    String mode = args.length > 3 ? args[3] : "decision";
+    if (!java.util.List.of("decision", "no-release", "verdicts").contains(mode)) {
+      throw new IllegalArgumentException("mode must be decision, no-release or verdicts, got " + mode);
+    }
+    boolean releases = mode.equals("decision");
+    long[] verdicts = new long[1];
+    Engine.RuleVerdicts count = (index, allowed) -> verdicts[0]++;
     Message[] stream = Workload.messages(Workload.DEFAULT_LENGTH);
     var threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
     long tid = Thread.currentThread().getId();
     for (int round = 0; round < rounds; round++) {
       AtomicLong clockMs = new AtomicLong(1_700_000_000_000L);
       MemoryStore store = MemoryStore.builder().clock(clockMs::get).build();
-      Engine engine = Engine.builder(store).clock(clockMs::get).policies(SeedPolicy.load()).build();
+      Engine.Builder builder = Engine.builder(store).clock(clockMs::get).policies(SeedPolicy.load());
+      Engine engine = releases ? builder.build() : builder.callerTime(true).releaseHorizon(java.time.Duration.ZERO).build();
       long admitted = 0;
       long cpu0 = threads.getCurrentThreadCpuTime();
       long alloc0 = threads.getThreadAllocatedBytes(tid);
       for (int i = 0; i < decisions; i++) {
         if (i % perMs == 0) {
           clockMs.incrementAndGet();
+          if (!releases) {
+            store.advanceCallerTimeFloor(clockMs.get()); // as the replay does: the store may forget by it
+          }
         }
-        if (engine.decide(stream[i & (stream.length - 1)]).join().allowed()) {
+        Message m = stream[i & (stream.length - 1)];
+        boolean allowed = switch (mode) {
+          case "decision" -> engine.decide(m).join().allowed();
+          case "no-release" -> engine.decideAt(m, clockMs.get()).join().allowed();
+          default -> engine.decideAt(m, clockMs.get(), count);
+        };
+        if (allowed) {
           admitted++;
         }
       }
       long cpu = threads.getCurrentThreadCpuTime() - cpu0;
       long alloc = threads.getThreadAllocatedBytes(tid) - alloc0;
-      System.out.printf("round %d: %.0f decisions/cpu-s, %.1f ns/decision, %.0f B/decision, admitted %.1f%%, %d partitions%n",
-          round, decisions * 1e9 / cpu, (double) cpu / decisions, (double) alloc / decisions,
+      System.out.printf("round %d (%s): %.0f decisions/cpu-s, %.1f ns/decision, %.0f B/decision, admitted %.1f%%, %d partitions%n",
+          round, mode, decisions * 1e9 / cpu, (double) cpu / decisions, (double) alloc / decisions,
           100.0 * admitted / decisions, store.size());
     }
   }
