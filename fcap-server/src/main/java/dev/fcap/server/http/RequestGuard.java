@@ -7,6 +7,8 @@ import com.linecorp.armeria.common.HttpResponse;
 import com.linecorp.armeria.common.MediaType;
 import com.linecorp.armeria.common.RequestHeaders;
 import com.linecorp.armeria.server.DecoratingHttpServiceFunction;
+import com.linecorp.armeria.common.AggregatedHttpRequest;
+import io.netty.util.AttributeKey;
 import com.linecorp.armeria.server.HttpService;
 import com.linecorp.armeria.server.RequestTimeoutException;
 import com.linecorp.armeria.server.ServiceRequestContext;
@@ -47,6 +49,15 @@ import java.util.stream.Collectors;
  */
 public final class RequestGuard implements DecoratingHttpServiceFunction {
   private static final Set<HttpMethod> WITH_BODY = Set.of(HttpMethod.POST, HttpMethod.PUT, HttpMethod.PATCH);
+  /**
+   * The whole request the guard read to check its body: the API's handlers take it from the context
+   * instead of reading the request again (rebuilding it as a stream for them cost ~1 KB and a pass
+   * over the body per decision, async-profiler, issue 14). The request itself goes on read, so a
+   * service behind the guard must not read a body: the handlers take this one, and the other services
+   * (static files, gRPC, which the guard does not read, and the 404 fallback) never read one.
+   */
+  static final AttributeKey<AggregatedHttpRequest> WHOLE_REQUEST =
+      AttributeKey.valueOf(RequestGuard.class, "WHOLE_REQUEST");
   private final Authenticator auth;
   private final Safeguards safeguards;
   private final Set<String> allowedHosts;
@@ -102,7 +113,8 @@ public final class RequestGuard implements DecoratingHttpServiceFunction {
           }
           BodyShape.check(agg.content().array(), safeguards.limits());
         }
-        return delegate.serve(ctx, agg.toHttpRequest());
+        ctx.setAttr(WHOLE_REQUEST, agg);
+        return delegate.serve(ctx, req); // read: the handler takes the body from the context
       } catch (ApiException e) {
         metrics.httpRefused(e.code());
         return Json.error(e);
