@@ -3,12 +3,8 @@ package dev.fcap.cli;
 import static dev.fcap.cli.CliRun.fcap;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fcap.engine.Engine;
-import dev.fcap.model.Decision;
 import dev.fcap.model.Policy;
 import dev.fcap.policy.PolicyParser;
-import dev.fcap.store.memory.MemoryStore;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -41,18 +37,10 @@ class ReplayPipelineTest {
     }
   }
 
+  /** The decisions file of deciding row by row on one thread, from each row's {@code Decision}. */
   private static byte[] oneThreadRowByRow(List<Policy> policies, Path log) throws IOException {
-    ReplayCommand.ReplayClock clock = new ReplayCommand.ReplayClock();
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    try (Engine engine = Engine.builder(MemoryStore.builder().clock(clock).build()).clock(clock).callerTime(true)
-        .releaseHorizon(java.time.Duration.ZERO).policies(policies).build();
-        SendLog rows = new SendLog(Files.newBufferedReader(log, StandardCharsets.UTF_8))) {
-      for (SendLog.Row row = rows.next(); row != null; row = rows.next()) {
-        clock.time = row.time();
-        Decision d = engine.decideAt(row.message(), row.time()).join();
-        out.writeBytes((d.allowed() + "," + String.join(";", d.blockedBy()) + "\n").getBytes(StandardCharsets.UTF_8));
-      }
-    }
-    return out.toByteArray();
+    StringBuilder file = new StringBuilder();
+    ReplayVerdictsTest.reference(policies, log).lines().forEach(l -> file.append(l).append('\n'));
+    return file.toString().getBytes(StandardCharsets.UTF_8);
   }
 }

@@ -68,10 +68,13 @@ class ReplayVerdictsTest {
         .anySatisfy((id, counts) -> assertThat(id + " " + counts).matches("default/shadow-\\d+ \\d+ [1-9]\\d*"));
   }
 
-  /** The decisions file and the per-rule counts ("applied blocked") from each row's Decision. */
-  private record Reference(List<String> lines, Map<String, String> counts) {}
+  /**
+   * The decisions file's lines and the per-rule counts ("applied blocked") from each row's
+   * {@code Decision}, decided one row after the other on one thread.
+   */
+  record Reference(List<String> lines, Map<String, String> counts) {}
 
-  private static Reference reference(List<Policy> policies, Path log) throws IOException {
+  static Reference reference(List<Policy> policies, Path log) throws IOException {
     ReplayCommand.ReplayClock clock = new ReplayCommand.ReplayClock();
     List<String> lines = new java.util.ArrayList<>();
     Map<String, long[]> counts = new TreeMap<>();
