@@ -101,38 +101,29 @@ public final class HttpApi {
   }
 
   private HttpService handler(Handler h) {
-    return new ApiHandler(h);
-  }
+    return new HttpService() {
+      @Override
+      public HttpResponse serve(ServiceRequestContext ctx, com.linecorp.armeria.common.HttpRequest req) {
+        AggregatedHttpRequest read = ctx.attr(RequestGuard.WHOLE_REQUEST); // a body the guard checked
+        CompletableFuture<AggregatedHttpRequest> whole = read != null ? CompletableFuture.completedFuture(read)
+            : req.aggregate();
+        return HttpResponse.of(whole.thenCompose(agg -> {
+          RequestHeaders headers = agg.headers();
+          Principal who = auth.authenticate(headers.get(HttpHeaderNames.AUTHORIZATION), headers.get("x-api-key"));
+          return h.handle(ctx, agg, who);
+        }).exceptionally(HttpApi::failure));
+      }
 
-  /** A {@link Handler} as a service: the whole request (as {@link RequestGuard} read it, if it did) and who calls. */
-  private final class ApiHandler implements HttpService {
-    private final Handler h;
-
-    private ApiHandler(Handler h) {
-      this.h = h;
-    }
-
-    @Override
-    public HttpResponse serve(ServiceRequestContext ctx, com.linecorp.armeria.common.HttpRequest req) {
-      AggregatedHttpRequest read = ctx.attr(RequestGuard.WHOLE_REQUEST); // a body the guard checked
-      CompletableFuture<AggregatedHttpRequest> whole = read != null ? CompletableFuture.completedFuture(read)
-          : req.aggregate();
-      return HttpResponse.of(whole.thenCompose(agg -> {
-        RequestHeaders headers = agg.headers();
-        Principal who = auth.authenticate(headers.get(HttpHeaderNames.AUTHORIZATION), headers.get("x-api-key"));
-        return h.handle(ctx, agg, who);
-      }).exceptionally(HttpApi::failure));
-    }
-
-    /**
-     * Every call is one whole request and one whole response: Armeria can skip its streaming machinery.
-     * With API keys the request streams instead, since Armeria reads a unary request whole before any
-     * decorator runs: {@link RequestGuard} checks the key first, then reads the body.
-     */
-    @Override
-    public ExchangeType exchangeType(RoutingContext routingContext) {
-      return auth.open() ? ExchangeType.UNARY : ExchangeType.REQUEST_STREAMING;
-    }
+      /**
+       * Every call is one whole request and one whole response: Armeria can skip its streaming machinery.
+       * With API keys the request streams instead, since Armeria reads a unary request whole before any
+       * decorator runs: {@link RequestGuard} checks the key first, then reads the body.
+       */
+      @Override
+      public ExchangeType exchangeType(RoutingContext routingContext) {
+        return auth.open() ? ExchangeType.UNARY : ExchangeType.REQUEST_STREAMING;
+      }
+    };
   }
 
   static HttpResponse failure(Throwable error) {
