@@ -102,6 +102,21 @@ class BadInputIT {
     assertThat(m.body().get("error").has("field")).isTrue();
   }
 
+  /**
+   * RequestGuard reads a body to check it and passes the request on read: services that are not API
+   * handlers (the 404 fallback, static files, a route of another method) must answer without it.
+   */
+  @Test
+  void aBodySentWhereNoneIsReadIsAnsweredWithoutIt() {
+    TestServer.Reply unknown = s.post("/v1/nothing", "{\"recipient\": \"+15550001\"}");
+    assertThat(unknown.status()).isEqualTo(404);
+    assertThat(unknown.errorCode()).isEqualTo("not_found");
+    assertThat(s.post("/openapi.json", "{\"a\": 1}").status()).isEqualTo(405);
+    assertThat(s.post("/v1/recipients/x", "{\"a\": 1}").status()).isEqualTo(405);
+    assertThat(s.post("/v1/decisions", "{\"recipient\": \"+15550001\"}").status()).as("and the API still reads one")
+        .isEqualTo(200);
+  }
+
   @Test
   void badTenantOnInspect() {
     TestServer.Reply r = s.get("/v1/recipients/x?tenant=bad%20tenant");
