@@ -3,7 +3,12 @@ package dev.fcap.cli;
 import dev.fcap.engine.Engine;
 import dev.fcap.model.Dimension;
 import dev.fcap.model.Policy;
+import dev.fcap.model.RuleOutcome;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -25,6 +30,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * without the recipient (per sender, per channel), rows are decided on one thread, after the output.
  * {@code -Dfcap.replay.oneThread=true} forces one thread (to compare).
  *
+ * <p>On a store where each decision waits on a round trip (Redis), the same independence is used the
+ * other way: every recipient's rows of the batch form a chain, each row sent when the one before it
+ * is answered, and all chains are in flight at once (the store's client pipelines them), while the
+ * caller writes the previous batch's output. Deciding row by row, each on its own round trip, a
+ * replay on Redis did about 10,000 rows/s.
+ *
  * <p>The deciders run at their own rows' times, which can be hours apart within a batch; the store
  * must not expire one bucket's counters by another's time. So after each batch the replay raises the
  * store's caller-time floor ({@link dev.fcap.store.Store#advanceCallerTimeFloor}) to
@@ -40,11 +51,15 @@ final class BatchDecider implements AutoCloseable {
   private final long[] progress;
   /** Words of 64 rules per row in a batch's verdicts. */
   private final int words;
+  /** Rows decided as per-recipient chains in flight at once (a store of round trips); null: on threads. */
+  private final Map<String, Map<String, Integer>> pipelinedRuleIndex;
 
-  BatchDecider(Engine engine, List<Policy> policies) {
+  /** {@code roundTrips}: every decision waits on a round trip to the store (not the embedded one). */
+  BatchDecider(Engine engine, List<Policy> policies, boolean roundTrips) {
     this.engine = engine;
-    boolean split = everyRuleKeyedByRecipient(policies) && !Boolean.getBoolean("fcap.replay.oneThread")
-        && Runtime.getRuntime().availableProcessors() > 1;
+    boolean independent = everyRuleKeyedByRecipient(policies) && !Boolean.getBoolean("fcap.replay.oneThread");
+    this.pipelinedRuleIndex = independent && roundTrips ? ruleIndex(policies) : null;
+    boolean split = independent && !roundTrips && Runtime.getRuntime().availableProcessors() > 1;
     this.second = split
         ? Executors.newSingleThreadExecutor(r -> {
           Thread t = new Thread(r, "fcap-replay-decider");
@@ -52,7 +67,7 @@ final class BatchDecider implements AutoCloseable {
           return t;
         })
         : null;
-    this.progress = new long[split ? BUCKETS : 1];
+    this.progress = new long[split || pipelinedRuleIndex != null ? BUCKETS : 1];
     this.words = BatchVerdicts.words(policies);
     java.util.Arrays.fill(progress, Long.MIN_VALUE);
   }
@@ -67,6 +82,18 @@ final class BatchDecider implements AutoCloseable {
    */
   BatchVerdicts decide(SendLog.Row[] rows, Output meanwhile) throws java.io.IOException {
     BatchVerdicts out = new BatchVerdicts(rows.length, words);
+    if (pipelinedRuleIndex != null) {
+      CompletableFuture<Void> all = decideChains(rows, out);
+      try {
+        meanwhile.write();
+      } finally {
+        all.join(); // a failed decision fails the replay, as join() did row by row
+      }
+      for (int i = 0; i < rows.length; i++) {
+        progress[bucketOf(rows[i])] = rows[i].time(); // log order: each bucket's last row stays
+      }
+      return out;
+    }
     if (second == null) {
       meanwhile.write();
       decideBucket(rows, out.recorder(engine), null, 0);
@@ -101,12 +128,64 @@ final class BatchDecider implements AutoCloseable {
     }
   }
 
+  /**
+   * Starts every recipient's chain of rows: a row is decided when the one before it (of the same
+   * recipient, in log order) is answered. Completes when every row is.
+   */
+  private CompletableFuture<Void> decideChains(SendLog.Row[] rows, BatchVerdicts out) {
+    int[] next = new int[rows.length];
+    Map<String, Integer> last = new HashMap<>();
+    List<Integer> firsts = new ArrayList<>();
+    for (int i = 0; i < rows.length; i++) {
+      next[i] = -1;
+      Integer before = last.put(rows[i].message().recipient(), i);
+      if (before == null) {
+        firsts.add(i);
+      } else {
+        next[before] = i;
+      }
+    }
+    CompletableFuture<?>[] chains = new CompletableFuture<?>[firsts.size()];
+    for (int k = 0; k < chains.length; k++) {
+      chains[k] = chain(rows, out, next, firsts.get(k));
+    }
+    return CompletableFuture.allOf(chains);
+  }
+
+  private CompletableFuture<Void> chain(SendLog.Row[] rows, BatchVerdicts out, int[] next, int i) {
+    return engine.decideAt(rows[i].message(), rows[i].time()).thenCompose(d -> {
+      Map<String, Integer> index = pipelinedRuleIndex.get(rows[i].message().tenant());
+      out.admitted(i, d.allowed());
+      for (RuleOutcome o : d.rules()) {
+        out.rule(i, index.get(o.id()), o.allowed());
+      }
+      return next[i] < 0 ? CompletableFuture.completedFuture(null) : chain(rows, out, next, next[i]);
+    });
+  }
+
+  /** Per tenant, each rule's index in its policy: a {@code Decision} names its rules by id. */
+  private static Map<String, Map<String, Integer>> ruleIndex(List<Policy> policies) {
+    Map<String, Map<String, Integer>> out = new HashMap<>();
+    for (Policy p : policies) {
+      Map<String, Integer> ofTenant = new HashMap<>();
+      for (int i = 0; i < p.rules().size(); i++) {
+        ofTenant.put(p.rules().get(i).id(), i);
+      }
+      out.put(p.tenant(), ofTenant);
+    }
+    return out;
+  }
+
+  private static int bucketOf(SendLog.Row row) {
+    return row.message().recipient().hashCode() & (BUCKETS - 1);
+  }
+
   /** Per bucket, the indexes of its rows in log order (counts first, then one pass to fill). */
   private static int[][] buckets(SendLog.Row[] rows) {
     int[] bucketOf = new int[rows.length];
     int[] sizes = new int[BUCKETS];
     for (int i = 0; i < rows.length; i++) {
-      bucketOf[i] = rows[i].message().recipient().hashCode() & (BUCKETS - 1);
+      bucketOf[i] = bucketOf(rows[i]);
       sizes[bucketOf[i]]++;
     }
     int[][] buckets = new int[BUCKETS][];

@@ -60,6 +60,21 @@ final class BatchVerdicts {
     void rule(int index, boolean allowed);
   }
 
+  /** Row {@code row} was admitted, or not. */
+  void admitted(int row, boolean admitted) {
+    allowed[row] = admitted;
+  }
+
+  /** Rule {@code index} applied to row {@code row} and admitted it, or refused it. */
+  void rule(int row, int index, boolean admitted) {
+    int base = row * 2 * words;
+    long bit = 1L << index; // the shift takes index mod 64
+    masks[base + (index >>> 6)] |= bit;
+    if (!admitted) {
+      masks[base + words + (index >>> 6)] |= bit;
+    }
+  }
+
   /** A deciding thread's way into this batch: {@link #decide} one row after the other. */
   Recorder recorder(Engine engine) {
     return new Recorder(engine);
@@ -68,24 +83,20 @@ final class BatchVerdicts {
   /** Decides rows into the batch; one per thread, reused for all its rows of the batch. */
   final class Recorder implements Engine.RuleVerdicts {
     private final Engine engine;
-    private int base;
+    private int row;
 
     private Recorder(Engine engine) {
       this.engine = engine;
     }
 
     void decide(int row, SendLog.Row of) {
-      base = row * 2 * words;
-      allowed[row] = engine.decideAt(of.message(), of.time(), this);
+      this.row = row;
+      admitted(row, engine.decideAt(of.message(), of.time(), this));
     }
 
     @Override
     public void rule(int index, boolean admitted) {
-      long bit = 1L << index; // the shift takes index mod 64
-      masks[base + (index >>> 6)] |= bit;
-      if (!admitted) {
-        masks[base + words + (index >>> 6)] |= bit;
-      }
+      BatchVerdicts.this.rule(row, index, admitted);
     }
   }
 }

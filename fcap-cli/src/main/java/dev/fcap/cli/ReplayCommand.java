@@ -121,7 +121,7 @@ final class ReplayCommand implements Callable<Integer> {
       PrintWriter err) throws IOException {
     try (SendLog reader = new SendLog(open(log));
         RowPipeline pipeline = new RowPipeline(reader);
-        BatchDecider decider = new BatchDecider(engine, policies);
+        BatchDecider decider = new BatchDecider(engine, policies, storeUri.contains("://"));
         DecisionsFile decisionOut = decisions == null ? null : new DecisionsFile(decisions, policies)) {
       PendingOutput output = new PendingOutput(summary, decisionOut, started, err);
       for (SendLog.Row[] rows = pipeline.nextBatch(); rows != null; rows = pipeline.nextBatch()) {
