@@ -59,7 +59,7 @@ public final class CpuHarness {
         boolean allowed = switch (mode) {
           case "decision" -> engine.decide(m).join().allowed();
           case "no-release" -> engine.decideAt(m, clockMs.get()).join().allowed();
-          default -> engine.decideAt(m, clockMs.get(), count);
+          default -> engine.decideAt(m, clockMs.get(), count).join();
         };
         if (allowed) {
           admitted++;

@@ -3,7 +3,6 @@ package dev.fcap.cli;
 import dev.fcap.engine.Engine;
 import dev.fcap.model.Dimension;
 import dev.fcap.model.Policy;
-import dev.fcap.model.RuleOutcome;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -51,14 +50,14 @@ final class BatchDecider implements AutoCloseable {
   private final long[] progress;
   /** Words of 64 rules per row in a batch's verdicts. */
   private final int words;
-  /** Rows decided as per-recipient chains in flight at once (a store of round trips); null: on threads. */
-  private final Map<String, Map<String, Integer>> pipelinedRuleIndex;
+  /** Rows decided as per-recipient chains in flight at once (a store of round trips), not on threads. */
+  private final boolean chains;
 
   /** {@code roundTrips}: every decision waits on a round trip to the store (not the embedded one). */
   BatchDecider(Engine engine, List<Policy> policies, boolean roundTrips) {
     this.engine = engine;
     boolean independent = everyRuleKeyedByRecipient(policies) && !Boolean.getBoolean("fcap.replay.oneThread");
-    this.pipelinedRuleIndex = independent && roundTrips ? ruleIndex(policies) : null;
+    this.chains = independent && roundTrips;
     boolean split = independent && !roundTrips && Runtime.getRuntime().availableProcessors() > 1;
     this.second = split
         ? Executors.newSingleThreadExecutor(r -> {
@@ -67,7 +66,7 @@ final class BatchDecider implements AutoCloseable {
           return t;
         })
         : null;
-    this.progress = new long[split || pipelinedRuleIndex != null ? BUCKETS : 1];
+    this.progress = new long[split || chains ? BUCKETS : 1];
     this.words = BatchVerdicts.words(policies);
     java.util.Arrays.fill(progress, Long.MIN_VALUE);
   }
@@ -82,7 +81,7 @@ final class BatchDecider implements AutoCloseable {
    */
   BatchVerdicts decide(SendLog.Row[] rows, Output meanwhile) throws java.io.IOException {
     BatchVerdicts out = new BatchVerdicts(rows.length, words);
-    if (pipelinedRuleIndex != null) {
+    if (chains) {
       CompletableFuture<Void> all = decideChains(rows, out);
       try {
         meanwhile.write();
@@ -96,7 +95,7 @@ final class BatchDecider implements AutoCloseable {
     }
     if (second == null) {
       meanwhile.write();
-      decideBucket(rows, out.recorder(engine), null, 0);
+      decideBucket(rows, out, null, 0);
       return out;
     }
     int[][] buckets = buckets(rows);
@@ -153,27 +152,10 @@ final class BatchDecider implements AutoCloseable {
   }
 
   private CompletableFuture<Void> chain(SendLog.Row[] rows, BatchVerdicts out, int[] next, int i) {
-    return engine.decideAt(rows[i].message(), rows[i].time()).thenCompose(d -> {
-      Map<String, Integer> index = pipelinedRuleIndex.get(rows[i].message().tenant());
-      out.admitted(i, d.allowed());
-      for (RuleOutcome o : d.rules()) {
-        out.rule(i, index.get(o.id()), o.allowed());
-      }
+    return engine.decideAt(rows[i].message(), rows[i].time(), out.recorder().at(i)).thenCompose(admitted -> {
+      out.admitted(i, admitted);
       return next[i] < 0 ? CompletableFuture.completedFuture(null) : chain(rows, out, next, next[i]);
     });
-  }
-
-  /** Per tenant, each rule's index in its policy: a {@code Decision} names its rules by id. */
-  private static Map<String, Map<String, Integer>> ruleIndex(List<Policy> policies) {
-    Map<String, Map<String, Integer>> out = new HashMap<>();
-    for (Policy p : policies) {
-      Map<String, Integer> ofTenant = new HashMap<>();
-      for (int i = 0; i < p.rules().size(); i++) {
-        ofTenant.put(p.rules().get(i).id(), i);
-      }
-      out.put(p.tenant(), ofTenant);
-    }
-    return out;
   }
 
   private static int bucketOf(SendLog.Row row) {
@@ -200,9 +182,8 @@ final class BatchDecider implements AutoCloseable {
   }
 
   private void decideBuckets(SendLog.Row[] rows, BatchVerdicts out, int[][] buckets, AtomicInteger next) {
-    BatchVerdicts.Recorder recorder = out.recorder(engine);
     for (int b = next.getAndIncrement(); b < BUCKETS; b = next.getAndIncrement()) {
-      decideBucket(rows, recorder, buckets[b], b);
+      decideBucket(rows, out, buckets[b], b);
     }
   }
 
@@ -219,11 +200,12 @@ final class BatchDecider implements AutoCloseable {
   }
 
   /** Decides the rows of one bucket ({@code indexes} null: every row), in log order. */
-  private void decideBucket(SendLog.Row[] rows, BatchVerdicts.Recorder recorder, int[] indexes, int bucket) {
+  private void decideBucket(SendLog.Row[] rows, BatchVerdicts out, int[] indexes, int bucket) {
+    BatchVerdicts.Recorder recorder = out.recorder(); // rows decided one after the other: one for all
     int n = indexes == null ? rows.length : indexes.length;
     for (int k = 0; k < n; k++) {
       int i = indexes == null ? k : indexes[k];
-      recorder.decide(i, rows[i]);
+      out.admitted(i, engine.decideAt(rows[i].message(), rows[i].time(), recorder.at(i)).join());
     }
     if (n > 0) {
       progress[bucket] = rows[indexes == null ? n - 1 : indexes[n - 1]].time();

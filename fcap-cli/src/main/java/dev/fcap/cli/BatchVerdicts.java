@@ -12,8 +12,8 @@ import java.util.List;
  * {@link dev.fcap.model.Decision} per row: those, their outcomes and ids were 31 % of a replay's
  * allocation (docs/benchmarks.md, "A decision without its Decision").
  *
- * <p>Each deciding thread writes through a {@link Recorder} of its own, to rows no other thread
- * writes; the output reads the batch after both are done.
+ * <p>Each deciding thread (or, on a store of round trips, each row in flight) writes through a
+ * {@link Recorder} of its own, to rows no other writes; the output reads the batch after all are done.
  */
 final class BatchVerdicts {
   private final int words;
@@ -33,16 +33,12 @@ final class BatchVerdicts {
     return Math.max(1, (rules + 63) >>> 6);
   }
 
-  int rows() {
-    return allowed.length;
-  }
-
   boolean allowed(int row) {
     return allowed[row];
   }
 
-  /** Calls {@code each} with the index of every rule that applied to {@code row}, in policy order. */
-  void forEachApplied(int row, RuleVisitor each) {
+  /** Reports every rule that applied to {@code row} to {@code each}, in policy order. */
+  void forEachApplied(int row, Engine.RuleVerdicts each) {
     int base = row * 2 * words;
     for (int w = 0; w < words; w++) {
       long applied = masks[base + w];
@@ -54,19 +50,12 @@ final class BatchVerdicts {
     }
   }
 
-  /** A rule that applied to a row, and whether it admitted the row. */
-  @FunctionalInterface
-  interface RuleVisitor {
-    void rule(int index, boolean allowed);
-  }
-
   /** Row {@code row} was admitted, or not. */
   void admitted(int row, boolean admitted) {
     allowed[row] = admitted;
   }
 
-  /** Rule {@code index} applied to row {@code row} and admitted it, or refused it. */
-  void rule(int row, int index, boolean admitted) {
+  private void rule(int row, int index, boolean admitted) {
     int base = row * 2 * words;
     long bit = 1L << index; // the shift takes index mod 64
     masks[base + (index >>> 6)] |= bit;
@@ -75,23 +64,22 @@ final class BatchVerdicts {
     }
   }
 
-  /** A deciding thread's way into this batch: {@link #decide} one row after the other. */
-  Recorder recorder(Engine engine) {
-    return new Recorder(engine);
+  /**
+   * Where a decision's verdicts go into this batch: one per deciding thread, set {@link Recorder#at}
+   * each row in turn, or one per row in flight.
+   */
+  Recorder recorder() {
+    return new Recorder();
   }
 
-  /** Decides rows into the batch; one per thread, reused for all its rows of the batch. */
+  /** Writes a decision's verdicts into the row it is set to. */
   final class Recorder implements Engine.RuleVerdicts {
-    private final Engine engine;
     private int row;
 
-    private Recorder(Engine engine) {
-      this.engine = engine;
-    }
-
-    void decide(int row, SendLog.Row of) {
+    /** This recorder, now for row {@code row}. */
+    Recorder at(int row) {
       this.row = row;
-      admitted(row, engine.decideAt(of.message(), of.time(), this));
+      return this;
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.fcap.cli;
 
+import dev.fcap.engine.Engine;
 import dev.fcap.model.Policy;
 import dev.fcap.model.Rule;
 import java.io.BufferedOutputStream;
@@ -28,7 +29,7 @@ final class DecisionsFile implements AutoCloseable {
   private String lastTenant;
   private byte[][] lastIds;
   /** Writes a row's blocking rules; one object, not one per row. */
-  private final BatchVerdicts.RuleVisitor blocking = this::blocking;
+  private final Engine.RuleVerdicts blocking = this::blocking;
   private boolean firstBlocking;
 
   DecisionsFile(Path file, List<Policy> policies) throws IOException {

@@ -2,6 +2,7 @@ package dev.fcap.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.fcap.engine.Engine;
 import dev.fcap.model.Policy;
 import dev.fcap.model.Rule;
 import java.io.PrintWriter;
@@ -35,7 +36,7 @@ final class ReplaySummary {
   private String lastTenant;
   private RuleCounts[] lastCounts;
   /** Counts one rule of the row being added into {@link #lastCounts}: one object, not one per row. */
-  private final BatchVerdicts.RuleVisitor count = (index, allowed) -> {
+  private final Engine.RuleVerdicts count = (index, allowed) -> {
     RuleCounts c = lastCounts[index];
     c.applied++;
     if (!allowed) {

@@ -108,15 +108,15 @@ public final class Engine implements AutoCloseable {
   /**
    * {@link #decideAt(Message, long)} for a caller that keeps its own tallies instead of a
    * {@link Decision} per message (a replay of millions of rows): each rule that applied reports to
-   * {@code verdicts}, in policy order, on the calling thread, and nothing else of the decision is
-   * built: no outcomes, no lists, no id, no future. Waits for a store that does not answer at once.
-   * Its decisions have no id, so it is refused on an engine whose admitted decisions are releasable
-   * by id (build it with {@code releaseHorizon(Duration.ZERO)}); a message id is remembered as usual.
+   * {@code verdicts}, in policy order, on the thread that completes the decision (the caller's, on a
+   * store that answers at once), and nothing else of the decision is built: no outcomes, no lists, no
+   * id. Its decisions have no id, so it is refused on an engine whose admitted decisions are
+   * releasable by id (build it with {@code releaseHorizon(Duration.ZERO)}); a message id is
+   * remembered as usual.
    *
-   * @return whether the message was admitted (and recorded)
-   * @throws java.util.concurrent.CompletionException wrapping the store's failure, as {@code join()}
+   * @return completes with whether the message was admitted (and recorded)
    */
-  public boolean decideAt(Message message, long epochMillis, RuleVerdicts verdicts) {
+  public CompletableFuture<Boolean> decideAt(Message message, long epochMillis, RuleVerdicts verdicts) {
     Objects.requireNonNull(message, "message");
     Objects.requireNonNull(verdicts, "verdicts");
     if (releaseHorizonMs != 0) {
@@ -125,10 +125,21 @@ public final class Engine implements AutoCloseable {
     }
     Prepared p = prepare(message, Operation.DECIDE, callerTime(epochMillis));
     if (p.requests.length == 0) {
-      return true; // no rule applies
+      return CompletableFuture.completedFuture(true); // no rule applies
     }
-    PartitionResult[] results = p.requests.length == 1 ? new PartitionResult[] {store.apply(p.requests[0]).join()}
-        : chain(p, 0, new PartitionResult[p.requests.length]).join();
+    if (p.requests.length == 1) {
+      CompletableFuture<PartitionResult> applied = store.apply(p.requests[0]);
+      if (applied.isDone() && !applied.isCompletedExceptionally()) {
+        // an in-memory store answers at once: report here, without a continuation and its future
+        return CompletableFuture.completedFuture(report(p, new PartitionResult[] {applied.join()}, verdicts));
+      }
+      return applied.thenApply(r -> report(p, new PartitionResult[] {r}, verdicts));
+    }
+    return chain(p, 0, new PartitionResult[p.requests.length]).thenApply(results -> report(p, results, verdicts));
+  }
+
+  /** Reports each rule's verdict of a decision to {@code verdicts}; whether the message was admitted. */
+  private static boolean report(Prepared p, PartitionResult[] results, RuleVerdicts verdicts) {
     boolean allowed = true;
     CompiledPolicy.Plan plan = p.plan;
     for (int i = 0; i < plan.rules.length; i++) {
@@ -144,8 +155,8 @@ public final class Engine implements AutoCloseable {
 
   /**
    * Receives the verdict of each rule that applied to a message, for
-   * {@link #decideAt(Message, long, RuleVerdicts)}; the caller owns it and may reuse it for every
-   * decision of its thread.
+   * {@link #decideAt(Message, long, RuleVerdicts)}; the caller owns it and may reuse it for the
+   * decisions it waits for one after the other.
    */
   @FunctionalInterface
   public interface RuleVerdicts {

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.SplittableRandom;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
+import net.jqwik.api.statistics.Statistics;
 
 /**
  * {@link Engine#decideAt(Message, long, Engine.RuleVerdicts)} builds no {@link Decision}, so it has a
@@ -42,7 +43,7 @@ class RuleVerdictsProperties {
         Message m = random.nextInt(5) == 0 ? withMessageId(d.message(), "m" + random.nextInt(40)) : d.message();
         Decision expected = decisions.decideAt(m, d.time()).join();
         reported.clear();
-        boolean allowed = verdicts.decideAt(m, d.time(), into);
+        boolean allowed = verdicts.decideAt(m, d.time(), into).join();
         String at = "seed " + seed + ", step " + step + ", " + m;
         assertThat(allowed).as(at).isEqualTo(expected.allowed());
         assertThat(reported).as(at).isEqualTo(expected.rules().stream().map(RuleVerdictsProperties::verdict).toList());
@@ -50,8 +51,12 @@ class RuleVerdictsProperties {
         replayed += expected.replayed() ? 1 : 0;
       }
     }
-    assertThat(refused).as("the traffic meets the limits").isPositive();
-    assertThat(replayed).as("message ids repeat").isPositive();
+    // A random policy may refuse nothing, or admit no message that carries an id, so these hold over
+    // the tries, not in each
+    Statistics.label("refusals").collect(refused > 0);
+    Statistics.label("refusals").coverage(c -> c.check(true).count(n -> n >= 10));
+    Statistics.label("replayed message ids").collect(replayed > 0);
+    Statistics.label("replayed message ids").coverage(c -> c.check(true).count(n -> n >= 10));
   }
 
   @Property(tries = 1)

@@ -35,6 +35,11 @@ final class Json {
       .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
       .build();
   private static final JsonFactory FACTORY = MAPPER.getFactory();
+  /** A response scratch buffer grown past this is dropped after use (see {@link #bytes}). */
+  private static final int SCRATCH_KEPT = 64 * 1024;
+  /** Used only inside {@link #bytes}, which no body writer calls again: one response at a time per thread. */
+  private static final ThreadLocal<ByteArrayOutputStream> SCRATCH =
+      ThreadLocal.withInitial(() -> new ByteArrayOutputStream(4096));
 
   private Json() {}
 
@@ -92,11 +97,6 @@ final class Json {
     }
     return out.toByteArray();
   }
-
-  private static final int SCRATCH_KEPT = 64 * 1024;
-  /** Used only inside {@link #bytes}, which no body writer calls again: one response at a time per thread. */
-  private static final ThreadLocal<ByteArrayOutputStream> SCRATCH =
-      ThreadLocal.withInitial(() -> new ByteArrayOutputStream(4096));
 
   static HttpResponse error(ApiException e) {
     return response(HttpStatus.valueOf(e.status()), g -> {

@@ -1,5 +1,6 @@
 package dev.fcap.server.http;
 
+import com.linecorp.armeria.common.AggregatedHttpRequest;
 import com.linecorp.armeria.common.HttpHeaderNames;
 import com.linecorp.armeria.common.HttpMethod;
 import com.linecorp.armeria.common.HttpRequest;
@@ -7,8 +8,6 @@ import com.linecorp.armeria.common.HttpResponse;
 import com.linecorp.armeria.common.MediaType;
 import com.linecorp.armeria.common.RequestHeaders;
 import com.linecorp.armeria.server.DecoratingHttpServiceFunction;
-import com.linecorp.armeria.common.AggregatedHttpRequest;
-import io.netty.util.AttributeKey;
 import com.linecorp.armeria.server.HttpService;
 import com.linecorp.armeria.server.RequestTimeoutException;
 import com.linecorp.armeria.server.ServiceRequestContext;
@@ -17,6 +16,7 @@ import dev.fcap.server.guard.Safeguards;
 import dev.fcap.server.guard.ThrottledLog;
 import dev.fcap.server.auth.Authenticator;
 import dev.fcap.server.metrics.ServerMetrics;
+import io.netty.util.AttributeKey;
 import io.netty.util.NetUtil;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
