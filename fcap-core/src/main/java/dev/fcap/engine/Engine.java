@@ -584,7 +584,7 @@ public final class Engine implements AutoCloseable {
     // Built last to first, each once: the first partition's record lists the others' keys.
     for (int j = partitions - 1; j >= 0; j--) {
       CompiledPolicy.Partition partition = plan.partitions[j];
-      CounterRequest[] counters = counters(m, partition, fingerprint, alignAt);
+      List<CounterRequest> counters = counters(m, partition, fingerprint, alignAt);
       byte[] partitionKey = partition.recipient
           ? Keys.recipientPartition(cp.tenantUtf8, m.recipient())
           : Keys.sharedPartition(m.tenant(), partition.dims, values(m, partition.dims), fingerprint);
@@ -605,7 +605,7 @@ public final class Engine implements AutoCloseable {
           id = new Idempotency(ReleaseRecord.keyIn(key, j), horizon, tail, j == 0 && m.messageId() != null);
         }
       }
-      requests[j] = new PartitionRequest(partitionKey, op, time, m.cost(), List.of(counters), 0L, id, m.category());
+      requests[j] = new PartitionRequest(partitionKey, op, time, m.cost(), counters, 0L, id, m.category());
     }
     return new Prepared(m, cp, plan, op, requests, key, horizon, releaseHorizon > 0, releasable, sealedTail, time);
   }
@@ -619,22 +619,38 @@ public final class Engine implements AutoCloseable {
     return v != 0 ? v : 1;
   }
 
-  private static CounterRequest[] counters(Message m, CompiledPolicy.Partition partition, byte[] fingerprint,
+  /**
+   * The partition's counter requests for {@code m}. One or two groups (a recipient partition of the
+   * usual policy) go straight into an immutable list: {@code List.of(array)} would copy an array
+   * built only for it, one more allocation per decision.
+   */
+  private static List<CounterRequest> counters(Message m, CompiledPolicy.Partition partition, byte[] fingerprint,
       long alignAt) {
-    CounterRequest[] counters = new CounterRequest[partition.groups.length];
-    for (int i = 0; i < counters.length; i++) {
-      CompiledPolicy.Group g = partition.groups[i];
-      if (g.fixedRequest != null) {
-        counters[i] = g.fixedRequest; // the same for every message: no key to build
-        continue;
-      }
-      // Recipient and content are not read as values (the partition names one, the fingerprint the other).
-      String[] values = g.plainKey ? null : values(m, g.key);
-      byte[] key = g.plainKey && g.contentKeyed && partition.recipient ? Keys.contentCounterKey(g.id, fingerprint)
-          : Keys.counterKey(g.id, g.key, values, fingerprint, partition.recipient);
-      counters[i] = new CounterRequest(key, g.spec, g.alignMs(alignAt));
+    CompiledPolicy.Group[] groups = partition.groups;
+    if (groups.length == 1) {
+      return List.of(counter(m, partition, groups[0], fingerprint, alignAt));
     }
-    return counters;
+    if (groups.length == 2) {
+      return List.of(counter(m, partition, groups[0], fingerprint, alignAt),
+          counter(m, partition, groups[1], fingerprint, alignAt));
+    }
+    CounterRequest[] counters = new CounterRequest[groups.length];
+    for (int i = 0; i < counters.length; i++) {
+      counters[i] = counter(m, partition, groups[i], fingerprint, alignAt);
+    }
+    return List.of(counters);
+  }
+
+  private static CounterRequest counter(Message m, CompiledPolicy.Partition partition, CompiledPolicy.Group g,
+      byte[] fingerprint, long alignAt) {
+    if (g.fixedRequest != null) {
+      return g.fixedRequest; // the same for every message: no key to build
+    }
+    // Recipient and content are not read as values (the partition names one, the fingerprint the other).
+    String[] values = g.plainKey ? null : values(m, g.key);
+    byte[] key = g.plainKey && g.contentKeyed && partition.recipient ? Keys.contentCounterKey(g.id, fingerprint)
+        : Keys.counterKey(g.id, g.key, values, fingerprint, partition.recipient);
+    return new CounterRequest(key, g.spec, g.alignMs(alignAt));
   }
 
   private static String[] values(Message m, List<dev.fcap.model.Dimension> dims) {

@@ -35,11 +35,11 @@ record ReleaseRecord(long cost, List<CounterRequest> counters, List<byte[]> othe
    * ({@code first}), the keys of {@code all[1..]}. Sized, then written into one exact array: this
    * runs for every admitted decision.
    */
-  static byte[] encode(long cost, CounterRequest[] counters, PartitionRequest[] all, boolean first) {
+  static byte[] encode(long cost, List<CounterRequest> counters, PartitionRequest[] all, boolean first) {
     int m = first ? all.length - 1 : 0;
-    int size = 1 + Varint.size(cost) + Varint.size(counters.length) + Varint.size(m);
-    for (CounterRequest c : counters) {
-      size += 1 + Varint.size(c.key().length) + c.key().length;
+    int size = 1 + Varint.size(cost) + Varint.size(counters.size()) + Varint.size(m);
+    for (int i = 0; i < counters.size(); i++) { // no iterator: this runs on every releasable decision
+      size += 1 + Varint.size(counters.get(i).key().length) + counters.get(i).key().length;
     }
     for (int j = 1; j <= m; j++) {
       size += Varint.size(all[j].partition().length) + all[j].partition().length;
@@ -50,8 +50,9 @@ record ReleaseRecord(long cost, List<CounterRequest> counters, List<byte[]> othe
     byte[] out = new byte[size];
     out[0] = 1;
     int at = Varint.write(out, 1, cost);
-    at = Varint.write(out, at, counters.length);
-    for (CounterRequest c : counters) {
+    at = Varint.write(out, at, counters.size());
+    for (int i = 0; i < counters.size(); i++) {
+      CounterRequest c = counters.get(i);
       out[at++] = (byte) c.spec().algorithm().ordinal();
       at = bytes(out, at, c.key());
     }

@@ -83,6 +83,8 @@ final class PartitionRecord {
   private static final byte[] NO_ID = new byte[0];
   /** The incarnation entry's state before its 8 bytes are set in place (never changed). */
   private static final byte[] EIGHT_BYTES = new byte[8];
+  /** {@link #writtenExpiry} of a counter not written; {@link #toSeconds} never answers it. */
+  private static final int NOT_WRITTEN = Integer.MIN_VALUE;
   /** Size of the incarnation's entry: empty id, kind, expiry, state length, 8 bytes. */
   private static final int INCARNATION_SIZE = 1 + 1 + 4 + 1 + 8;
 
@@ -239,20 +241,16 @@ final class PartitionRecord {
   static byte[] write(byte[] old, byte[] key, List<CounterRequest> counters, byte[][] states, long now,
       byte[] messageKey, byte[] remembered, long messageExpiresAt, long incarnation, long incarnationUntil) {
     int n = counters.size();
-    int[] expires = new int[n];
-    boolean[] keep = new boolean[n];
     int size = HEAD + Varint.size(key.length) + key.length;
     int latest = toSeconds(now);
     int written = 0; // counters written: what the filter holds
     for (int i = 0; i < n; i++) {
-      CounterRequest c = counters.get(i);
-      long expiresAt = PartitionStep.expiresAt(c, states[i]);
-      if (states[i] != null && expiresAt > now && !writtenBefore(counters, i)) {
-        keep[i] = true;
+      int expires = writtenExpiry(counters, states, i, now);
+      if (expires != NOT_WRITTEN) {
         written++;
-        expires[i] = toSeconds(expiresAt);
-        latest = Math.max(latest, expires[i]);
-        size += Varint.size(c.key().length) + c.key().length + 5 + Varint.size(states[i].length) + states[i].length;
+        latest = Math.max(latest, expires);
+        byte[] id = counters.get(i).key();
+        size += Varint.size(id.length) + id.length + 5 + Varint.size(states[i].length) + states[i].length;
       }
     }
     int oldFrom = old == null ? 0 : skipKey(old);
@@ -303,9 +301,10 @@ final class PartitionRecord {
       pos = filter + filterBits / 8;
     }
     for (int i = 0; i < n; i++) {
-      if (keep[i]) {
+      int expires = writtenExpiry(counters, states, i, now); // again, not kept: no array per write
+      if (expires != NOT_WRITTEN) {
         byte[] id = counters.get(i).key();
-        pos = writeCounter(out, pos, id, counters.get(i).spec().algorithm().ordinal(), expires[i], states[i]);
+        pos = writeCounter(out, pos, id, counters.get(i).spec().algorithm().ordinal(), expires, states[i]);
         if (filter >= 0) {
           CounterFilter.add(out, filter, filterBits, id, 0, id.length);
         }
@@ -526,6 +525,19 @@ final class PartitionRecord {
   /** When the last counter of the record expires, epoch ms: the record's header. */
   static long expiresAt(byte[] record) {
     return expiresMs(record, 0);
+  }
+
+  /**
+   * The expiry (record seconds) {@link #write} gives request counter {@code i}, or
+   * {@link #NOT_WRITTEN}: empty, expired at {@code now}, or the same counter as an earlier one (the
+   * first wins).
+   */
+  private static int writtenExpiry(List<CounterRequest> counters, byte[][] states, int i, long now) {
+    if (states[i] == null) {
+      return NOT_WRITTEN;
+    }
+    long expiresAt = PartitionStep.expiresAt(counters.get(i), states[i]);
+    return expiresAt > now && !writtenBefore(counters, i) ? toSeconds(expiresAt) : NOT_WRITTEN;
   }
 
   private static boolean writtenBefore(List<CounterRequest> counters, int i) {
