@@ -17,16 +17,32 @@ public interface CounterAlgorithm {
   long NEVER = dev.fcap.store.PartitionResult.NEVER;
 
   /**
-   * Evaluates every check of the counter for a message of {@code cost} at {@code now}, writing
-   * {@code used[at + i]} and {@code retryAt[at + i]} for check i ({@code retryAt} is {@code now}
-   * when the check admits).
+   * Evaluates every check of the counter whose state is {@code s[from, from + length)} (length 0:
+   * empty) for a message of {@code cost} at {@code now}, writing {@code used[at + i]} and
+   * {@code retryAt[at + i]} for check i ({@code retryAt} is {@code now} when the check admits). The
+   * state is read in place (see {@link CounterStates}).
    *
    * @return true iff every enforced check admits
    */
-  boolean evaluate(byte[] state, CounterSpec spec, long align, long now, long cost, long[] used, long[] retryAt, int at);
+  boolean evaluate(byte[] s, int from, int length, CounterSpec spec, long align, long now, long cost, long[] used,
+      long[] retryAt, int at);
 
-  /** Records a message of {@code cost} at {@code now}; drops what can no longer matter. */
-  byte[] record(byte[] state, CounterSpec spec, long align, long now, long cost);
+  /** {@link #evaluate(byte[], int, int, CounterSpec, long, long, long, long[], long[], int)} of a whole state. */
+  default boolean evaluate(byte[] state, CounterSpec spec, long align, long now, long cost, long[] used,
+      long[] retryAt, int at) {
+    return evaluate(state, 0, state == null ? 0 : state.length, spec, align, now, cost, used, retryAt, at);
+  }
+
+  /**
+   * Records a message of {@code cost} at {@code now} into the state {@code s[from, from + length)}
+   * (length 0: empty), read in place; drops what can no longer matter. Returns the new state.
+   */
+  byte[] record(byte[] s, int from, int length, CounterSpec spec, long align, long now, long cost);
+
+  /** {@link #record(byte[], int, int, CounterSpec, long, long, long)} of a whole state. */
+  default byte[] record(byte[] state, CounterSpec spec, long align, long now, long cost) {
+    return record(state, 0, state == null ? 0 : state.length, spec, align, now, cost);
+  }
 
   /** Undoes a message of {@code cost} recorded at {@code eventTime}; a no-op if it is no longer held. */
   byte[] release(byte[] state, CounterSpec spec, long align, long now, long eventTime, long cost);

@@ -23,16 +23,16 @@ final class FixedWindow implements CounterAlgorithm {
   }
 
   @Override
-  public boolean evaluate(
-      byte[] state, CounterSpec spec, long align, long now, long cost, long[] used, long[] retryAt, int at) {
+  public boolean evaluate(byte[] s, int from, int length, CounterSpec spec, long align, long now, long cost,
+      long[] used, long[] retryAt, int at) {
     long window = spec.windowMs(0);
     long limit = spec.limit(0);
     long start = windowStart(now, window, align);
     long count = 0;
     long last = Long.MIN_VALUE;
-    if (state != null && Bytes.getLong(state, 0) >= start) {
-      last = Bytes.getLong(state, 0);
-      count = Bytes.getUint(state, 8);
+    if (length > 0 && Bytes.getLong(s, from) >= start) {
+      last = Bytes.getLong(s, from);
+      count = Bytes.getUint(s, from + 8);
     }
     used[at] = count;
     long retry;
@@ -48,12 +48,12 @@ final class FixedWindow implements CounterAlgorithm {
   }
 
   @Override
-  public byte[] record(byte[] state, CounterSpec spec, long align, long now, long cost) {
+  public byte[] record(byte[] s, int from, int length, CounterSpec spec, long align, long now, long cost) {
     long start = windowStart(now, spec.windowMs(0), align);
     byte[] out = new byte[SIZE];
-    if (state != null && Bytes.getLong(state, 0) >= start) {
-      Bytes.putLong(out, 0, Math.max(now, Bytes.getLong(state, 0)));
-      Bytes.putUint(out, 8, Bytes.getUint(state, 8) + cost);
+    if (length > 0 && Bytes.getLong(s, from) >= start) {
+      Bytes.putLong(out, 0, Math.max(now, Bytes.getLong(s, from)));
+      Bytes.putUint(out, 8, Bytes.getUint(s, from + 8) + cost);
     } else {
       Bytes.putLong(out, 0, now);
       Bytes.putUint(out, 8, cost);

@@ -27,12 +27,12 @@ final class Gcra implements CounterAlgorithm {
   }
 
   /** The state's TAT at the spec's interval, never before now. */
-  private static long tat(byte[] state, long t, long nowUs) {
-    if (state == null) {
+  private static long tat(byte[] s, int from, int length, long t, long nowUs) {
+    if (length == 0) {
       return nowUs;
     }
-    long tat = Bytes.getLong(state, 0);
-    long old = Bytes.getLong(state, 8);
+    long tat = Bytes.getLong(s, from);
+    long old = Bytes.getLong(s, from + 8);
     if (tat <= nowUs) {
       return nowUs;
     }
@@ -53,12 +53,12 @@ final class Gcra implements CounterAlgorithm {
   }
 
   @Override
-  public boolean evaluate(
-      byte[] state, CounterSpec spec, long align, long now, long cost, long[] used, long[] retryAt, int at) {
+  public boolean evaluate(byte[] s, int from, int length, CounterSpec spec, long align, long now, long cost,
+      long[] used, long[] retryAt, int at) {
     long t = interval(spec);
     long limit = spec.limit(0);
     long nowUs = now * 1000;
-    long tat = tat(state, t, nowUs);
+    long tat = tat(s, from, length, t, nowUs);
     used[at] = Math.min(limit, ceilDiv(tat - nowUs, t));
     long retry;
     if (tat - nowUs + cost * t <= limit * t) {
@@ -73,9 +73,9 @@ final class Gcra implements CounterAlgorithm {
   }
 
   @Override
-  public byte[] record(byte[] state, CounterSpec spec, long align, long now, long cost) {
+  public byte[] record(byte[] s, int from, int length, CounterSpec spec, long align, long now, long cost) {
     long t = interval(spec);
-    return state(tat(state, t, now * 1000) + cost * t, t);
+    return state(tat(s, from, length, t, now * 1000) + cost * t, t);
   }
 
   @Override
@@ -91,7 +91,7 @@ final class Gcra implements CounterAlgorithm {
     if (held <= 0) {
       return state;
     }
-    long tat = tat(state, t, nowUs) - held;
+    long tat = tat(state, 0, state.length, t, nowUs) - held;
     return tat <= nowUs ? null : state(tat, t);
   }
 

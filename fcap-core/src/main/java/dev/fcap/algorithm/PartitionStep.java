@@ -28,22 +28,23 @@ public final class PartitionStep {
   private PartitionStep() {}
 
   /**
-   * Applies {@code request} at {@code now}. {@code states[i]} is the state of counter i on entry and
-   * its next state on return ({@code null} = empty).
+   * Applies {@code request} at {@code now}. State i of {@code states} is the state of counter i on
+   * entry, read where it lies, and its next state on return: a state the step changed is an array of
+   * its own ({@link CounterStates#set}); one it did not change is left as it was.
    */
-  public static PartitionResult apply(PartitionRequest request, long now, byte[][] states) {
+  public static PartitionResult apply(PartitionRequest request, long now, CounterStates states) {
     return apply(request, now, states, null, null);
   }
 
   /**
-   * {@link #apply(PartitionRequest, long, byte[][])} for a partition that remembers {@code remembered}
-   * (null: nothing) under the request's message id, and where counter i is the {@link LargeLog}
-   * {@code large[i]} when {@code large} and {@code large[i]} are not null (then {@code states[i]} is
-   * unused: the log is read in place and, on record or release, changed in place, after every counter
-   * was evaluated). A DECIDE or CHECK of a remembered id gets the remembered result again and no state
-   * changes.
+   * {@link #apply(PartitionRequest, long, CounterStates)} for a partition that remembers
+   * {@code remembered} (null: nothing) under the request's message id, and where counter i is the
+   * {@link LargeLog} {@code large[i]} when {@code large} and {@code large[i]} are not null (then state
+   * i is unused: the log is read in place and, on record or release, changed in place, after every
+   * counter was evaluated). A DECIDE or CHECK of a remembered id gets the remembered result again and
+   * no state changes.
    */
-  public static PartitionResult apply(PartitionRequest request, long now, byte[][] states, LargeLog[] large,
+  public static PartitionResult apply(PartitionRequest request, long now, CounterStates states, LargeLog[] large,
       byte[] remembered) {
     if (remembered != null && request.operation() != dev.fcap.store.Operation.RELEASE) {
       return replay(remembered, request.checks());
@@ -78,9 +79,11 @@ public final class PartitionStep {
           allowed &= log.evaluate(c.spec(), now, request.cost(), used, retryAt, at);
         }
       } else if (request.operation() == dev.fcap.store.Operation.RELEASE) {
-        states[i] = algorithm.release(states[i], c.spec(), c.alignMs(), now, eventTime, request.cost());
+        // rare: the state as an array of its own, which a release may answer unchanged
+        states.set(i, algorithm.release(states.get(i), c.spec(), c.alignMs(), now, eventTime, request.cost()));
       } else {
-        allowed &= algorithm.evaluate(states[i], c.spec(), c.alignMs(), now, request.cost(), used, retryAt, at);
+        allowed &= algorithm.evaluate(states.source(i), states.from(i), states.length(i), c.spec(), c.alignMs(), now,
+            request.cost(), used, retryAt, at);
       }
       at += c.spec().checks();
     }
@@ -90,8 +93,8 @@ public final class PartitionStep {
         if (large != null && large[i] != null) {
           large[i].record(c.spec(), now, request.cost());
         } else {
-          states[i] = CounterAlgorithm.of(c.spec().algorithm()).record(states[i], c.spec(), c.alignMs(), now,
-              request.cost());
+          states.set(i, CounterAlgorithm.of(c.spec().algorithm()).record(states.source(i), states.from(i),
+              states.length(i), c.spec(), c.alignMs(), now, request.cost()));
         }
       }
     }

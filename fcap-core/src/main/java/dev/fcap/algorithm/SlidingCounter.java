@@ -40,20 +40,21 @@ final class SlidingCounter implements CounterAlgorithm {
     int n;
   }
 
-  private static Buckets decode(byte[] state, long width, int spare) {
+  /** The buckets of the state {@code s[from, from + length)} (length 0: empty). */
+  private static Buckets decode(byte[] s, int from, int length, long width, int spare) {
     Buckets b = new Buckets();
-    int n = state == null ? 0 : (state.length - HEADER) / ENTRY;
+    int n = length == 0 ? 0 : (length - HEADER) / ENTRY;
     b.index = new long[n + spare];
     b.count = new long[n + spare];
     if (n == 0) {
       return b;
     }
-    long oldWidth = Bytes.getLong(state, 0);
-    long newest = Bytes.getLong(state, 8);
+    long oldWidth = Bytes.getLong(s, from);
+    long newest = Bytes.getLong(s, from + 8);
     if (oldWidth != width) {
       long total = 0;
       for (int i = 0; i < n; i++) {
-        total += Bytes.getUint(state, HEADER + i * ENTRY + 2);
+        total += Bytes.getUint(s, from + HEADER + i * ENTRY + 2);
       }
       b.index[0] = Math.floorDiv((newest + 1) * oldWidth - 1, width);
       b.count[0] = total;
@@ -61,9 +62,9 @@ final class SlidingCounter implements CounterAlgorithm {
       return b;
     }
     for (int i = 0; i < n; i++) {
-      int at = HEADER + i * ENTRY;
-      b.index[i] = newest - Bytes.getUshort(state, at);
-      b.count[i] = Bytes.getUint(state, at + 2);
+      int at = from + HEADER + i * ENTRY;
+      b.index[i] = newest - Bytes.getUshort(s, at);
+      b.count[i] = Bytes.getUint(s, at + 2);
     }
     b.n = n;
     return b;
@@ -90,12 +91,12 @@ final class SlidingCounter implements CounterAlgorithm {
   }
 
   @Override
-  public boolean evaluate(
-      byte[] state, CounterSpec spec, long align, long now, long cost, long[] used, long[] retryAt, int at) {
+  public boolean evaluate(byte[] s, int from, int length, CounterSpec spec, long align, long now, long cost,
+      long[] used, long[] retryAt, int at) {
     long width = width(spec);
     long window = spec.windowMs(0);
     long limit = spec.limit(0);
-    Buckets b = decode(state, width, 0);
+    Buckets b = decode(s, from, length, width, 0);
     long oldest = oldestOverlapping(now, window, width);
     int counted = 0;
     long sum = 0;
@@ -125,9 +126,9 @@ final class SlidingCounter implements CounterAlgorithm {
   }
 
   @Override
-  public byte[] record(byte[] state, CounterSpec spec, long align, long now, long cost) {
+  public byte[] record(byte[] s, int from, int length, CounterSpec spec, long align, long now, long cost) {
     long width = width(spec);
-    Buckets b = decode(state, width, 1);
+    Buckets b = decode(s, from, length, width, 1);
     long current = Math.floorDiv(now, width);
     int pos = 0;
     while (pos < b.n && b.index[pos] > current) {
@@ -148,7 +149,7 @@ final class SlidingCounter implements CounterAlgorithm {
   @Override
   public byte[] release(byte[] state, CounterSpec spec, long align, long now, long eventTime, long cost) {
     long width = width(spec);
-    Buckets b = decode(state, width, 0);
+    Buckets b = decode(state, 0, state == null ? 0 : state.length, width, 0);
     long bucket = Math.floorDiv(eventTime, width);
     if (bucket < oldestOverlapping(now, spec.windowMs(0), width)) {
       return state; // its sub-window no longer counts: nothing of it is held

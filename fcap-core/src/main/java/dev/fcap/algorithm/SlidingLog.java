@@ -43,17 +43,22 @@ final class SlidingLog implements CounterAlgorithm {
   }
 
   static int size(byte[] state) {
-    return state == null ? 0 : (state.length - HEADER) / entrySize(state[0]);
+    return size(state, 0, state == null ? 0 : state.length);
+  }
+
+  /** The number of entries of the state {@code s[from, from + length)} (length 0: empty). */
+  private static int size(byte[] s, int from, int length) {
+    return length == 0 ? 0 : (length - HEADER) / entrySize(s[from]);
   }
 
   /** The time of entry {@code i} (newest first) of a non-empty state. */
   static long timeAt(byte[] s, int i) {
-    return time(s, s[0], Bytes.getLong(s, 1), i);
+    return time(s, 0, s[0], Bytes.getLong(s, 1), i);
   }
 
   /** The cost of entry {@code i} (newest first) of a non-empty state. */
   static long costAt(byte[] s, int i) {
-    return cost(s, s[0], i);
+    return cost(s, 0, s[0], i);
   }
 
   /** The state of entries given newest first (null when n is 0). */
@@ -65,33 +70,35 @@ final class SlidingLog implements CounterAlgorithm {
     return encode(e);
   }
 
-  private static long time(byte[] s, int flags, long newest, int i) {
-    int at = HEADER + i * entrySize(flags);
+  /** The time of entry {@code i} of the state at {@code s[from]}. */
+  private static long time(byte[] s, int from, int flags, long newest, int i) {
+    int at = from + HEADER + i * entrySize(flags);
     return newest - ((flags & WIDE) != 0 ? Bytes.getLong(s, at) : Bytes.getUint(s, at));
   }
 
-  private static long cost(byte[] s, int flags, int i) {
+  /** The cost of entry {@code i} of the state at {@code s[from]}. */
+  private static long cost(byte[] s, int from, int flags, int i) {
     if ((flags & COSTS) == 0) {
       return 1;
     }
-    int at = HEADER + i * entrySize(flags) + ((flags & WIDE) != 0 ? 8 : 4);
+    int at = from + HEADER + i * entrySize(flags) + ((flags & WIDE) != 0 ? 8 : 4);
     return Bytes.getUint(s, at);
   }
 
   @Override
-  public boolean evaluate(
-      byte[] state, CounterSpec spec, long align, long now, long cost, long[] used, long[] retryAt, int at) {
-    int n = size(state);
-    int flags = n == 0 ? 0 : state[0];
-    long newest = n == 0 ? 0 : Bytes.getLong(state, 1);
+  public boolean evaluate(byte[] s, int from, int length, CounterSpec spec, long align, long now, long cost,
+      long[] used, long[] retryAt, int at) {
+    int n = size(s, from, length);
+    int flags = n == 0 ? 0 : s[from];
+    long newest = n == 0 ? 0 : Bytes.getLong(s, from + 1);
     boolean admitted = true;
     for (int c = 0; c < spec.checks(); c++) {
       long limit = spec.limit(c);
       long window = spec.windowMs(c);
       long sum = 0;
       int inWindow = 0;
-      while (inWindow < n && time(state, flags, newest, inWindow) > now - window) {
-        sum += cost(state, flags, inWindow);
+      while (inWindow < n && time(s, from, flags, newest, inWindow) > now - window) {
+        sum += cost(s, from, flags, inWindow);
         inWindow++;
       }
       used[at + c] = sum;
@@ -105,9 +112,9 @@ final class SlidingLog implements CounterAlgorithm {
         retry = NEVER;
         long remaining = sum;
         for (int i = inWindow - 1; i >= 0; i--) {
-          remaining -= cost(state, flags, i);
+          remaining -= cost(s, from, flags, i);
           if (remaining + cost <= limit) {
-            retry = time(state, flags, newest, i) + window;
+            retry = time(s, from, flags, newest, i) + window;
             break;
           }
         }
@@ -121,14 +128,19 @@ final class SlidingLog implements CounterAlgorithm {
   }
 
   @Override
-  public byte[] record(byte[] state, CounterSpec spec, long align, long now, long cost) {
-    byte[] fast = recordOne(state, spec, now, cost);
-    return fast != null ? fast : recordGeneral(state, spec, now, cost);
+  public byte[] record(byte[] s, int from, int length, CounterSpec spec, long align, long now, long cost) {
+    byte[] fast = recordOne(s, from, length, spec, now, cost);
+    return fast != null ? fast : recordGeneral(s, from, length, spec, now, cost);
+  }
+
+  /** {@link #recordGeneral(byte[], int, int, CounterSpec, long, long)} of a whole state. */
+  static byte[] recordGeneral(byte[] state, CounterSpec spec, long now, long cost) {
+    return recordGeneral(state, 0, state == null ? 0 : state.length, spec, now, cost);
   }
 
   /** {@link #record} by decoding, inserting, pruning and encoding: any cost, any layout, any clock. */
-  static byte[] recordGeneral(byte[] state, CounterSpec spec, long now, long cost) {
-    Entries e = decode(state, 1);
+  private static byte[] recordGeneral(byte[] s, int from, int length, CounterSpec spec, long now, long cost) {
+    Entries e = decode(s, from, length, 1);
     int pos = 0;
     while (pos < e.n && e.times[pos] > now) {
       pos++; // the clock went back: keep the log ordered newest first
@@ -148,20 +160,20 @@ final class SlidingLog implements CounterAlgorithm {
    * capacity, exactly as {@link #prune} would, so the bytes equal the general path's. Null when the
    * case does not apply (the general path then runs).
    */
-  private static byte[] recordOne(byte[] state, CounterSpec spec, long now, long cost) {
+  private static byte[] recordOne(byte[] s, int from, int length, CounterSpec spec, long now, long cost) {
     if (cost != 1) {
       return null;
     }
-    int n = size(state);
-    if (n > 0 && (state[0] != 0 || now < Bytes.getLong(state, 1))) {
+    int n = size(s, from, length);
+    if (n > 0 && (s[from] != 0 || now < Bytes.getLong(s, from + 1))) {
       return null;
     }
-    long shift = n == 0 ? 0 : now - Bytes.getLong(state, 1);
+    long shift = n == 0 ? 0 : now - Bytes.getLong(s, from + 1);
     long maxWindow = spec.maxWindowMs();
     long capacity = capacity(spec);
     int keep = 1;
     while (keep <= n && keep < capacity) {
-      long age = Bytes.getUint(state, HEADER + (keep - 1) * 4) + shift;
+      long age = Bytes.getUint(s, from + HEADER + (keep - 1) * 4) + shift;
       if (age >= maxWindow) {
         break;
       }
@@ -173,14 +185,14 @@ final class SlidingLog implements CounterAlgorithm {
     byte[] out = new byte[HEADER + keep * 4];
     Bytes.putLong(out, 1, now);
     for (int i = 1; i < keep; i++) {
-      Bytes.putUint(out, HEADER + i * 4, Bytes.getUint(state, HEADER + (i - 1) * 4) + shift);
+      Bytes.putUint(out, HEADER + i * 4, Bytes.getUint(s, from + HEADER + (i - 1) * 4) + shift);
     }
     return out;
   }
 
   @Override
   public byte[] release(byte[] state, CounterSpec spec, long align, long now, long eventTime, long cost) {
-    Entries e = decode(state, 0);
+    Entries e = decode(state, 0, state == null ? 0 : state.length, 0);
     for (int i = 0; i < e.n; i++) {
       if (e.times[i] == eventTime && e.costs[i] == cost) {
         System.arraycopy(e.times, i + 1, e.times, i, e.n - i - 1);
@@ -226,15 +238,15 @@ final class SlidingLog implements CounterAlgorithm {
     return e;
   }
 
-  private static Entries decode(byte[] state, int spare) {
-    int n = size(state);
+  private static Entries decode(byte[] s, int from, int length, int spare) {
+    int n = size(s, from, length);
     Entries e = new Entries(n + spare);
     if (n > 0) {
-      int flags = state[0];
-      long newest = Bytes.getLong(state, 1);
+      int flags = s[from];
+      long newest = Bytes.getLong(s, from + 1);
       for (int i = 0; i < n; i++) {
-        e.times[i] = time(state, flags, newest, i);
-        e.costs[i] = cost(state, flags, i);
+        e.times[i] = time(s, from, flags, newest, i);
+        e.costs[i] = cost(s, from, flags, i);
       }
     }
     e.n = n;

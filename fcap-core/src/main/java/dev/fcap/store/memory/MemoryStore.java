@@ -1,5 +1,6 @@
 package dev.fcap.store.memory;
 
+import dev.fcap.algorithm.CounterStates;
 import dev.fcap.algorithm.LargeLog;
 import dev.fcap.algorithm.PartitionStep;
 import dev.fcap.model.Algorithm;
@@ -26,8 +27,10 @@ import java.util.concurrent.atomic.LongAdder;
  * <p><b>Design.</b> Memory is the constraint at 10^8 recipients, so there is no object per event,
  * per counter or per map entry: a partition is a single array (see {@link PartitionRecord}) held by
  * one slot of a segment's table, next to its hash in an {@code int[]}. A request hashes its
- * partition to a segment, takes that segment's lock, decodes the counters it needs, runs the pure
- * {@link PartitionStep} and writes one new array back: one atomic step per partition, and segments
+ * partition to a segment, takes that segment's lock, finds the states of the counters it needs in
+ * the record (read in place, not copied: {@link dev.fcap.algorithm.CounterStates}), runs the pure
+ * {@link PartitionStep} and, if it changed anything, writes one new array back (a record is never
+ * changed in place, so a state read from it stays valid): one atomic step per partition, and segments
  * never block each other. Counters carry their own expiry, so idle partitions are dropped lazily:
  * when touched, by an incremental sweep that visits a slot on every write, and by a full sweep of a
  * segment before it would exceed its share of {@code maxBytes}.
@@ -169,7 +172,7 @@ public final class MemoryStore implements Store {
         now = Math.max(now, PartitionRecord.latest(record)); // per partition, time never runs backwards
       }
       List<CounterRequest> counters = request.counters();
-      byte[][] states = segment.states(counters.size());
+      CounterStates states = segment.states(counters.size());
       if (record != null) {
         PartitionRecord.readStates(record, counters, now, states);
       }
@@ -248,7 +251,7 @@ public final class MemoryStore implements Store {
       if (segment.sweepDue()) {
         segment.sweepNext(sweepTime());
       }
-      java.util.Arrays.fill(states, 0, counters.size(), null); // held by the segment: keep no state alive
+      states.clear(); // held by the segment: keep no record or state alive
       return result;
     }
   }
@@ -258,7 +261,7 @@ public final class MemoryStore implements Store {
    * in the record; null: none is), taking over a record state written before the rule grew; and
    * the other way, a held large log as a record state when the rule shrank below the threshold.
    */
-  private static LargeLog[] largeLogs(Segment segment, PartitionRequest request, byte[][] states, long now) {
+  private static LargeLog[] largeLogs(Segment segment, PartitionRequest request, CounterStates states, long now) {
     List<CounterRequest> counters = request.counters();
     LargeLog[] large = null;
     for (int i = 0; i < counters.size(); i++) {
@@ -274,13 +277,13 @@ public final class MemoryStore implements Store {
         if (large == null) {
           large = new LargeLog[counters.size()];
         }
-        large[i] = live != null ? live : LargeLog.of(states[i]);
+        large[i] = live != null ? live : LargeLog.of(states.get(i));
         if (sameCounterBefore(counters, large, i)) {
           large[i] = LargeLog.of(large[i].encode()); // the same counter twice: the first write wins, as in the record
         }
-        states[i] = null;
+        states.set(i, null);
       } else if (live != null) {
-        states[i] = live.encode();
+        states.set(i, live.encode());
       }
     }
     return large;

@@ -1,5 +1,6 @@
 package dev.fcap.store.memory;
 
+import dev.fcap.algorithm.CounterStates;
 import dev.fcap.algorithm.PartitionStep;
 import dev.fcap.model.Algorithm;
 import dev.fcap.store.CounterRequest;
@@ -139,8 +140,11 @@ final class PartitionRecord {
     return expiresMs(record, 0) - Varint.readLong(record, HEAD + Varint.size(len) + len);
   }
 
-  /** Fills {@code states[i]} with the live state of {@code counters.get(i)}, if the record holds one. */
-  static void readStates(byte[] record, List<CounterRequest> counters, long now, byte[][] states) {
+  /**
+   * Sets state i of {@code states} to the live state of {@code counters.get(i)} where it lies in
+   * the record (a slice: no copy), if the record holds one.
+   */
+  static void readStates(byte[] record, List<CounterRequest> counters, long now, CounterStates states) {
     int n = counters.size();
     int at = skipKey(record);
     long absent = 0; // bit i: the filter says counter i is not in the record (64 counters at most)
@@ -173,7 +177,7 @@ final class PartitionRecord {
           CounterRequest c = counters.get(i);
           if ((absent & 1L << i) == 0 && idEquals(record, id, idLen, c.key())
               && c.spec().algorithm().ordinal() == record[alg]) {
-            states[i] = Arrays.copyOfRange(record, state, state + stateLen);
+            states.slice(i, record, state, stateLen);
             if (++found == wanted) {
               return; // request counters are written first, so the usual case stops early
             }
@@ -203,7 +207,7 @@ final class PartitionRecord {
    * <p>Two passes, sizing then filling one exact array: this runs on every admitted decision and
    * records of busy recipients reach kilobytes, so no intermediate buffer is worth its copy.
    */
-  static byte[] write(byte[] old, byte[] key, List<CounterRequest> counters, byte[][] states, long now) {
+  static byte[] write(byte[] old, byte[] key, List<CounterRequest> counters, CounterStates states, long now) {
     return write(old, key, counters, states, now, null, null, 0, 0, 0);
   }
 
@@ -238,7 +242,7 @@ final class PartitionRecord {
    * kept at least until {@code incarnationUntil} (epoch ms) and as long as it was. It is written last
    * ({@link #writtenIncarnation}).
    */
-  static byte[] write(byte[] old, byte[] key, List<CounterRequest> counters, byte[][] states, long now,
+  static byte[] write(byte[] old, byte[] key, List<CounterRequest> counters, CounterStates states, long now,
       byte[] messageKey, byte[] remembered, long messageExpiresAt, long incarnation, long incarnationUntil) {
     int n = counters.size();
     int size = HEAD + Varint.size(key.length) + key.length;
@@ -250,7 +254,7 @@ final class PartitionRecord {
         written++;
         latest = Math.max(latest, expires);
         byte[] id = counters.get(i).key();
-        size += Varint.size(id.length) + id.length + 5 + Varint.size(states[i].length) + states[i].length;
+        size += Varint.size(id.length) + id.length + 5 + Varint.size(states.length(i)) + states.length(i);
       }
     }
     int oldFrom = old == null ? 0 : skipKey(old);
@@ -304,7 +308,8 @@ final class PartitionRecord {
       int expires = writtenExpiry(counters, states, i, now); // again, not kept: no array per write
       if (expires != NOT_WRITTEN) {
         byte[] id = counters.get(i).key();
-        pos = writeCounter(out, pos, id, counters.get(i).spec().algorithm().ordinal(), expires, states[i]);
+        pos = writeCounter(out, pos, id, counters.get(i).spec().algorithm().ordinal(), expires, states.source(i),
+            states.from(i), states.length(i));
         if (filter >= 0) {
           CounterFilter.add(out, filter, filterBits, id, 0, id.length);
         }
@@ -532,11 +537,12 @@ final class PartitionRecord {
    * {@link #NOT_WRITTEN}: empty, expired at {@code now}, or the same counter as an earlier one (the
    * first wins).
    */
-  private static int writtenExpiry(List<CounterRequest> counters, byte[][] states, int i, long now) {
-    if (states[i] == null) {
+  private static int writtenExpiry(List<CounterRequest> counters, CounterStates states, int i, long now) {
+    if (states.isEmpty(i)) {
       return NOT_WRITTEN;
     }
-    long expiresAt = PartitionStep.expiresAt(counters.get(i), states[i]);
+    // a state the step wrote is an array of its own (no copy here); one read in place is one it kept
+    long expiresAt = PartitionStep.expiresAt(counters.get(i), states.get(i));
     return expiresAt > now && !writtenBefore(counters, i) ? toSeconds(expiresAt) : NOT_WRITTEN;
   }
 
@@ -560,6 +566,12 @@ final class PartitionRecord {
   }
 
   private static int writeCounter(byte[] out, int pos, byte[] id, int alg, int expires, byte[] state) {
+    return writeCounter(out, pos, id, alg, expires, state, 0, state.length);
+  }
+
+  /** Writes an entry whose state is {@code state[from, from + length)}; where it ends. */
+  private static int writeCounter(byte[] out, int pos, byte[] id, int alg, int expires, byte[] state, int from,
+      int length) {
     pos = Varint.write(out, pos, id.length);
     System.arraycopy(id, 0, out, pos, id.length);
     pos += id.length;
@@ -568,9 +580,9 @@ final class PartitionRecord {
     out[pos++] = (byte) (expires >>> 16);
     out[pos++] = (byte) (expires >>> 8);
     out[pos++] = (byte) expires;
-    pos = Varint.write(out, pos, state.length);
-    System.arraycopy(state, 0, out, pos, state.length);
-    return pos + state.length;
+    pos = Varint.write(out, pos, length);
+    System.arraycopy(state, from, out, pos, length);
+    return pos + length;
   }
 
   private static int toSeconds(long epochMs) {

@@ -28,19 +28,14 @@ final class Segment {
   /** No reset generation of this segment lives past this: until then, entries are read by generation. */
   long resetsUntil = Long.MIN_VALUE;
   /** A request's counter states while it is applied: reused under the segment's lock, so a request allocates no array for them. */
-  private byte[][] states = new byte[4][];
+  private final dev.fcap.algorithm.CounterStates states = new dev.fcap.algorithm.CounterStates(4);
   private int sweepCursor;
   private int sweepTicks;
   static final int SWEEP_EVERY = 8;
 
-  /** Scratch for the states of {@code n} counters, all null (see {@link #states}). */
-  byte[][] states(int n) {
-    if (states.length < n) {
-      states = new byte[n][];
-    } else {
-      java.util.Arrays.fill(states, 0, n, null);
-    }
-    return states;
+  /** Scratch for the states of {@code n} counters, all empty (see {@link #states}). */
+  dev.fcap.algorithm.CounterStates states(int n) {
+    return states.reset(n);
   }
 
   static long cost(byte[] record) {

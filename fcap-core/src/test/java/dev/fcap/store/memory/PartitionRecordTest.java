@@ -2,6 +2,7 @@ package dev.fcap.store.memory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fcap.algorithm.CounterStates;
 import dev.fcap.model.Algorithm;
 import dev.fcap.store.CounterRequest;
 import dev.fcap.store.CounterSpec;
@@ -17,7 +18,8 @@ class PartitionRecordTest {
       CounterSpec.single(Algorithm.SLIDING_LOG, 5, 86_400_000L, true, 0), 0);
 
   private static byte[] record() {
-    byte[][] states = {dev.fcap.algorithm.CounterAlgorithm.of(Algorithm.SLIDING_LOG).record(null, LOG.spec(), 0, NOW, 1)};
+    CounterStates states = CounterStates.of(
+        dev.fcap.algorithm.CounterAlgorithm.of(Algorithm.SLIDING_LOG).record(null, LOG.spec(), 0, NOW, 1));
     return PartitionRecord.write(null, "partition".getBytes(), List.of(LOG), states, NOW);
   }
 
@@ -32,7 +34,7 @@ class PartitionRecordTest {
 
   @Test
   void nothingLiveLeftKeepsTheKeyAndTheTime() {
-    byte[] r = PartitionRecord.write(record(), "partition".getBytes(), List.of(LOG), new byte[1][], NOW + 5);
+    byte[] r = PartitionRecord.write(record(), "partition".getBytes(), List.of(LOG), new CounterStates(1).reset(1), NOW + 5);
     assertThat(PartitionRecord.isEmpty(r)).isTrue();
     assertThat(PartitionRecord.latest(r)).isEqualTo(NOW + 5);
     assertThat(PartitionRecord.keyEquals(r, "partition".getBytes())).isTrue();
@@ -82,14 +84,16 @@ class PartitionRecordTest {
       for (int step = 0; step < 30; step++) {
         now += random.nextInt(40_000);
         List<CounterRequest> counters = randomCounters(random, ids, 1 + random.nextInt(8));
-        byte[][] states = new byte[counters.size()][];
+        CounterStates states = new CounterStates(1).reset(counters.size());
         if (record != null) {
-          PartitionRecord.readStates(record, counters, now, states);
+          PartitionRecord.readStates(record, counters, now, states); // slices of the record
         }
-        for (int i = 0; i < states.length; i++) {
-          if (random.nextInt(10) > 0) { // most steps record, a few leave a counter out
+        for (int i = 0; i < states.size(); i++) {
+          // most steps record, a few leave a counter out: its state is written from its slice of the old record
+          if (random.nextInt(10) > 0) {
             CounterRequest c = counters.get(i);
-            states[i] = dev.fcap.algorithm.CounterAlgorithm.of(c.spec().algorithm()).record(states[i], c.spec(), 0, now, 1);
+            states.set(i, dev.fcap.algorithm.CounterAlgorithm.of(c.spec().algorithm()).record(states.source(i),
+                states.from(i), states.length(i), c.spec(), 0, now, 1));
           }
         }
         record = PartitionRecord.write(record, "partition".getBytes(), counters, states, now);
@@ -120,10 +124,10 @@ class PartitionRecordTest {
     for (int i = 0; i < states.length; i++) {
       states[i] = dev.fcap.algorithm.CounterAlgorithm.of(Algorithm.SLIDING_LOG).record(null, held.get(i).spec(), 0, NOW, 1);
     }
-    byte[] record = PartitionRecord.write(null, "partition".getBytes(), held, states, NOW);
+    byte[] record = PartitionRecord.write(null, "partition".getBytes(), held, CounterStates.of(states), NOW);
     assertThat(PartitionRecord.hasFilter(record)).isTrue();
     assertThat(PartitionRecord.hasFilter(PartitionRecord.write(null, "partition".getBytes(), held.subList(0, 3),
-        java.util.Arrays.copyOf(states, 3), NOW))).as("three counters: no filter").isFalse();
+        CounterStates.of(java.util.Arrays.copyOf(states, 3)), NOW))).as("three counters: no filter").isFalse();
     int bits = CounterFilter.bits(held.size());
     byte[] filter = new byte[bits / 8];
     for (CounterRequest c : held) {
@@ -152,10 +156,11 @@ class PartitionRecordTest {
   }
 
   private static List<String> readStates(byte[] record, List<CounterRequest> counters, long now) {
-    byte[][] states = new byte[counters.size()][];
+    CounterStates states = new CounterStates(1).reset(counters.size());
     PartitionRecord.readStates(record, counters, now, states);
     List<String> out = new java.util.ArrayList<>();
-    for (byte[] s : states) {
+    for (int i = 0; i < states.size(); i++) {
+      byte[] s = states.get(i);
       out.add(s == null ? "-" : java.util.HexFormat.of().formatHex(s));
     }
     return out;
