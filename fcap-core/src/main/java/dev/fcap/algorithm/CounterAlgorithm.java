@@ -4,7 +4,9 @@ import dev.fcap.store.CounterSpec;
 
 /**
  * A counting algorithm as pure functions over a compact binary state. A {@code null} state is the
- * empty counter. Functions never modify their input; a change returns a new array. The binary
+ * empty counter. Functions never modify their input; a change returns a new array. The hot two,
+ * {@code evaluate} and {@code record}, read a state where it lies, a slice of a larger array (a
+ * store's record: {@link CounterStates}), so a decision copies no state out of it. The binary
  * layouts are documented on each implementation and mirrored byte for byte by the Redis scripts, so
  * that a state written by one store reads the same in the other.
  *
