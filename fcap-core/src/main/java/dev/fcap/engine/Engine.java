@@ -123,31 +123,38 @@ public final class Engine implements AutoCloseable {
       throw new IllegalStateException("decisions reported as verdicts have no id: build the engine with "
           + "releaseHorizon(Duration.ZERO)");
     }
-    Prepared p = prepare(message, Operation.DECIDE, callerTime(epochMillis));
-    if (p.requests.length == 0) {
+    long time = callerTime(epochMillis);
+    CompiledPolicy cp = policies.get(message.tenant());
+    CompiledPolicy.Plan plan = cp == null ? null : cp.plan(message);
+    if (plan == null || plan.partitions.length == 0) {
       return CompletableFuture.completedFuture(true); // no rule applies
     }
-    if (p.requests.length == 1) {
-      CompletableFuture<PartitionResult> applied = store.apply(p.requests[0]);
+    // the requests alone, no Prepared: what a Decision needs besides them (an id) this has none of
+    PartitionRequest[] requests = new PartitionRequest[plan.partitions.length];
+    byte[] key = recordKey(message, Operation.DECIDE, requests.length, 0);
+    requests(message, cp, plan, Operation.DECIDE, time, key, recordHorizon(cp, message, 0), requests);
+    if (requests.length == 1) {
+      CompletableFuture<PartitionResult> applied = store.apply(requests[0]);
       if (applied.isDone() && !applied.isCompletedExceptionally()) {
         // an in-memory store answers at once: report here, without a continuation and its future
-        return CompletableFuture.completedFuture(report(p, new PartitionResult[] {applied.join()}, verdicts));
+        return CompletableFuture.completedFuture(report(cp, plan, new PartitionResult[] {applied.join()}, verdicts));
       }
-      return applied.thenApply(r -> report(p, new PartitionResult[] {r}, verdicts));
+      return applied.thenApply(r -> report(cp, plan, new PartitionResult[] {r}, verdicts));
     }
-    return chain(p, 0, new PartitionResult[p.requests.length]).thenApply(results -> report(p, results, verdicts));
+    return chain(requests, Operation.DECIDE, 0, new PartitionResult[requests.length])
+        .thenApply(results -> report(cp, plan, results, verdicts));
   }
 
   /** Reports each rule's verdict of a decision to {@code verdicts}; whether the message was admitted. */
-  private static boolean report(Prepared p, PartitionResult[] results, RuleVerdicts verdicts) {
+  private static boolean report(CompiledPolicy policy, CompiledPolicy.Plan plan, PartitionResult[] results,
+      RuleVerdicts verdicts) {
     boolean allowed = true;
-    CompiledPolicy.Plan plan = p.plan;
     for (int i = 0; i < plan.rules.length; i++) {
       PartitionResult r = results[plan.rulePartition[i]];
       if (r != null) { // null: a replayed decision reports the rules of the partition that remembered it
         boolean admits = admits(r, plan.ruleOffset[i]);
         verdicts.rule(plan.rules[i], admits);
-        allowed &= admits || !p.policy.rule(plan.rules[i]).enforced();
+        allowed &= admits || !policy.rule(plan.rules[i]).enforced();
       }
     }
     return allowed;
@@ -562,24 +569,51 @@ public final class Engine implements AutoCloseable {
       return new Prepared(m, null, null, op, new PartitionRequest[0], null, 0, releaseHorizonMs != 0, true, null, time);
     }
     CompiledPolicy.Plan plan = cp.plan(m);
+    long releaseHorizon = releaseHorizonMs < 0 ? cp.messageHorizonMs : releaseHorizonMs;
+    PartitionRequest[] requests = new PartitionRequest[plan.partitions.length];
+    byte[] key = recordKey(m, op, requests.length, releaseHorizon);
+    long horizon = key == null ? 0 : recordHorizon(cp, m, releaseHorizon);
+    byte[] sealedTail = requests(m, cp, plan, op, time, key, horizon, requests);
+    // the first partition's record is releasable unless its tail did not fit (sealed or not, the
+    // request's tail is then not NOT_RELEASABLE)
+    Idempotency first = requests.length == 0 ? null : requests[0].idempotency();
+    boolean releasable = first != null && first.tail() != ReleaseRecord.NOT_RELEASABLE;
+    return new Prepared(m, cp, plan, op, requests, key, horizon, releaseHorizon > 0, releasable, sealedTail, time);
+  }
+
+  /**
+   * The key a decision is remembered under in its first partition: the message id's fingerprint, or
+   * for a decision releasable by id ({@code releaseHorizon} above 0) a random one; null for none.
+   */
+  private static byte[] recordKey(Message m, Operation op, int partitions, long releaseHorizon) {
+    if (m.messageId() != null && partitions > 0 && op != Operation.RELEASE) {
+      return Fingerprint.ofMessageId(m.messageId());
+    }
+    if (op == Operation.DECIDE && partitions > 0 && releaseHorizon > 0) {
+      byte[] key = new byte[16];
+      java.util.concurrent.ThreadLocalRandom.current().nextBytes(key);
+      return key;
+    }
+    return null;
+  }
+
+  /** How long the record under {@link #recordKey} is kept: a message id as long as any rule reads it. */
+  private static long recordHorizon(CompiledPolicy cp, Message m, long releaseHorizon) {
+    return m.messageId() != null ? Math.max(cp.messageHorizonMs, releaseHorizon) : releaseHorizon;
+  }
+
+  /**
+   * Fills {@code requests}, one per partition of {@code plan}, remembering the decision under
+   * {@code key} (null: not remembered) for {@code horizon} ms; returns the release record's tail
+   * when the decision id is to seal it (the store then keeps nothing of it), else null.
+   */
+  private byte[] requests(Message m, CompiledPolicy cp, CompiledPolicy.Plan plan, Operation op, long time,
+      byte[] key, long horizon, PartitionRequest[] requests) {
     byte[] fingerprint = m.content() != null ? Fingerprint.ofContent(m.content())
         : m.contentKey() != null ? Fingerprint.ofContentKey(m.contentKey()) : null;
     long alignAt = time == PartitionRequest.STORE_TIME ? clock.millis() : time;
-    int partitions = plan.partitions.length;
-    long releaseHorizon = releaseHorizonMs < 0 ? cp.messageHorizonMs : releaseHorizonMs;
+    int partitions = requests.length;
     boolean decide = op == Operation.DECIDE && partitions > 0;
-    byte[] key = null;
-    long horizon = 0;
-    if (m.messageId() != null && partitions > 0 && op != Operation.RELEASE) {
-      key = Fingerprint.ofMessageId(m.messageId());
-      horizon = Math.max(cp.messageHorizonMs, releaseHorizon);
-    } else if (decide && releaseHorizon > 0) {
-      key = new byte[16];
-      java.util.concurrent.ThreadLocalRandom.current().nextBytes(key);
-      horizon = releaseHorizon;
-    }
-    PartitionRequest[] requests = new PartitionRequest[partitions];
-    boolean releasable = false;
     byte[] sealedTail = null;
     // Built last to first, each once: the first partition's record lists the others' keys.
     for (int j = partitions - 1; j >= 0; j--) {
@@ -594,7 +628,6 @@ public final class Engine implements AutoCloseable {
         // atomically with its counts: the first under the message id or a random key, with the other
         // partitions listed; a refusal further on releases it, and the record with it.
         byte[] tail = decide ? ReleaseRecord.encode(m.cost(), counters, requests, j == 0) : ReleaseRecord.NOT_RELEASABLE;
-        releasable |= j == 0 && tail != ReleaseRecord.NOT_RELEASABLE;
         if (partitions == 1 && m.messageId() == null && tail != ReleaseRecord.NOT_RELEASABLE
             && DecisionIds.sealsRelease(partitionKey.length, tail.length)) {
           // the usual decision: its id seals the release, and the store keeps nothing of it (or, one
@@ -607,7 +640,7 @@ public final class Engine implements AutoCloseable {
       }
       requests[j] = new PartitionRequest(partitionKey, op, time, m.cost(), counters, 0L, id, m.category());
     }
-    return new Prepared(m, cp, plan, op, requests, key, horizon, releaseHorizon > 0, releasable, sealedTail, time);
+    return sealedTail;
   }
 
   /** The incarnation a partition takes if this decision creates it: the random key's first 8 bytes, never 0. */
@@ -696,19 +729,20 @@ public final class Engine implements AutoCloseable {
       }
       return applied.thenApply(r -> finish(p, new PartitionResult[] {r}));
     }
-    return chain(p, 0, new PartitionResult[p.requests.length]).thenApply(results -> finish(p, results));
+    return chain(p.requests, p.op, 0, new PartitionResult[p.requests.length]).thenApply(results -> finish(p, results));
   }
 
   /** Decides partitions in order; on a refusal, releases what was recorded and dry-runs the rest. */
-  private CompletableFuture<PartitionResult[]> chain(Prepared p, int i, PartitionResult[] results) {
-    if (i == p.requests.length) {
+  private CompletableFuture<PartitionResult[]> chain(PartitionRequest[] requests, Operation op, int i,
+      PartitionResult[] results) {
+    if (i == requests.length) {
       return CompletableFuture.completedFuture(results);
     }
-    return store.apply(p.requests[i]).exceptionallyCompose(error -> {
+    return store.apply(requests[i]).exceptionallyCompose(error -> {
       // a later partition failed (unreachable, full): take back what the earlier ones recorded
       List<CompletableFuture<?>> undo = new ArrayList<>();
-      for (int j = 0; j < i && p.op == Operation.DECIDE; j++) {
-        undo.add(store.apply(p.requests[j].asRelease(results[j].time())));
+      for (int j = 0; j < i && op == Operation.DECIDE; j++) {
+        undo.add(store.apply(requests[j].asRelease(results[j].time())));
       }
       return CompletableFuture.allOf(undo.toArray(CompletableFuture[]::new))
           .handle((ignored, e) -> (PartitionResult) null)
@@ -718,16 +752,16 @@ public final class Engine implements AutoCloseable {
       if (r.replayOf() != null) {
         return CompletableFuture.completedFuture(results); // decided before: the other partitions were counted then
       }
-      if (r.allowed() || p.op != Operation.DECIDE) {
-        return chain(p, i + 1, results);
+      if (r.allowed() || op != Operation.DECIDE) {
+        return chain(requests, op, i + 1, results);
       }
       List<CompletableFuture<?>> pending = new ArrayList<>();
       for (int j = 0; j < i; j++) {
-        pending.add(store.apply(p.requests[j].asRelease(results[j].time())));
+        pending.add(store.apply(requests[j].asRelease(results[j].time())));
       }
-      for (int j = i + 1; j < p.requests.length; j++) {
+      for (int j = i + 1; j < requests.length; j++) {
         int at = j;
-        pending.add(store.apply(p.requests[j].asCheck()).thenAccept(checked -> results[at] = checked));
+        pending.add(store.apply(requests[j].asCheck()).thenAccept(checked -> results[at] = checked));
       }
       return CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).thenApply(ignored -> results);
     });
