@@ -1,0 +1,113 @@
+package dev.fcap.algorithm;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fcap.model.Algorithm;
+import dev.fcap.store.CounterSpec;
+import java.util.List;
+import java.util.Random;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+
+/**
+ * An algorithm reads a state where it lies (a slice of a store's record, {@link CounterStates})
+ * exactly as it reads the same state as an array of its own: every algorithm, every layout its
+ * states take (a sliding log's wide ages and costs, a sliding counter or a GCRA state written under
+ * another window, a calendar window's alignment), each state placed at a random offset among random
+ * bytes, so a read that forgets the offset reads the wrong bytes.
+ */
+class CounterStatesProperties {
+  private static final long T0 = 1_700_000_000_000L;
+
+  @Property(tries = 400)
+  void aSliceReadsAsItsOwnArray(@ForAll("specs") List<CounterSpec> specs, @ForAll("steps") List<long[]> steps,
+      @ForAll long seed) {
+    Random random = new Random(seed);
+    CounterAlgorithm algorithm = CounterAlgorithm.of(specs.get(0).algorithm());
+    long align = random.nextInt(3) == 0 ? random.nextInt(86_400_000) : 0;
+    byte[] state = null;
+    long now = T0;
+    int step = 0;
+    for (long[] s : steps) {
+      now += s[0];
+      long cost = s[1];
+      CounterSpec spec = specs.get(step++ % specs.size()); // an edited rule reads a state written under another
+      CounterStates slices = new CounterStates(1).reset(1);
+      byte[] record = embed(state, random, slices);
+      int checks = spec.checks();
+      long[] used = new long[checks];
+      long[] retryAt = new long[checks];
+      boolean admits = algorithm.evaluate(state, spec, align, now, cost, used, retryAt, 0);
+      long[] usedInPlace = new long[checks + 1];
+      long[] retryInPlace = new long[checks + 1];
+      boolean admitsInPlace = algorithm.evaluate(slices.source(0), slices.from(0), slices.length(0), spec, align, now,
+          cost, usedInPlace, retryInPlace, 1);
+      String at = "step " + step + " at +" + (now - T0) + " ms, cost " + cost + ", state " + hex(state);
+      assertThat(admitsInPlace).as(at).isEqualTo(admits);
+      assertThat(java.util.Arrays.copyOfRange(usedInPlace, 1, checks + 1)).as(at).isEqualTo(used);
+      assertThat(java.util.Arrays.copyOfRange(retryInPlace, 1, checks + 1)).as(at).isEqualTo(retryAt);
+      byte[] next = algorithm.record(state, spec, align, now, cost);
+      byte[] nextInPlace = algorithm.record(record, slices.from(0), slices.length(0), spec, align, now, cost);
+      assertThat(nextInPlace).as(at).isEqualTo(next);
+      assertThat(slices.get(0)).as("the slice's own copy").isEqualTo(state);
+      byte[] copied = new byte[slices.length(0) + 3];
+      assertThat(slices.copyTo(0, copied, 3)).isEqualTo(copied.length);
+      assertThat(java.util.Arrays.copyOfRange(copied, 3, copied.length)).isEqualTo(state == null ? new byte[0] : state);
+      if (admits || random.nextInt(4) == 0) { // mostly what a store keeps: admitted messages
+        state = next;
+      }
+    }
+  }
+
+  /** {@code state} at a random offset in random bytes, as slice 0 of {@code slices}; the array. */
+  private static byte[] embed(byte[] state, Random random, CounterStates slices) {
+    int length = state == null ? 0 : state.length;
+    int before = random.nextInt(40);
+    byte[] record = new byte[before + length + random.nextInt(40)];
+    random.nextBytes(record);
+    if (state != null) {
+      System.arraycopy(state, 0, record, before, length);
+    }
+    slices.slice(0, record, before, length);
+    return record;
+  }
+
+  private static String hex(byte[] state) {
+    return state == null ? "empty" : java.util.HexFormat.of().formatHex(state);
+  }
+
+  /** One or two specs of one algorithm (two: the rule edited between steps). */
+  @Provide
+  Arbitrary<List<CounterSpec>> specs() {
+    return Arbitraries.of(
+        List.of(new CounterSpec(Algorithm.SLIDING_LOG, new long[] {15, 50}, new long[] {60_000, 86_400_000},
+            new boolean[] {true, true}, 0)),
+        List.of(new CounterSpec(Algorithm.SLIDING_LOG, new long[] {2, 5}, new long[] {59_000, 3_540_000},
+            new boolean[] {true, false}, 0)),
+        List.of(CounterSpec.single(Algorithm.SLIDING_LOG, 4, 60L * 86_400_000, true, 0)), // wide ages
+        List.of(CounterSpec.single(Algorithm.SLIDING_COUNTER, 20, 60_000, true, 60),
+            CounterSpec.single(Algorithm.SLIDING_COUNTER, 20, 3_600_000, true, 10)), // another width
+        List.of(CounterSpec.single(Algorithm.FIXED_WINDOW, 5, 60_000, true, 0),
+            CounterSpec.single(Algorithm.FIXED_WINDOW, 3, 86_400_000, false, 0)),
+        List.of(CounterSpec.single(Algorithm.GCRA, 10, 60_000, true, 0),
+            CounterSpec.single(Algorithm.GCRA, 7, 1_000, true, 0))); // another interval
+  }
+
+  /** Steps of (time advance, cost): mostly cost 1, sometimes a clock step back or a jump of weeks. */
+  @Provide
+  Arbitrary<List<long[]>> steps() {
+    Arbitrary<Long> advance = Arbitraries.frequencyOf(
+        net.jqwik.api.Tuple.of(6, Arbitraries.longs().between(0, 2_000)),
+        net.jqwik.api.Tuple.of(2, Arbitraries.longs().between(0, 120_000)),
+        net.jqwik.api.Tuple.of(1, Arbitraries.longs().between(-5_000, 0)),
+        net.jqwik.api.Tuple.of(1, Arbitraries.longs().between(0, 55L * 86_400_000)));
+    Arbitrary<Long> cost = Arbitraries.frequencyOf(
+        net.jqwik.api.Tuple.of(8, Arbitraries.just(1L)),
+        net.jqwik.api.Tuple.of(1, Arbitraries.longs().between(2, 4)));
+    return net.jqwik.api.Combinators.combine(advance, cost).as((a, c) -> new long[] {a, c}).list().ofMinSize(1)
+        .ofMaxSize(60);
+  }
+}
