@@ -131,8 +131,9 @@ public final class Engine implements AutoCloseable {
     }
     // the requests alone, no Prepared: what a Decision needs besides them (an id) this has none of
     PartitionRequest[] requests = new PartitionRequest[plan.partitions.length];
-    byte[] key = recordKey(message, Operation.DECIDE, requests.length, 0);
-    requests(message, cp, plan, Operation.DECIDE, time, key, recordHorizon(cp, message, 0), requests);
+    byte[] key = recordKey(message, Operation.DECIDE, requests.length, 0); // a message id's, or none
+    long horizon = key == null ? 0 : recordHorizon(cp, message, 0);
+    requests(message, cp, plan, Operation.DECIDE, time, key, horizon, requests);
     if (requests.length == 1) {
       CompletableFuture<PartitionResult> applied = store.apply(requests[0]);
       if (applied.isDone() && !applied.isCompletedExceptionally()) {
