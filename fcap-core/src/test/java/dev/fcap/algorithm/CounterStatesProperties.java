@@ -96,18 +96,8 @@ class CounterStatesProperties {
             CounterSpec.single(Algorithm.GCRA, 7, 1_000, true, 0))); // another interval
   }
 
-  /** Steps of (time advance, cost): mostly cost 1, sometimes a clock step back or a jump of weeks. */
   @Provide
   Arbitrary<List<long[]>> steps() {
-    Arbitrary<Long> advance = Arbitraries.frequencyOf(
-        net.jqwik.api.Tuple.of(6, Arbitraries.longs().between(0, 2_000)),
-        net.jqwik.api.Tuple.of(2, Arbitraries.longs().between(0, 120_000)),
-        net.jqwik.api.Tuple.of(1, Arbitraries.longs().between(-5_000, 0)),
-        net.jqwik.api.Tuple.of(1, Arbitraries.longs().between(0, 55L * 86_400_000)));
-    Arbitrary<Long> cost = Arbitraries.frequencyOf(
-        net.jqwik.api.Tuple.of(8, Arbitraries.just(1L)),
-        net.jqwik.api.Tuple.of(1, Arbitraries.longs().between(2, 4)));
-    return net.jqwik.api.Combinators.combine(advance, cost).as((a, c) -> new long[] {a, c}).list().ofMinSize(1)
-        .ofMaxSize(60);
+    return TimeSteps.of();
   }
 }

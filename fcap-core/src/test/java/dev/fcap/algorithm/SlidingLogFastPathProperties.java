@@ -44,21 +44,8 @@ class SlidingLogFastPathProperties {
         CounterSpec.single(Algorithm.SLIDING_LOG, 4, 60L * 86_400_000, true, 0)); // wide ages possible
   }
 
-  /**
-   * Steps of (time advance, cost): mostly cost 1; exact window lengths (entries reaching an age equal to
-   * a window), sometimes a clock step back or a jump of weeks.
-   */
   @Provide
   Arbitrary<List<long[]>> steps() {
-    Arbitrary<Long> advance = Arbitraries.frequencyOf(
-        net.jqwik.api.Tuple.of(6, Arbitraries.longs().between(0, 2_000)),
-        net.jqwik.api.Tuple.of(2, Arbitraries.longs().between(0, 120_000)),
-        net.jqwik.api.Tuple.of(1, Arbitraries.longs().between(-5_000, 0)),
-        net.jqwik.api.Tuple.of(3, Arbitraries.of(0L, 1L, 999L, 1_000L, 59_000L, 60_000L, 3_540_000L, 86_400_000L)),
-        net.jqwik.api.Tuple.of(1, Arbitraries.longs().between(0, 55L * 86_400_000)));
-    Arbitrary<Long> cost = Arbitraries.frequencyOf(
-        net.jqwik.api.Tuple.of(8, Arbitraries.just(1L)),
-        net.jqwik.api.Tuple.of(1, Arbitraries.longs().between(2, 4)));
-    return net.jqwik.api.Combinators.combine(advance, cost).as((a, c) -> new long[] {a, c}).list().ofMaxSize(80);
+    return TimeSteps.of();
   }
 }
