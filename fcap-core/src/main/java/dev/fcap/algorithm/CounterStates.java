@@ -99,12 +99,4 @@ public final class CounterStates {
     }
     return Arrays.copyOfRange(b, from[i], from[i] + length[i]);
   }
-
-  /** Copies state {@code i} into {@code out} at {@code at}; where it ends. */
-  public int copyTo(int i, byte[] out, int at) {
-    if (length[i] > 0) {
-      System.arraycopy(bytes[i], from[i], out, at, length[i]);
-    }
-    return at + length[i];
-  }
 }
