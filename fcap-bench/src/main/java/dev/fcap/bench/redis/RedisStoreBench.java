@@ -39,6 +39,7 @@ import java.util.function.IntFunction;
  *     [--seconds 5] [--reps 3] [--threads 16] [--batch 100] [--recipients 1000000] \
  *     [--worst 10000] [--typical 20000] [--uri redis://127.0.0.1:6379] [--redis-cpus 1] [--latency-threads 8]
  *     [--latency-rate R (default: half of fcap's unpipelined max)] [--generator open|closed]
+ *     [--latency-seconds N (default: --seconds, at least 10)]
  *     [--phases throughput,latency,memory] [--release-records on|off (default on)]
  * </pre>
  *
@@ -71,6 +72,8 @@ public final class RedisStoreBench {
   private String redisCpus;
   private int latencyThreads = 8;
   private double latencyRate;
+  /** The latency phase's measured time; 0: {@code seconds}, at least 10 (enough decisions for a p99.9). */
+  private int latencySeconds;
   private boolean closedLoop;
   /** Memory phase: whether the engine keeps a release record per admitted decision (its default). */
   private boolean releaseRecords = true;
@@ -92,6 +95,7 @@ public final class RedisStoreBench {
         case "--redis-cpus" -> b.redisCpus = v;
         case "--latency-threads" -> b.latencyThreads = Integer.parseInt(v);
         case "--latency-rate" -> b.latencyRate = Double.parseDouble(v);
+        case "--latency-seconds" -> b.latencySeconds = Integer.parseInt(v);
         case "--generator" -> b.closedLoop = switch (v) {
           case "open" -> false;
           case "closed" -> true;
@@ -134,11 +138,12 @@ public final class RedisStoreBench {
     if (phases.contains("latency")) {
       double rate = latencyRate > 0 ? latencyRate : fcapUnpiped / 2;
       flush(server);
-      latencyAtRate(rate, 3); // warm-up (JIT, connections), not counted
+      int measured = latencySeconds > 0 ? latencySeconds : Math.max(10, seconds);
+      latencyAtRate(rate, Math.min(3, measured)); // warm-up (JIT, connections), not counted
       if (server != null) {
         server.call("CONFIG", "RESETSTAT");
       }
-      double[] latency = latencyAtRate(rate, Math.max(10, seconds));
+      double[] latency = latencyAtRate(rate, measured);
       System.out.printf(Locale.ROOT, "%nfcap one decision at %.0f/s (%s; %s generator, %d pacing threads, latency from "
           + "each decision's scheduled start; %d decisions, %.2f%% started > 1 ms late, start lateness p99 %.3f ms, max "
           + "%.3f ms): p50 %.3f ms, p99 %.3f ms, p99.9 %.3f ms, max %.3f ms%n", rate,
