@@ -127,6 +127,21 @@ class ReplayCommandTest {
   }
 
   @Test
+  void aBadRowBatchesIntoTheLogStopsTheRunAtItsOwnLine() throws IOException {
+    // parsed on the pipeline's thread two batches ahead of the deciders: still reported at its line
+    StringBuilder csv = new StringBuilder("timestamp,recipient,content\n");
+    int good = 2 * RowPipeline.BATCH + 100;
+    for (int i = 0; i < good; i++) {
+      csv.append(1000 + i).append(",r").append(i % 50).append(",c").append(i % 7).append('\n');
+    }
+    csv.append("soon,b,x\n");
+    for (int i = 0; i < 10; i++) {
+      csv.append(5_000_000 + i).append(",r1,c1\n");
+    }
+    assertBadLog(csv.toString(), "line " + (good + 2) + ": timestamp 'soon'");
+  }
+
+  @Test
   void quotedFieldsMayHoldLineBreaksAndTheLineCountFollows() throws IOException {
     Path log = write("log.csv", "timestamp,recipient,content\n1000,a,\"two\nlines\"\nbad,b,x\n");
     CliRun run = fcap("replay", "--rules", SEED.toString(), "--log", log.toString());
