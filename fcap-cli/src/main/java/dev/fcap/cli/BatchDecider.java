@@ -43,7 +43,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class BatchDecider implements AutoCloseable {
   /** Buckets per batch when split: enough for the two threads to even out, few enough to scan cheaply. */
-  static final int BUCKETS = 16;
+  static final int BUCKETS = 8;
   private final Engine engine;
   private final ExecutorService second;
   /** The time of the last row decided per bucket (one bucket when not split). */

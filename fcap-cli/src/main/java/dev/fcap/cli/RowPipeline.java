@@ -10,16 +10,16 @@ import java.util.concurrent.BlockingQueue;
  * parsing and deciding each take about a core, so overlapping them nearly doubles replay
  * throughput. Order is kept; a bad row is delivered in its place, after every row before it, so the
  * replay stops exactly there. The queue is bounded: memory stays flat however long the log. At most
- * {@code QUEUED + 2} batches of {@link #BATCH} rows live at once (24,576 rows: those queued, the
- * one the parser fills, the one being decided), about 16 MB at the ~650 bytes a row of the seed
+ * {@code QUEUED + 2} batches of {@link #BATCH} rows live at once (18,432 rows: those queued, the
+ * one the parser fills, the one being decided), about 12 MB at the ~650 bytes a row of the seed
  * log takes, plus one record of at most {@link SendLogCsv#MAX_RECORD_CHARS} in the parser's buffer.
- * Batches of 4,096 rather than 1,024: the deciders meet once a batch (BatchDecider), and meeting a
- * quarter as often made a replay of 10^7 rows 0.94-0.96x as long (docs/benchmarks.md).
+ * (Batches of 4,096 rows, the deciders meeting a quarter as often, measured 0.94-1.03x the wall time
+ * of a 10^7-row replay over 13 pairs: not a gain this machine can show, not kept.)
  * {@code ReplayPipelineTest} holds the decisions to those of reading and deciding row by row.
  */
 final class RowPipeline implements AutoCloseable {
-  static final int BATCH = 4096;
-  private static final int QUEUED = 4;
+  static final int BATCH = 1024;
+  private static final int QUEUED = 16;
   private static final Object END = new Object();
 
   private final BlockingQueue<Object> queue = new ArrayBlockingQueue<>(QUEUED);
