@@ -3,6 +3,7 @@ package dev.fcap.cli;
 import dev.fcap.engine.Engine;
 import dev.fcap.model.Policy;
 import dev.fcap.model.Rule;
+import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
@@ -17,17 +18,12 @@ import java.util.Map;
  * The replay's {@code --decisions} file: one line per row, in log order, "true," or
  * "false,rule-a;rule-b" (the enforced rules that refused the row, in policy order). Written as bytes,
  * with each rule's id encoded once: through a {@code Writer}, encoding every line took more than half
- * of the replay's output time (async-profiler, issue 14). Lines go into a buffer of its own, not a
- * {@code BufferedOutputStream}, whose every call takes a lock: two to four calls a row were 3 % of the
- * replay's CPU, for a file only this thread writes.
+ * of the replay's output time (async-profiler, issue 14).
  */
 final class DecisionsFile implements AutoCloseable {
   private static final byte[] TRUE = "true,".getBytes(StandardCharsets.US_ASCII);
   private static final byte[] FALSE = "false,".getBytes(StandardCharsets.US_ASCII);
-  private static final int BUFFER = 1 << 16;
   private final OutputStream out;
-  private final byte[] buffer = new byte[BUFFER];
-  private int buffered;
   /** Per tenant, per rule index: its id in UTF-8 if it is enforced, else null (a shadow rule blocks nothing). */
   private final Map<String, byte[][]> blockingIds = new HashMap<>();
   private String lastTenant;
@@ -37,7 +33,7 @@ final class DecisionsFile implements AutoCloseable {
   private boolean firstBlocking;
 
   DecisionsFile(Path file, List<Policy> policies) throws IOException {
-    this.out = Files.newOutputStream(file);
+    this.out = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16);
     for (Policy p : policies) {
       List<Rule> rules = p.rules();
       byte[][] ids = new byte[rules.size()][];
@@ -51,7 +47,7 @@ final class DecisionsFile implements AutoCloseable {
   /** Writes the line of row {@code row} of a decided batch, a row of {@code tenant}. */
   void write(String tenant, BatchVerdicts decided, int row) throws IOException {
     boolean allowed = decided.allowed(row);
-    put(allowed ? TRUE : FALSE);
+    out.write(allowed ? TRUE : FALSE);
     if (!allowed) {
       if (!tenant.equals(lastTenant)) {
         lastTenant = tenant;
@@ -64,7 +60,7 @@ final class DecisionsFile implements AutoCloseable {
         throw e.getCause();
       }
     }
-    put((byte) '\n');
+    out.write('\n');
   }
 
   private void blocking(int index, boolean allowed) {
@@ -72,9 +68,9 @@ final class DecisionsFile implements AutoCloseable {
     if (!allowed && id != null) {
       try {
         if (!firstBlocking) {
-          put((byte) ';');
+          out.write(';');
         }
-        put(id);
+        out.write(id);
       } catch (IOException e) {
         throw new UncheckedIOException(e); // through the visitor; write() rethrows the cause
       }
@@ -82,33 +78,8 @@ final class DecisionsFile implements AutoCloseable {
     }
   }
 
-  private void put(byte b) throws IOException {
-    if (buffered == BUFFER) {
-      flushBuffer();
-    }
-    buffer[buffered++] = b;
-  }
-
-  /** {@code bytes}: a line's start or a rule id (at most 128 characters, PolicyParser), never near BUFFER. */
-  private void put(byte[] bytes) throws IOException {
-    if (bytes.length > BUFFER - buffered) {
-      flushBuffer();
-    }
-    System.arraycopy(bytes, 0, buffer, buffered, bytes.length);
-    buffered += bytes.length;
-  }
-
-  private void flushBuffer() throws IOException {
-    out.write(buffer, 0, buffered);
-    buffered = 0;
-  }
-
   @Override
   public void close() throws IOException {
-    try {
-      flushBuffer();
-    } finally {
-      out.close();
-    }
+    out.close();
   }
 }
