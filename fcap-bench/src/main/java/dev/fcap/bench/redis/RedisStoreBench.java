@@ -508,7 +508,7 @@ public final class RedisStoreBench {
   }
 
   /** The times of one recipient's messages, oldest first, ending now. */
-  private static long[] times(long now, boolean worstCase) {
+  static long[] times(long now, boolean worstCase) {
     if (!worstCase) {
       long[] t = new long[10];
       for (int i = 0; i < 10; i++) {
