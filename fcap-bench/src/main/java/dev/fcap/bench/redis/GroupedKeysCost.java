@@ -30,8 +30,9 @@ import java.util.concurrent.TimeUnit;
  * {@code used_memory} after filling {@code --recipients} recipients minus before, per recipient. CPU:
  * redis-server's CPU (user + sys) per call of a script that does to one random recipient's value what
  * a decision does to it (read it, write it back 4 bytes longer or shorter, push the TTL out:
- * grouped-keys-*.lua), pipelined, beside a script that returns 1; a decision's own logic, the same in
- * both layouts, is left out. Starts its own redis-server on loopback; bounded in count.
+ * grouped-keys-*.lua), pipelined, beside a script that returns 1; for groups also with a random member
+ * read on each call, as a sweep of expired members would. A decision's own logic, the same in both
+ * layouts, is left out. Starts its own redis-server on loopback; bounded in count.
  *
  * <pre>
  * java -cp fcap-bench/target/fcap-bench.jar dev.fcap.bench.redis.GroupedKeysCost \
@@ -87,10 +88,15 @@ public final class GroupedKeysCost {
                 i -> new byte[][] {bytes(value.length), bytes(ttl)}), trivial);
         for (int g : groupSizes) {
           int groups = Math.max(1, recipients / g);
-          row(state, "groups of " + g + " recipients in a hash", value, fillGroups(server, c, value, ttl, groups),
-              encoding(server, groupKey(0)), cpuPerCall(server, c, script("grouped-keys-group.lua"),
-                  i -> new byte[][] {groupKey(i % groups)}, i -> new byte[][] {field(i), bytes(value.length), bytes(ttl)}),
-              trivial);
+          double bytes = fillGroups(server, c, value, ttl, groups);
+          String encoding = encoding(server, groupKey(0));
+          for (boolean sweep : new boolean[] {false, true}) {
+            byte[] sweeps = bytes(sweep ? 1 : 0);
+            row(state, "groups of " + g + " recipients in a hash" + (sweep ? ", and a random member read (a sweep)" : ""),
+                value, bytes, encoding, cpuPerCall(server, c, script("grouped-keys-group.lua"),
+                    i -> new byte[][] {groupKey(i % groups)},
+                    i -> new byte[][] {field(i), bytes(value.length), bytes(ttl), sweeps}), trivial);
+          }
         }
       }
     } finally {
