@@ -88,12 +88,12 @@ public final class GroupedKeysCost {
                 i -> new byte[][] {bytes(value.length), bytes(ttl)}), trivial);
         for (int g : groupSizes) {
           int groups = Math.max(1, recipients / g);
-          double bytes = fillGroups(server, c, value, ttl, groups);
+          double perRecipient = fillGroups(server, c, value, ttl, groups);
           String encoding = encoding(server, groupKey(0));
           for (boolean sweep : new boolean[] {false, true}) {
             byte[] sweeps = bytes(sweep ? 1 : 0);
             row(state, "groups of " + g + " recipients in a hash" + (sweep ? ", and a random member read (a sweep)" : ""),
-                value, bytes, encoding, cpuPerCall(server, c, script("grouped-keys-group.lua"),
+                value, perRecipient, encoding, cpuPerCall(server, c, script("grouped-keys-group.lua"),
                     i -> new byte[][] {groupKey(i % groups)},
                     i -> new byte[][] {field(i), bytes(value.length), bytes(ttl), sweeps}), trivial);
           }
