@@ -12,6 +12,11 @@ final class Bytes {
 
   private Bytes() {}
 
+  /** The length of a whole state (null, the empty counter: 0), for the slice forms of the algorithms. */
+  static int length(byte[] state) {
+    return state == null ? 0 : state.length;
+  }
+
   static long getLong(byte[] b, int at) {
     return (long) LONG.get(b, at);
   }

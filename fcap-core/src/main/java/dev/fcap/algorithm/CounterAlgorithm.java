@@ -32,7 +32,7 @@ public interface CounterAlgorithm {
   /** {@link #evaluate(byte[], int, int, CounterSpec, long, long, long, long[], long[], int)} of a whole state. */
   default boolean evaluate(byte[] state, CounterSpec spec, long align, long now, long cost, long[] used,
       long[] retryAt, int at) {
-    return evaluate(state, 0, state == null ? 0 : state.length, spec, align, now, cost, used, retryAt, at);
+    return evaluate(state, 0, Bytes.length(state), spec, align, now, cost, used, retryAt, at);
   }
 
   /**
@@ -43,7 +43,7 @@ public interface CounterAlgorithm {
 
   /** {@link #record(byte[], int, int, CounterSpec, long, long, long)} of a whole state. */
   default byte[] record(byte[] state, CounterSpec spec, long align, long now, long cost) {
-    return record(state, 0, state == null ? 0 : state.length, spec, align, now, cost);
+    return record(state, 0, Bytes.length(state), spec, align, now, cost);
   }
 
   /** Undoes a message of {@code cost} recorded at {@code eventTime}; a no-op if it is no longer held. */

@@ -71,7 +71,7 @@ public final class CounterStates {
 
   /** State {@code i} is the whole of {@code state} (null: empty). */
   public void set(int i, byte[] state) {
-    slice(i, state, 0, state == null ? 0 : state.length);
+    slice(i, state, 0, Bytes.length(state));
   }
 
   public boolean isEmpty(int i) {

@@ -149,7 +149,7 @@ final class SlidingCounter implements CounterAlgorithm {
   @Override
   public byte[] release(byte[] state, CounterSpec spec, long align, long now, long eventTime, long cost) {
     long width = width(spec);
-    Buckets b = decode(state, 0, state == null ? 0 : state.length, width, 0);
+    Buckets b = decode(state, 0, Bytes.length(state), width, 0);
     long bucket = Math.floorDiv(eventTime, width);
     if (bucket < oldestOverlapping(now, spec.windowMs(0), width)) {
       return state; // its sub-window no longer counts: nothing of it is held

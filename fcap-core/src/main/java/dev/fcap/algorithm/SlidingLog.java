@@ -43,7 +43,7 @@ final class SlidingLog implements CounterAlgorithm {
   }
 
   static int size(byte[] state) {
-    return size(state, 0, state == null ? 0 : state.length);
+    return size(state, 0, Bytes.length(state));
   }
 
   /** The number of entries of the state {@code s[from, from + length)} (length 0: empty). */
@@ -135,7 +135,7 @@ final class SlidingLog implements CounterAlgorithm {
 
   /** {@link #recordGeneral(byte[], int, int, CounterSpec, long, long)} of a whole state. */
   static byte[] recordGeneral(byte[] state, CounterSpec spec, long now, long cost) {
-    return recordGeneral(state, 0, state == null ? 0 : state.length, spec, now, cost);
+    return recordGeneral(state, 0, Bytes.length(state), spec, now, cost);
   }
 
   /** {@link #record} by decoding, inserting, pruning and encoding: any cost, any layout, any clock. */
@@ -192,7 +192,7 @@ final class SlidingLog implements CounterAlgorithm {
 
   @Override
   public byte[] release(byte[] state, CounterSpec spec, long align, long now, long eventTime, long cost) {
-    Entries e = decode(state, 0, state == null ? 0 : state.length, 0);
+    Entries e = decode(state, 0, Bytes.length(state), 0);
     for (int i = 0; i < e.n; i++) {
       if (e.times[i] == eventTime && e.costs[i] == cost) {
         System.arraycopy(e.times, i + 1, e.times, i, e.n - i - 1);

@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
 
 /**
  * Redis memory and CPU of keeping several recipients in one key (issue 14's lever for its row 7, "measure
@@ -135,31 +136,53 @@ public final class GroupedKeysCost {
 
   private double fillStrings(RedisServer server, StatefulRedisConnection<byte[], byte[]> c, byte[] value, long ttl)
       throws Exception {
-    return fill(server, c, (async, i) -> List.of(async.psetex(key(i), ttl, value)));
+    RedisAsyncCommands<byte[], byte[]> async = c.async();
+    return fill(server, c, i -> List.of(async.psetex(key(i), ttl, value)));
   }
 
   private double fillGroups(RedisServer server, StatefulRedisConnection<byte[], byte[]> c, byte[] value, long ttl,
       int groups) throws Exception {
-    return fill(server, c, (async, i) -> List.of(async.hset(groupKey(i % groups), field(i), value),
+    RedisAsyncCommands<byte[], byte[]> async = c.async();
+    return fill(server, c, i -> List.of(async.hset(groupKey(i % groups), field(i), value),
         async.pexpire(groupKey(i % groups), ttl)));
   }
 
-  @FunctionalInterface
-  private interface Write {
-    List<RedisFuture<?>> of(RedisAsyncCommands<byte[], byte[]> async, int recipient);
-  }
-
   /** Bytes per recipient after writing every recipient with {@code write}, from an empty Redis. */
-  private double fill(RedisServer server, StatefulRedisConnection<byte[], byte[]> c, Write write) throws Exception {
+  private double fill(RedisServer server, StatefulRedisConnection<byte[], byte[]> c,
+      IntFunction<List<RedisFuture<?>>> write) throws Exception {
     server.call("FLUSHALL");
     long before = usedMemory(server);
+    pipelined(c, recipients, 1000, write);
+    Thread.sleep(500); // let Redis finish rehashing resized tables (serverCron), as RedisStoreBench does
+    return (usedMemory(server) - before) / (double) recipients;
+  }
+
+  /** redis-server CPU (us) per call of {@code script} on random recipients, in pipelined batches. */
+  private double cpuPerCall(RedisServer server, StatefulRedisConnection<byte[], byte[]> c, String script,
+      IntFunction<byte[][]> keys, IntFunction<byte[][]> args) throws Exception {
+    String sha = c.sync().scriptLoad(script.getBytes(StandardCharsets.UTF_8));
     RedisAsyncCommands<byte[], byte[]> async = c.async();
+    SplittableRandom random = new SplittableRandom(1);
+    double before = cpu(server);
+    pipelined(c, calls, BATCH, i -> {
+      int r = random.nextInt(recipients);
+      return List.of(async.evalsha(sha, ScriptOutputType.INTEGER, keys.apply(r), args.apply(r)));
+    });
+    return (cpu(server) - before) * 1e6 / calls;
+  }
+
+  /**
+   * Sends the commands of units 0 to {@code count - 1} ({@code unit} issues unit i's), flushing and
+   * awaiting them every {@code batch} commands.
+   */
+  private static void pipelined(StatefulRedisConnection<byte[], byte[]> c, int count, int batch,
+      IntFunction<List<RedisFuture<?>>> unit) throws Exception {
     c.setAutoFlushCommands(false);
     try {
       List<RedisFuture<?>> pending = new ArrayList<>();
-      for (int i = 0; i < recipients; i++) {
-        pending.addAll(write.of(async, i));
-        if (pending.size() >= 1000 || i == recipients - 1) {
+      for (int i = 0; i < count; i++) {
+        pending.addAll(unit.apply(i));
+        if (pending.size() >= batch || i == count - 1) {
           c.flushCommands();
           for (RedisFuture<?> f : pending) {
             f.get(10, TimeUnit.SECONDS);
@@ -170,35 +193,6 @@ public final class GroupedKeysCost {
     } finally {
       c.setAutoFlushCommands(true);
     }
-    Thread.sleep(500); // let Redis finish rehashing resized tables (serverCron), as RedisStoreBench does
-    return (usedMemory(server) - before) / (double) recipients;
-  }
-
-  /** redis-server CPU (us) per call of {@code script} on random recipients, in pipelined batches. */
-  private double cpuPerCall(RedisServer server, StatefulRedisConnection<byte[], byte[]> c, String script,
-      java.util.function.IntFunction<byte[][]> keys, java.util.function.IntFunction<byte[][]> args) throws Exception {
-    String sha = c.sync().scriptLoad(script.getBytes(StandardCharsets.UTF_8));
-    RedisAsyncCommands<byte[], byte[]> async = c.async();
-    SplittableRandom random = new SplittableRandom(1);
-    double before = cpu(server);
-    c.setAutoFlushCommands(false);
-    try {
-      List<RedisFuture<Long>> pending = new ArrayList<>(BATCH);
-      for (int done = 0; done < calls; done += BATCH) {
-        for (int j = 0; j < BATCH; j++) {
-          int r = random.nextInt(recipients);
-          pending.add(async.evalsha(sha, ScriptOutputType.INTEGER, keys.apply(r), args.apply(r)));
-        }
-        c.flushCommands();
-        for (RedisFuture<Long> f : pending) {
-          f.get(10, TimeUnit.SECONDS);
-        }
-        pending.clear();
-      }
-    } finally {
-      c.setAutoFlushCommands(true);
-    }
-    return (cpu(server) - before) * 1e6 / calls;
   }
 
   private static String encoding(RedisServer server, byte[] key) throws IOException {

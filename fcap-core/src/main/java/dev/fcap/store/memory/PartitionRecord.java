@@ -541,7 +541,8 @@ final class PartitionRecord {
     if (states.isEmpty(i)) {
       return NOT_WRITTEN;
     }
-    // a state the step wrote is an array of its own (no copy here); one read in place is one it kept
+    // a step that writes sets every state it leaves (recorded, released or emptied for a large log)
+    // as an array of its own, which get() returns as it is: no copy here
     long expiresAt = PartitionStep.expiresAt(counters.get(i), states.get(i));
     return expiresAt > now && !writtenBefore(counters, i) ? toSeconds(expiresAt) : NOT_WRITTEN;
   }
