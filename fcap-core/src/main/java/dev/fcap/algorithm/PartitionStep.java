@@ -2,7 +2,9 @@ package dev.fcap.algorithm;
 
 import dev.fcap.store.CounterRequest;
 import dev.fcap.store.PartitionRequest;
+import dev.fcap.store.PartitionAnswer;
 import dev.fcap.store.PartitionResult;
+import dev.fcap.store.ReusableResult;
 import java.util.List;
 
 /**
@@ -16,7 +18,7 @@ import java.util.List;
  *
  * <p><b>Message ids.</b> A request with an {@link dev.fcap.store.Idempotency} is first looked up in
  * the partition's remembered decisions: if the store holds one for its key, {@link #apply(PartitionRequest,
- * long, byte[][], LargeLog[], byte[])} returns it again ({@link PartitionResult#replayOf()}) and changes no state.
+ * long, CounterStates, LargeLog[], byte[], ReusableResult)} answers it again ({@link PartitionResult#replayOf()}) and changes no state.
  * A RELEASE carrying one undoes the counts only while the id is remembered, and forgets it (its
  * result's {@code allowed} says whether it released anything). An admitted DECIDE is remembered as
  * {@link #remember} bytes, beside the counters, in the same
@@ -33,7 +35,9 @@ public final class PartitionStep {
    * its own ({@link CounterStates#set}); one it did not change is left as it was.
    */
   public static PartitionResult apply(PartitionRequest request, long now, CounterStates states) {
-    return apply(request, now, states, null, null);
+    ReusableResult out = new ReusableResult();
+    apply(request, now, states, null, null, out);
+    return out.toResult();
   }
 
   /**
@@ -41,13 +45,15 @@ public final class PartitionStep {
    * {@code remembered} (null: nothing) under the request's message id, and where counter i is the
    * {@link LargeLog} {@code large[i]} when {@code large} and {@code large[i]} are not null (then state
    * i is unused: the log is read in place and, on record or release, changed in place, after every
-   * counter was evaluated). A DECIDE or CHECK of a remembered id gets the remembered result again and
-   * no state changes.
+   * counter was evaluated), answering into {@code out} (a store's or its caller's: nothing is
+   * allocated for the answer). A DECIDE or CHECK of a remembered id gets the remembered result again
+   * and no state changes.
    */
-  public static PartitionResult apply(PartitionRequest request, long now, CounterStates states, LargeLog[] large,
-      byte[] remembered) {
+  public static void apply(PartitionRequest request, long now, CounterStates states, LargeLog[] large,
+      byte[] remembered, ReusableResult out) {
     if (remembered != null && request.operation() != dev.fcap.store.Operation.RELEASE) {
-      return replay(remembered, request.checks());
+      replay(remembered, request.checks(), out);
+      return;
     }
     dev.fcap.store.Idempotency id = request.idempotency();
     if (id != null && request.operation() == dev.fcap.store.Operation.RELEASE
@@ -55,7 +61,8 @@ public final class PartitionStep {
       // a release by message id undoes only what the id still holds: released before, expired or
       // never admitted, it changes nothing (so two releases never give back twice); the release of a
       // decision stored as nothing (incarnation) only while no claim is remembered, within its horizon
-      return nothing(request, now);
+      nothing(request, now, out);
+      return;
     }
     if (id != null && id.incarnation() != 0) {
       remembered = null; // a claim's release undoes at the request's event time
@@ -63,9 +70,9 @@ public final class PartitionStep {
     // released by message id, the counts are undone at the time the store remembered, whoever asks
     long eventTime = remembered != null ? java.nio.ByteBuffer.wrap(remembered).getLong() : request.eventTime();
     List<CounterRequest> counters = request.counters();
-    int checks = request.checks();
-    long[] used = new long[checks];
-    long[] retryAt = new long[checks];
+    out.reset(request.checks());
+    long[] used = out.usedArray();
+    long[] retryAt = out.retryAtArray();
     boolean allowed = true;
     int at = 0;
     for (int i = 0; i < counters.size(); i++) {
@@ -98,12 +105,13 @@ public final class PartitionStep {
         }
       }
     }
-    return new PartitionResult(now, allowed, used, retryAt);
+    out.decided(now, allowed);
   }
 
   /** The answer of a step that changed nothing and admitted nothing (a release that gives nothing back). */
-  public static PartitionResult nothing(PartitionRequest request, long now) {
-    return new PartitionResult(now, false, new long[request.checks()], new long[request.checks()]);
+  public static void nothing(PartitionRequest request, long now, ReusableResult out) {
+    out.reset(request.checks());
+    out.decided(now, false);
   }
 
   /**
@@ -125,29 +133,36 @@ public final class PartitionStep {
    * release record that is not {@link dev.fcap.store.Idempotency#replayable()}, only
    * {@code time:i64 tail tailLength:u16}.
    */
-  public static byte[] remember(PartitionResult result, dev.fcap.store.Idempotency id) {
+  public static byte[] remember(PartitionAnswer result, dev.fcap.store.Idempotency id) {
     byte[] decisionId = id.tail();
     if (!id.replayable()) {
       return java.nio.ByteBuffer.allocate(10 + decisionId.length).putLong(result.time()).put(decisionId)
           .putShort((short) decisionId.length).array();
     }
-    int checks = result.used().length;
+    int checks = result.checks();
     java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(11 + 16 * checks + decisionId.length);
     b.putLong(result.time()).put((byte) (result.allowed() ? 1 : 0));
     for (int i = 0; i < checks; i++) {
-      long retryAt = result.retryAt()[i];
-      b.putLong(result.used()[i]).putLong(retryAt == CounterAlgorithm.NEVER ? -1 : retryAt - result.time());
+      long retryAt = result.retryAt(i);
+      b.putLong(result.used(i)).putLong(retryAt == CounterAlgorithm.NEVER ? -1 : retryAt - result.time());
     }
     return b.put(decisionId).putShort((short) decisionId.length).array();
   }
 
   /** The result a remembered decision is answered with again; {@code checks} is the request's. */
   public static PartitionResult replay(byte[] remembered, int checks) {
+    ReusableResult out = new ReusableResult();
+    replay(remembered, checks, out);
+    return out.toResult();
+  }
+
+  private static void replay(byte[] remembered, int checks, ReusableResult out) {
     java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(remembered);
     long time = b.getLong();
     boolean allowed = b.get() == 1;
-    long[] used = new long[checks];
-    long[] retryAt = new long[checks];
+    out.reset(checks);
+    long[] used = out.usedArray();
+    long[] retryAt = out.retryAtArray();
     int idLength = tailLength(remembered);
     int idAt = remembered.length - 2 - idLength;
     int stored = Math.max(0, idAt - 9) / 16; // 0 for a release record: its time, then its tail
@@ -161,8 +176,8 @@ public final class PartitionStep {
         retryAt[i] = time;
       }
     }
-    return new PartitionResult(time, allowed, used, retryAt,
-        new String(remembered, idAt, idLength, java.nio.charset.StandardCharsets.ISO_8859_1));
+    out.decided(time, allowed);
+    out.replayOf(new String(remembered, idAt, idLength, java.nio.charset.StandardCharsets.ISO_8859_1));
   }
 
   /** The length of the tail that {@link #remember} bytes end with (a u16 after it). */

@@ -11,9 +11,12 @@ import dev.fcap.store.Clock;
 import dev.fcap.store.CounterRequest;
 import dev.fcap.store.Idempotency;
 import dev.fcap.store.Operation;
+import dev.fcap.store.PartitionAnswer;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
+import dev.fcap.store.ReusableResult;
 import dev.fcap.store.Store;
+import dev.fcap.store.StoreException;
 import dev.fcap.store.StoredCounter;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -130,30 +133,75 @@ public final class Engine implements AutoCloseable {
       return CompletableFuture.completedFuture(true); // no rule applies
     }
     // the requests alone, no Prepared: what a Decision needs besides them (an id) this has none of
+    if (plan.partitions.length == 1) {
+      Scratch scratch = Scratch.take();
+      try {
+        PartitionRequest[] requests = scratch.request;
+        byte[] key = recordKey(message, Operation.DECIDE, 1, 0); // a message id's, or none
+        long horizon = key == null ? 0 : recordHorizon(cp, message, 0);
+        requests(message, cp, plan, Operation.DECIDE, time, key, horizon, requests);
+        if (store.applyInto(requests[0], scratch.result)) {
+          // the embedded store answers on this thread, into this thread's answer: nothing allocated for it
+          return report(cp, plan, scratch.answers, verdicts) ? ADMITTED : REFUSED;
+        }
+        return store.apply(requests[0]).thenApply(r -> report(cp, plan, new PartitionAnswer[] {r}, verdicts));
+      } catch (StoreException e) {
+        return CompletableFuture.failedFuture(new java.util.concurrent.CompletionException(e)); // as apply's future
+      } finally {
+        scratch.release();
+      }
+    }
     PartitionRequest[] requests = new PartitionRequest[plan.partitions.length];
     byte[] key = recordKey(message, Operation.DECIDE, requests.length, 0); // a message id's, or none
     long horizon = key == null ? 0 : recordHorizon(cp, message, 0);
     requests(message, cp, plan, Operation.DECIDE, time, key, horizon, requests);
-    if (requests.length == 1) {
-      CompletableFuture<PartitionResult> applied = store.apply(requests[0]);
-      if (applied.isDone() && !applied.isCompletedExceptionally()) {
-        // an in-memory store answers at once: report here, without a continuation and its future
-        return CompletableFuture.completedFuture(report(cp, plan, new PartitionResult[] {applied.join()}, verdicts));
-      }
-      return applied.thenApply(r -> report(cp, plan, new PartitionResult[] {r}, verdicts));
-    }
     return chain(requests, Operation.DECIDE, 0, new PartitionResult[requests.length])
         .thenApply(results -> report(cp, plan, results, verdicts));
   }
 
+  /**
+   * The answers of {@link #decideAt(Message, long, RuleVerdicts)} on a store that answers on the
+   * calling thread: shared, already complete (completing them again changes nothing).
+   */
+  private static final CompletableFuture<Boolean> ADMITTED = CompletableFuture.completedFuture(true);
+  private static final CompletableFuture<Boolean> REFUSED = CompletableFuture.completedFuture(false);
+
+  /**
+   * What one thread's decisions reuse, one after the other, on a store that answers on the calling
+   * thread ({@link Store#applyInto}): the answer the store writes into and the one-partition request
+   * array. A decision made inside another's {@link RuleVerdicts} callback (on the same thread, while
+   * the outer one still reads its answer) takes one of its own.
+   */
+  private static final class Scratch {
+    private static final ThreadLocal<Scratch> OF_THREAD = ThreadLocal.withInitial(Scratch::new);
+    final ReusableResult result = new ReusableResult();
+    final PartitionAnswer[] answers = {result};
+    final PartitionRequest[] request = new PartitionRequest[1];
+    private boolean busy;
+
+    static Scratch take() {
+      Scratch s = OF_THREAD.get();
+      if (s.busy) {
+        s = new Scratch();
+      }
+      s.busy = true;
+      return s;
+    }
+
+    void release() {
+      request[0] = null; // keep no request alive between decisions
+      busy = false;
+    }
+  }
+
   /** Reports each rule's verdict of a decision to {@code verdicts}; whether the message was admitted. */
-  private static boolean report(CompiledPolicy policy, CompiledPolicy.Plan plan, PartitionResult[] results,
+  private static boolean report(CompiledPolicy policy, CompiledPolicy.Plan plan, PartitionAnswer[] results,
       RuleVerdicts verdicts) {
     boolean allowed = true;
     for (int i = 0; i < plan.rules.length; i++) {
-      PartitionResult r = results[plan.rulePartition[i]];
+      PartitionAnswer r = results[plan.rulePartition[i]];
       if (r != null) { // null: a replayed decision reports the rules of the partition that remembered it
-        boolean admits = admits(r, plan.ruleOffset[i]);
+        boolean admits = r.admits(plan.ruleOffset[i]);
         verdicts.rule(plan.rules[i], admits);
         allowed &= admits || !policy.rule(plan.rules[i]).enforced();
       }
@@ -719,16 +767,18 @@ public final class Engine implements AutoCloseable {
           false, clock.millis(), p.policy == null ? 0 : p.policy.policy.version()));
     }
     if (p.requests.length == 1) {
-      CompletableFuture<PartitionResult> applied = store.apply(p.requests[0]);
-      if (applied.isDone() && !applied.isCompletedExceptionally()) {
-        // an in-memory store answers at once: finish here, without a continuation and its future
-        try {
-          return CompletableFuture.completedFuture(finish(p, new PartitionResult[] {applied.join()}));
-        } catch (RuntimeException e) {
-          return CompletableFuture.failedFuture(new java.util.concurrent.CompletionException(e)); // as thenApply
+      Scratch scratch = Scratch.take();
+      try {
+        if (store.applyInto(p.requests[0], scratch.result)) {
+          // the embedded store answers on this thread, into this thread's answer: no result, arrays or future
+          return CompletableFuture.completedFuture(finish(p, scratch.answers));
         }
+      } catch (RuntimeException e) {
+        return CompletableFuture.failedFuture(new java.util.concurrent.CompletionException(e)); // as thenApply
+      } finally {
+        scratch.release();
       }
-      return applied.thenApply(r -> finish(p, new PartitionResult[] {r}));
+      return store.apply(p.requests[0]).thenApply(r -> finish(p, new PartitionAnswer[] {r}));
     }
     return chain(p.requests, p.op, 0, new PartitionResult[p.requests.length]).thenApply(results -> finish(p, results));
   }
@@ -768,7 +818,7 @@ public final class Engine implements AutoCloseable {
     });
   }
 
-  private Decision finish(Prepared p, PartitionResult[] results) {
+  private Decision finish(Prepared p, PartitionAnswer[] results) {
     CompiledPolicy.Plan plan = p.plan;
     boolean replayed = results[0].replayOf() != null;
     RuleOutcome[] outcomes = new RuleOutcome[plan.rules.length]; // one copy into the Decision's list, no ArrayList
@@ -778,14 +828,14 @@ public final class Engine implements AutoCloseable {
     long retryAfter = 0;
     for (int i = 0; i < plan.rules.length; i++) {
       Rule rule = p.policy.rule(plan.rules[i]);
-      PartitionResult r = results[plan.rulePartition[i]];
+      PartitionAnswer r = results[plan.rulePartition[i]];
       if (r == null) {
         continue; // a replay reports the rules of the partition that remembered it
       }
       int at = plan.ruleOffset[i];
-      long used = r.used()[at];
-      long retryAt = r.retryAt()[at];
-      boolean allowed = admits(r, at);
+      long used = r.used(at);
+      long retryAt = r.retryAt(at);
+      boolean allowed = r.admits(at);
       long ruleRetry = allowed ? 0 : retryAt == PartitionResult.NEVER ? -1 : retryAt - r.time();
       outcomes[reported++] = new RuleOutcome(rule.id(), rule.limit(), rule.windowMs(), used,
           Math.max(0, rule.limit() - used), allowed, rule.enforced(), ruleRetry);
@@ -800,7 +850,7 @@ public final class Engine implements AutoCloseable {
     }
     boolean allowed = blocked.isEmpty();
     boolean degraded = false;
-    for (PartitionResult r : results) {
+    for (PartitionAnswer r : results) {
       degraded |= r != null && r.degraded(); // null: not reached by a replayed decision
     }
     String id = null;
@@ -816,11 +866,6 @@ public final class Engine implements AutoCloseable {
     List<RuleOutcome> rules = List.of(reported == outcomes.length ? outcomes : java.util.Arrays.copyOf(outcomes, reported));
     return new Decision(allowed, id != null ? id : randomId(), retryAfter, blocked, shadowBlocked, rules, degraded,
         results[0].time(), p.policy.policy.version(), replayed);
-  }
-
-  /** Whether check {@code at} of a partition's result admitted the message. */
-  private static boolean admits(PartitionResult r, int at) {
-    return r.retryAt()[at] == r.time();
   }
 
   private static final java.util.HexFormat HEX = java.util.HexFormat.of();

@@ -16,7 +16,7 @@ package dev.fcap.store;
  *     incarnation, which its release must name; 0 when the store remembered the decision instead
  */
 public record PartitionResult(long time, boolean allowed, long[] used, long[] retryAt, String replayOf,
-    boolean degraded, long incarnation) {
+    boolean degraded, long incarnation) implements PartitionAnswer {
 
   /** {@code retryAt} of a check that can never admit the message (its cost exceeds the limit). */
   public static final long NEVER = Long.MAX_VALUE;
@@ -32,6 +32,21 @@ public record PartitionResult(long time, boolean allowed, long[] used, long[] re
   public PartitionResult(long time, boolean allowed, long[] used, long[] retryAt, String replayOf,
       boolean degraded) {
     this(time, allowed, used, retryAt, replayOf, degraded, 0);
+  }
+
+  @Override
+  public int checks() {
+    return used.length;
+  }
+
+  @Override
+  public long used(int check) {
+    return used[check];
+  }
+
+  @Override
+  public long retryAt(int check) {
+    return retryAt[check];
   }
 
   /** This result, marked as decided by an outage store. */

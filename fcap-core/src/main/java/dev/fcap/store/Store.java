@@ -25,6 +25,20 @@ public interface Store extends AutoCloseable {
   CompletableFuture<PartitionResult> apply(PartitionRequest request);
 
   /**
+   * {@link #apply} on the calling thread, for a store that can answer there (the embedded one): writes
+   * what {@code apply}'s future would complete with into {@code out}, which the caller owns and
+   * reuses, and returns true, so a decision allocates no result, arrays or future. Returns false, with
+   * nothing done, when this store cannot answer on the calling thread (over a network, behind a
+   * decorator, or waiting for a write's sync): the caller then calls {@link #apply}. The default
+   * returns false; a decorator that does not override it keeps every request on {@link #apply}.
+   *
+   * @throws StoreException where {@code apply}'s future would fail with it
+   */
+  default boolean applyInto(PartitionRequest request, ReusableResult out) {
+    return false;
+  }
+
+  /**
    * Applies many requests; each is atomic on its own and completes on its own (one future per
    * request, in request order), so one refused or failed request never fails the others. Stores that
    * talk over a network pipeline them.

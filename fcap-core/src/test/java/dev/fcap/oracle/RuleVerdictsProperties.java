@@ -59,6 +59,47 @@ class RuleVerdictsProperties {
     Statistics.label("replayed message ids").coverage(c -> c.check(true).count(n -> n >= 10));
   }
 
+  /**
+   * A callback that decides again on the same engine and thread, while the decision it reports is
+   * still being read: on the embedded store both decisions would answer into the thread's one
+   * reusable answer, and the outer one's later rules would report the inner one's checks. The inner
+   * decision (another recipient, deciding also in every shared partition) is made on the reference
+   * engine right after the outer one, in the same order.
+   */
+  @Property(tries = 15)
+  void aCallbackThatDecidesAgainLeavesTheVerdictsBeingReportedAlone(@ForAll long seed) {
+    Policy policy = Traffic.randomPolicy(seed, 12, false);
+    Traffic traffic = new Traffic(seed, policy, Traffic.Options.SEND_LOG, ManualClock.START);
+    long differing = 0;
+    try (Engine decisions = engine(policy); Engine verdicts = engine(policy)) {
+      for (int step = 0; step < 600; step++) {
+        Traffic.Decide d = (Traffic.Decide) traffic.next();
+        Message inner = withRecipient(d.message(), "inner-" + step % 5);
+        Decision expected = decisions.decideAt(d.message(), d.time()).join();
+        Decision expectedInner = decisions.decideAt(inner, d.time()).join();
+        List<String> reported = new ArrayList<>();
+        List<String> reportedInner = new ArrayList<>();
+        boolean allowed = verdicts.decideAt(d.message(), d.time(), (index, admits) -> {
+          if (reported.isEmpty()) {
+            boolean innerAllowed = verdicts.decideAt(inner, d.time(),
+                (i, a) -> reportedInner.add(policy.rules().get(i).id() + "=" + a)).join();
+            assertThat(innerAllowed).isEqualTo(expectedInner.allowed());
+          }
+          reported.add(policy.rules().get(index).id() + "=" + admits);
+        }).join();
+        String at = "seed " + seed + ", step " + step + ", " + d.message();
+        assertThat(allowed).as(at).isEqualTo(expected.allowed());
+        assertThat(reported).as(at).isEqualTo(expected.rules().stream().map(RuleVerdictsProperties::verdict).toList());
+        assertThat(reportedInner).as(at).isEqualTo(
+            expectedInner.rules().stream().map(RuleVerdictsProperties::verdict).toList());
+        differing += expected.rules().equals(expectedInner.rules()) ? 0 : 1;
+      }
+    }
+    // the two decisions of a step answer differently often enough for a shared answer to show
+    Statistics.label("outer and inner differ").collect(differing >= 10);
+    Statistics.label("outer and inner differ").coverage(c -> c.check(true).count(n -> n >= 5));
+  }
+
   @Property(tries = 1)
   void anEngineWhoseDecisionsAreReleasableRefusesVerdicts() {
     try (Engine engine = Engine.builder(MemoryStore.builder().build()).callerTime(true)
@@ -76,6 +117,11 @@ class RuleVerdictsProperties {
     ManualClock clock = new ManualClock();
     return Engine.builder(MemoryStore.builder().clock(clock).segments(2).build()).clock(clock).callerTime(true)
         .releaseHorizon(Duration.ZERO).policy(policy).build();
+  }
+
+  private static Message withRecipient(Message m, String recipient) {
+    return new Message(m.tenant(), recipient, m.channel(), m.sender(), m.category(), m.content(), m.contentKey(),
+        m.attributes(), m.cost(), m.messageId());
   }
 
   private static Message withMessageId(Message m, String messageId) {

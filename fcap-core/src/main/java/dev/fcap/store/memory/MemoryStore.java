@@ -11,6 +11,7 @@ import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
 import dev.fcap.store.PartitionSnapshot;
+import dev.fcap.store.ReusableResult;
 import dev.fcap.store.Store;
 import dev.fcap.store.StoreException;
 import dev.fcap.store.StoredCounter;
@@ -132,11 +133,11 @@ public final class MemoryStore implements Store {
   public CompletableFuture<PartitionResult> apply(PartitionRequest request) {
     try {
       if (journal == null || !journal.syncsEveryWrite()) {
-        return CompletableFuture.completedFuture(applyNow(request));
+        return CompletableFuture.completedFuture(applyNow(request, null, null));
       }
       @SuppressWarnings("unchecked")
       CompletableFuture<Void>[] durable = new CompletableFuture[1];
-      PartitionResult result = applyNow(request, durable);
+      PartitionResult result = applyNow(request, durable, null);
       return durable[0] == null ? CompletableFuture.completedFuture(result) : durable[0].thenApply(ignored -> result);
     } catch (StoreException e) {
       return CompletableFuture.failedFuture(e);
@@ -144,14 +145,31 @@ public final class MemoryStore implements Store {
   }
 
   /**
+   * Answers on the calling thread unless the store syncs every write (a decision then waits for its
+   * sync, which completes on the journal's thread).
+   */
+  @Override
+  public boolean applyInto(PartitionRequest request, ReusableResult out) {
+    if (journal != null && journal.syncsEveryWrite()) {
+      return false;
+    }
+    applyNow(request, null, Objects.requireNonNull(out, "out"));
+    return true;
+  }
+
+  /**
    * {@link #apply} without the future, for callers that stay on one thread (replay, benchmarks). On a
    * store that syncs every write, this does not wait for the sync.
    */
   public PartitionResult applyNow(PartitionRequest request) {
-    return applyNow(request, null);
+    return applyNow(request, null, null);
   }
 
-  private PartitionResult applyNow(PartitionRequest request, CompletableFuture<Void>[] durable) {
+  /**
+   * Applies {@code request}, answering into {@code into}, or when it is null into the segment's own
+   * answer, copied out as the returned result before the segment's lock is let go.
+   */
+  private PartitionResult applyNow(PartitionRequest request, CompletableFuture<Void>[] durable, ReusableResult into) {
     RememberedDecisions.checkPartition(request.partition());
     int hash = hash(request.partition());
     int index = segmentIndex(hash);
@@ -193,9 +211,12 @@ public final class MemoryStore implements Store {
       LargeLog[] large = largeLogs(segment, request, states, now);
       boolean otherIncarnation = storedAsNothing && !decide
           && PartitionRecord.incarnation(record, now) != id.incarnation();
-      PartitionResult result = otherIncarnation
-          ? PartitionStep.nothing(request, now) // reset or expired since the decision: nothing of it is left
-          : PartitionStep.apply(request, now, states, large, remembered);
+      ReusableResult result = into != null ? into : segment.result;
+      if (otherIncarnation) {
+        PartitionStep.nothing(request, now, result); // reset or expired since the decision: nothing of it is left
+      } else {
+        PartitionStep.apply(request, now, states, large, remembered, result);
+      }
       // A dry run, a refused decision or a replayed one changes no state: leave the record as it is
       // (expired counters in it are dropped by the next write or the sweep).
       if ((request.operation() == Operation.RELEASE || request.operation() == Operation.DECIDE) && result.allowed()
@@ -224,7 +245,7 @@ public final class MemoryStore implements Store {
           next = PartitionRecord.write(record, request.partition(), counters, states, now, null, null, 0,
               stamps ? id.incarnation() : 0, stamps ? now + id.horizonMs() : 0);
           if (stamps) {
-            result = result.withIncarnation(PartitionRecord.writtenIncarnation(next));
+            result.incarnation(PartitionRecord.writtenIncarnation(next));
           }
           if (id != null && inline) {
             next = PartitionRecord.withoutMessage(next, id.key()); // released: it leaves with this write
@@ -252,7 +273,7 @@ public final class MemoryStore implements Store {
         segment.sweepNext(sweepTime());
       }
       states.clear(); // held by the segment: keep no record or state alive
-      return result;
+      return into != null ? null : result.toResult();
     }
   }
 

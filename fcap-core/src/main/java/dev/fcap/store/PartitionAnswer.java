@@ -1,0 +1,42 @@
+package dev.fcap.store;
+
+/**
+ * What a store answered for one {@link PartitionRequest}, read check by check (checks in the order of
+ * the request's counters and their checks): the immutable {@link PartitionResult} that
+ * {@link Store#apply} completes with, or the {@link ReusableResult} a caller owns and a store that
+ * answers on the calling thread writes into ({@link Store#applyInto}). The engine reads both alike.
+ */
+public sealed interface PartitionAnswer permits PartitionResult, ReusableResult {
+
+  /** The clock value the store decided at (epoch ms). */
+  long time();
+
+  /** True iff every enforced check admitted (for DECIDE: the message was then recorded). */
+  boolean allowed();
+
+  /** The number of checks. */
+  int checks();
+
+  /** The cost counted in check {@code check}'s window before this message. */
+  long used(int check);
+
+  /**
+   * {@link #time()} if check {@code check} admits, the earliest time it would admit the same message
+   * if nothing else were recorded, or {@link PartitionResult#NEVER}.
+   */
+  long retryAt(int check);
+
+  /** Null, or the id of the earlier admitted decision of the same message id (see {@link PartitionResult}). */
+  String replayOf();
+
+  /** True when a failover decorator answered from its outage store instead of the store. */
+  boolean degraded();
+
+  /** The partition's incarnation for a DECIDE that asked for one (see {@link PartitionResult}); else 0. */
+  long incarnation();
+
+  /** Whether check {@code check} admitted the message. */
+  default boolean admits(int check) {
+    return retryAt(check) == time();
+  }
+}
