@@ -658,8 +658,8 @@ public final class Engine implements AutoCloseable {
    */
   private byte[] requests(Message m, CompiledPolicy cp, CompiledPolicy.Plan plan, Operation op, long time,
       byte[] key, long horizon, PartitionRequest[] requests) {
-    byte[] fingerprint = m.content() != null ? Fingerprint.ofContent(m.content())
-        : m.contentKey() != null ? Fingerprint.ofContentKey(m.contentKey()) : null;
+    // copied into the keys below and kept by none of them: the thread's scratch, not an array per decision
+    byte[] fingerprint = Fingerprint.ofMessageContentInScratch(m);
     long alignAt = time == PartitionRequest.STORE_TIME ? clock.millis() : time;
     int partitions = requests.length;
     boolean decide = op == Operation.DECIDE && partitions > 0;

@@ -34,6 +34,22 @@ public final class Fingerprint {
     return ofText(messageId, MESSAGE_ID_SEED);
   }
 
+  /**
+   * The fingerprint of a message's content, else of its content key, else null, written into this
+   * thread's 16-byte scratch: valid until the thread's next call, so only for a caller that copies the
+   * bytes into keys at once and keeps no reference (a decision's request building: saves an array per
+   * decision).
+   */
+  static byte[] ofMessageContentInScratch(dev.fcap.model.Message m) {
+    String text = m.content() != null ? m.content() : m.contentKey();
+    if (text == null) {
+      return null;
+    }
+    byte[] out = SCRATCH.get().fingerprint;
+    ofText(text, m.content() != null ? CONTENT_SEED : CONTENT_KEY_SEED, out, 0);
+    return out;
+  }
+
   private static byte[] ofText(String text, int seed) {
     byte[] out = new byte[16];
     ofText(text, seed, out, 0);
@@ -95,9 +111,13 @@ public final class Fingerprint {
     return at;
   }
 
-  /** A thread's scratch arrays for {@link #ofText}: a text's chars and its UTF-8 bytes (at most three per char). */
+  /**
+   * A thread's scratch arrays for {@link #ofText}: a text's chars and its UTF-8 bytes (at most three per
+   * char); and for {@link #ofMessageContentInScratch}, a fingerprint.
+   */
   private static final class Scratch {
     final char[] chars = new char[SCRATCH_CHARS];
+    final byte[] fingerprint = new byte[16];
     final byte[] utf8 = new byte[3 * SCRATCH_CHARS];
   }
 
