@@ -41,6 +41,15 @@ public interface CounterAlgorithm {
    */
   byte[] record(byte[] s, int from, int length, CounterSpec spec, long align, long now, long cost);
 
+  /**
+   * {@link #record(byte[], int, int, CounterSpec, long, long, long)} of state {@code i} of
+   * {@code states}, which becomes the new state: by default an array of its own; an algorithm may
+   * write it into the states' scratch instead ({@link CounterStates#newState}).
+   */
+  default void record(CounterStates states, int i, CounterSpec spec, long align, long now, long cost) {
+    states.set(i, record(states.source(i), states.from(i), states.length(i), spec, align, now, cost));
+  }
+
   /** {@link #record(byte[], int, int, CounterSpec, long, long, long)} of a whole state. */
   default byte[] record(byte[] state, CounterSpec spec, long align, long now, long cost) {
     return record(state, 0, Bytes.length(state), spec, align, now, cost);
@@ -49,8 +58,16 @@ public interface CounterAlgorithm {
   /** Undoes a message of {@code cost} recorded at {@code eventTime}; a no-op if it is no longer held. */
   byte[] release(byte[] state, CounterSpec spec, long align, long now, long eventTime, long cost);
 
-  /** The first instant at which this state no longer affects any decision; it may be dropped then. */
-  long expiresAt(byte[] state, CounterSpec spec, long align);
+  /**
+   * The first instant at which the state {@code s[from, from + length)} (length 0: empty) no longer
+   * affects any decision; it may be dropped then.
+   */
+  long expiresAt(byte[] s, int from, int length, CounterSpec spec, long align);
+
+  /** {@link #expiresAt(byte[], int, int, CounterSpec, long)} of a whole state. */
+  default long expiresAt(byte[] state, CounterSpec spec, long align) {
+    return expiresAt(state, 0, Bytes.length(state), spec, align);
+  }
 
   /** The implementation of an algorithm. */
   static CounterAlgorithm of(dev.fcap.model.Algorithm algorithm) {

@@ -14,6 +14,11 @@ import java.util.Arrays;
  * ({@link #set}); an empty counter has length 0 (no algorithm writes an empty state: they answer
  * null for one).
  *
+ * <p><b>New states in scratch.</b> An algorithm may write a state it records into this object's own
+ * scratch array ({@link #newState}) instead of an array of its own: the store copies it from there
+ * into the partition's new record in the same step, so an admission allocates only that record. The
+ * scratch is overwritten by the next step; {@link #get} never hands it out.
+ *
  * <p>Not thread-safe: its owner (a store segment, under its lock) reuses it from one step to the
  * next, and {@link #clear}s it after each so that it keeps no record alive.
  */
@@ -22,6 +27,9 @@ public final class CounterStates {
   private int[] from;
   private int[] length;
   private int size;
+  /** Where {@link #newState} writes; {@code scratchUsed} bytes of it are taken in this step. */
+  private byte[] scratch = new byte[256];
+  private int scratchUsed;
 
   /** Room for {@code capacity} counters before it grows. */
   public CounterStates(int capacity) {
@@ -49,6 +57,7 @@ public final class CounterStates {
       clear();
     }
     size = n;
+    scratchUsed = 0;
     return this;
   }
 
@@ -67,6 +76,22 @@ public final class CounterStates {
     bytes[i] = n == 0 ? null : source;
     from[i] = at;
     length[i] = n;
+  }
+
+  /**
+   * Makes state {@code i} a new state of {@code n} bytes (n > 0) in this object's scratch, to be
+   * written whole by the caller at {@link #from}{@code (i)} of the returned array (its bytes are
+   * left over from earlier steps); valid until the next {@link #reset}.
+   */
+  public byte[] newState(int i, int n) {
+    if (scratchUsed + n > scratch.length) {
+      // states set earlier keep the old array, which nothing writes any more
+      scratch = new byte[Math.max(2 * scratch.length, n)];
+      scratchUsed = 0;
+    }
+    slice(i, scratch, scratchUsed, n);
+    scratchUsed += n;
+    return scratch;
   }
 
   /** State {@code i} is the whole of {@code state} (null: empty). */
@@ -91,10 +116,10 @@ public final class CounterStates {
     return length[i];
   }
 
-  /** State {@code i} as an array of its own (null: empty); the array itself if it is one. */
+  /** State {@code i} as an array of its own (null: empty); the array itself if it is one (never the scratch). */
   public byte[] get(int i) {
     byte[] b = bytes[i];
-    if (b == null || from[i] == 0 && length[i] == b.length) {
+    if (b == null || b != scratch && from[i] == 0 && length[i] == b.length) {
       return b;
     }
     return Arrays.copyOfRange(b, from[i], from[i] + length[i]);

@@ -81,11 +81,11 @@ final class FixedWindow implements CounterAlgorithm {
   }
 
   @Override
-  public long expiresAt(byte[] state, CounterSpec spec, long align) {
-    if (state == null) {
+  public long expiresAt(byte[] s, int from, int length, CounterSpec spec, long align) {
+    if (length == 0) {
       return Long.MIN_VALUE;
     }
     long window = spec.windowMs(0);
-    return windowStart(Bytes.getLong(state, 0), window, align) + window;
+    return windowStart(Bytes.getLong(s, from), window, align) + window;
   }
 }

@@ -96,7 +96,7 @@ final class Gcra implements CounterAlgorithm {
   }
 
   @Override
-  public long expiresAt(byte[] state, CounterSpec spec, long align) {
-    return state == null ? Long.MIN_VALUE : ceilDiv(Bytes.getLong(state, 0), 1000);
+  public long expiresAt(byte[] s, int from, int length, CounterSpec spec, long align) {
+    return length == 0 ? Long.MIN_VALUE : ceilDiv(Bytes.getLong(s, from), 1000);
   }
 }

@@ -100,8 +100,7 @@ public final class PartitionStep {
         if (large != null && large[i] != null) {
           large[i].record(c.spec(), now, request.cost());
         } else {
-          states.set(i, CounterAlgorithm.of(c.spec().algorithm()).record(states.source(i), states.from(i),
-              states.length(i), c.spec(), c.alignMs(), now, request.cost()));
+          CounterAlgorithm.of(c.spec().algorithm()).record(states, i, c.spec(), c.alignMs(), now, request.cost());
         }
       }
     }
@@ -185,9 +184,10 @@ public final class PartitionStep {
     return (remembered[remembered.length - 2] & 0xff) << 8 | (remembered[remembered.length - 1] & 0xff);
   }
 
-  /** The first instant at which the state of counter {@code c} stops mattering. */
-  public static long expiresAt(CounterRequest c, byte[] state) {
-    return CounterAlgorithm.of(c.spec().algorithm()).expiresAt(state, c.spec(), c.alignMs());
+  /** The first instant at which state {@code i} of {@code states}, counter {@code c}'s, stops mattering. */
+  public static long expiresAt(CounterRequest c, CounterStates states, int i) {
+    return CounterAlgorithm.of(c.spec().algorithm()).expiresAt(states.source(i), states.from(i), states.length(i),
+        c.spec(), c.alignMs());
   }
 
   /**

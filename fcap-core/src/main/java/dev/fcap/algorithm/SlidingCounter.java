@@ -179,12 +179,12 @@ final class SlidingCounter implements CounterAlgorithm {
   }
 
   @Override
-  public long expiresAt(byte[] state, CounterSpec spec, long align) {
-    if (state == null) {
+  public long expiresAt(byte[] s, int from, int length, CounterSpec spec, long align) {
+    if (length == 0) {
       return Long.MIN_VALUE;
     }
-    long width = Bytes.getLong(state, 0);
-    long newest = Bytes.getLong(state, 8);
+    long width = Bytes.getLong(s, from);
+    long newest = Bytes.getLong(s, from + 8);
     return (newest + 1) * width + Math.max(spec.windowMs(0), width) - 1;
   }
 }

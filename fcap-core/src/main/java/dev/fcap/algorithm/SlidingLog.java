@@ -129,8 +129,28 @@ final class SlidingLog implements CounterAlgorithm {
 
   @Override
   public byte[] record(byte[] s, int from, int length, CounterSpec spec, long align, long now, long cost) {
-    byte[] fast = recordOne(s, from, length, spec, now, cost);
-    return fast != null ? fast : recordGeneral(s, from, length, spec, now, cost);
+    int keep = keptByOne(s, from, length, spec, now, cost);
+    if (keep < 0) {
+      return recordGeneral(s, from, length, spec, now, cost);
+    }
+    byte[] out = new byte[HEADER + keep * 4];
+    writeOne(s, from, length, now, keep, out, 0);
+    return out;
+  }
+
+  /** The common case writes the new state into the states' scratch: the record copies it from there. */
+  @Override
+  public void record(CounterStates states, int i, CounterSpec spec, long align, long now, long cost) {
+    byte[] s = states.source(i);
+    int from = states.from(i);
+    int length = states.length(i);
+    int keep = keptByOne(s, from, length, spec, now, cost);
+    if (keep < 0) {
+      states.set(i, recordGeneral(s, from, length, spec, now, cost));
+      return;
+    }
+    byte[] out = states.newState(i, HEADER + keep * 4);
+    writeOne(s, from, length, now, keep, out, states.from(i));
   }
 
   /** {@link #recordGeneral(byte[], int, int, CounterSpec, long, long)} of a whole state. */
@@ -157,16 +177,17 @@ final class SlidingLog implements CounterAlgorithm {
    * The common case of {@link #record} without decoding: cost 1 into a narrow log without costs, at
    * or after its newest entry. The new entry has age 0 and every kept entry ages by
    * {@code now - newest}; entries are kept while younger than the longest window and within the
-   * capacity, exactly as {@link #prune} would, so the bytes equal the general path's. Null when the
-   * case does not apply (the general path then runs).
+   * capacity, exactly as {@link #prune} would, so the bytes equal the general path's. Returns how
+   * many entries the new state keeps, the new one included, or -1 when the case does not apply (the
+   * general path then runs).
    */
-  private static byte[] recordOne(byte[] s, int from, int length, CounterSpec spec, long now, long cost) {
+  private static int keptByOne(byte[] s, int from, int length, CounterSpec spec, long now, long cost) {
     if (cost != 1) {
-      return null;
+      return -1;
     }
     int n = size(s, from, length);
     if (n > 0 && (s[from] != 0 || now < Bytes.getLong(s, from + 1))) {
-      return null;
+      return -1;
     }
     long shift = n == 0 ? 0 : now - Bytes.getLong(s, from + 1);
     long maxWindow = spec.maxWindowMs();
@@ -178,16 +199,25 @@ final class SlidingLog implements CounterAlgorithm {
         break;
       }
       if (age > 0xFFFF_FFFFL) {
-        return null; // needs the wide layout
+        return -1; // needs the wide layout
       }
       keep++;
     }
-    byte[] out = new byte[HEADER + keep * 4];
-    Bytes.putLong(out, 1, now);
-    for (int i = 1; i < keep; i++) {
-      Bytes.putUint(out, HEADER + i * 4, Bytes.getUint(s, from + HEADER + (i - 1) * 4) + shift);
+    return keep;
+  }
+
+  /**
+   * Writes the new state of {@link #keptByOne}'s case, every byte of it (the destination may hold
+   * old bytes), at {@code out[at]}: the layout byte, the newest time, the new entry, the kept ones.
+   */
+  private static void writeOne(byte[] s, int from, int length, long now, int keep, byte[] out, int at) {
+    long shift = length == 0 ? 0 : now - Bytes.getLong(s, from + 1);
+    out[at] = 0; // narrow, no costs
+    Bytes.putLong(out, at + 1, now);
+    Bytes.putUint(out, at + HEADER, 0); // the new entry, age 0
+    for (int k = 1; k < keep; k++) {
+      Bytes.putUint(out, at + HEADER + k * 4, Bytes.getUint(s, from + HEADER + (k - 1) * 4) + shift);
     }
-    return out;
   }
 
   @Override
@@ -205,8 +235,8 @@ final class SlidingLog implements CounterAlgorithm {
   }
 
   @Override
-  public long expiresAt(byte[] state, CounterSpec spec, long align) {
-    return size(state) == 0 ? Long.MIN_VALUE : Bytes.getLong(state, 1) + spec.maxWindowMs();
+  public long expiresAt(byte[] s, int from, int length, CounterSpec spec, long align) {
+    return size(s, from, length) == 0 ? Long.MIN_VALUE : Bytes.getLong(s, from + 1) + spec.maxWindowMs();
   }
 
   /**

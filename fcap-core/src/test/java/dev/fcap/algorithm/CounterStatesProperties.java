@@ -17,7 +17,10 @@ import net.jqwik.api.Provide;
  * exactly as it reads the same state as an array of its own: every algorithm, every layout its
  * states take (a sliding log's wide ages and costs, a sliding counter or a GCRA state written under
  * another window, a calendar window's alignment), each state placed at a random offset among random
- * bytes, so a read that forgets the offset reads the wrong bytes.
+ * bytes, so a read that forgets the offset reads the wrong bytes. And a state recorded into the
+ * states' scratch ({@link CounterAlgorithm#record(CounterStates, int, CounterSpec, long, long, long)},
+ * over random bytes left there) is the state recorded as an array of its own, byte for byte, and
+ * expires when it does.
  */
 class CounterStatesProperties {
   private static final long T0 = 1_700_000_000_000L;
@@ -31,6 +34,7 @@ class CounterStatesProperties {
     byte[] state = null;
     long now = T0;
     int step = 0;
+    CounterStates reused = new CounterStates(1); // as a store segment's: its scratch keeps older bytes
     for (long[] s : steps) {
       now += s[0];
       long cost = s[1];
@@ -53,9 +57,27 @@ class CounterStatesProperties {
       byte[] nextInPlace = algorithm.record(record, slices.from(0), slices.length(0), spec, align, now, cost);
       assertThat(nextInPlace).as(at).isEqualTo(next);
       assertThat(slices.get(0)).as("the slice's own copy").isEqualTo(state);
+      assertThat(algorithm.expiresAt(record, slices.from(0), slices.length(0), spec, align)).as(at)
+          .isEqualTo(algorithm.expiresAt(state, spec, align));
+      leaveJunk(reused, random);
+      reused.reset(1);
+      reused.slice(0, record, slices.from(0), slices.length(0));
+      algorithm.record(reused, 0, spec, align, now, cost);
+      assertThat(reused.get(0)).as(at + ", recorded into the states").isEqualTo(next);
+      assertThat(algorithm.expiresAt(reused.source(0), reused.from(0), reused.length(0), spec, align)).as(at)
+          .isEqualTo(algorithm.expiresAt(next, spec, align));
       if (admits || random.nextInt(4) == 0) { // mostly what a store keeps: admitted messages
         state = next;
       }
+    }
+  }
+
+  /** Random bytes where the next state recorded into {@code states}' scratch will be written. */
+  private static void leaveJunk(CounterStates states, Random random) {
+    states.reset(1);
+    byte[] scratch = states.newState(0, 200);
+    for (int i = 0; i < 200; i++) {
+      scratch[states.from(0) + i] = (byte) random.nextInt();
     }
   }
 

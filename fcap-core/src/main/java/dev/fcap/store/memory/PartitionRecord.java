@@ -541,9 +541,8 @@ final class PartitionRecord {
     if (states.isEmpty(i)) {
       return NOT_WRITTEN;
     }
-    // a step that writes sets every state it leaves (recorded, released or emptied for a large log)
-    // as an array of its own, which get() returns as it is: no copy here
-    long expiresAt = PartitionStep.expiresAt(counters.get(i), states.get(i));
+    // read where it lies: a state recorded in this step may be a slice of the states' scratch
+    long expiresAt = PartitionStep.expiresAt(counters.get(i), states, i);
     return expiresAt > now && !writtenBefore(counters, i) ? toSeconds(expiresAt) : NOT_WRITTEN;
   }
 
