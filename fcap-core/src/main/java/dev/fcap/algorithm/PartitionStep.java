@@ -1,8 +1,8 @@
 package dev.fcap.algorithm;
 
 import dev.fcap.store.CounterRequest;
-import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionAnswer;
+import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
 import dev.fcap.store.ReusableResult;
 import java.util.List;

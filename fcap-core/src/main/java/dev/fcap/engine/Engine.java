@@ -42,6 +42,12 @@ import java.util.concurrent.CompletableFuture;
  * {@link #setPolicies}; counters survive edits of limits and windows (see {@link CompiledPolicy}).
  */
 public final class Engine implements AutoCloseable {
+  /**
+   * The answers of {@link #decideAt(Message, long, RuleVerdicts)} when no rule applies or the store
+   * answered on the calling thread: shared, already complete (completing them again changes nothing).
+   */
+  private static final CompletableFuture<Boolean> ADMITTED = CompletableFuture.completedFuture(true);
+  private static final CompletableFuture<Boolean> REFUSED = CompletableFuture.completedFuture(false);
   private final Store store;
   private final Clock clock;
   private final boolean callerTime;
@@ -130,41 +136,32 @@ public final class Engine implements AutoCloseable {
     CompiledPolicy cp = policies.get(message.tenant());
     CompiledPolicy.Plan plan = cp == null ? null : cp.plan(message);
     if (plan == null || plan.partitions.length == 0) {
-      return CompletableFuture.completedFuture(true); // no rule applies
+      return ADMITTED; // no rule applies
     }
     // the requests alone, no Prepared: what a Decision needs besides them (an id) this has none of
-    if (plan.partitions.length == 1) {
-      Scratch scratch = Scratch.take();
-      try {
-        PartitionRequest[] requests = scratch.request;
-        byte[] key = recordKey(message, Operation.DECIDE, 1, 0); // a message id's, or none
-        long horizon = key == null ? 0 : recordHorizon(cp, message, 0);
-        requests(message, cp, plan, Operation.DECIDE, time, key, horizon, requests);
-        if (store.applyInto(requests[0], scratch.result)) {
-          // the embedded store answers on this thread, into this thread's answer: nothing allocated for it
-          return report(cp, plan, scratch.answers, verdicts) ? ADMITTED : REFUSED;
-        }
-        return store.apply(requests[0]).thenApply(r -> report(cp, plan, new PartitionAnswer[] {r}, verdicts));
-      } catch (StoreException e) {
-        return CompletableFuture.failedFuture(new java.util.concurrent.CompletionException(e)); // as apply's future
-      } finally {
+    Scratch scratch = plan.partitions.length == 1 ? Scratch.take() : null;
+    try {
+      PartitionRequest[] requests = scratch != null ? scratch.request : new PartitionRequest[plan.partitions.length];
+      byte[] key = recordKey(message, Operation.DECIDE, requests.length, 0); // a message id's, or none
+      long horizon = key == null ? 0 : recordHorizon(cp, message, 0);
+      requests(message, cp, plan, Operation.DECIDE, time, key, horizon, requests);
+      if (scratch == null) {
+        return chain(requests, Operation.DECIDE, 0, new PartitionResult[requests.length])
+            .thenApply(results -> report(cp, plan, results, verdicts));
+      }
+      if (store.applyInto(requests[0], scratch.result)) {
+        // the embedded store answers on this thread, into this thread's answer: nothing allocated for it
+        return report(cp, plan, scratch.answers, verdicts) ? ADMITTED : REFUSED;
+      }
+      return store.apply(requests[0]).thenApply(r -> report(cp, plan, new PartitionAnswer[] {r}, verdicts));
+    } catch (StoreException e) {
+      return CompletableFuture.failedFuture(new java.util.concurrent.CompletionException(e)); // as apply's future
+    } finally {
+      if (scratch != null) {
         scratch.release();
       }
     }
-    PartitionRequest[] requests = new PartitionRequest[plan.partitions.length];
-    byte[] key = recordKey(message, Operation.DECIDE, requests.length, 0); // a message id's, or none
-    long horizon = key == null ? 0 : recordHorizon(cp, message, 0);
-    requests(message, cp, plan, Operation.DECIDE, time, key, horizon, requests);
-    return chain(requests, Operation.DECIDE, 0, new PartitionResult[requests.length])
-        .thenApply(results -> report(cp, plan, results, verdicts));
   }
-
-  /**
-   * The answers of {@link #decideAt(Message, long, RuleVerdicts)} on a store that answers on the
-   * calling thread: shared, already complete (completing them again changes nothing).
-   */
-  private static final CompletableFuture<Boolean> ADMITTED = CompletableFuture.completedFuture(true);
-  private static final CompletableFuture<Boolean> REFUSED = CompletableFuture.completedFuture(false);
 
   /**
    * What one thread's decisions reuse, one after the other, on a store that answers on the calling
