@@ -30,23 +30,15 @@ public final class PartitionStep {
   private PartitionStep() {}
 
   /**
-   * Applies {@code request} at {@code now}. State i of {@code states} is the state of counter i on
+   * Applies {@code request} at {@code now}, answering into {@code out} (a store's or its caller's:
+   * nothing is allocated for the answer). State i of {@code states} is the state of counter i on
    * entry, read where it lies, and its next state on return: a state the step changed is an array of
-   * its own ({@link CounterStates#set}); one it did not change is left as it was.
-   */
-  public static PartitionResult apply(PartitionRequest request, long now, CounterStates states) {
-    ReusableResult out = new ReusableResult();
-    apply(request, now, states, null, null, out);
-    return out.toResult();
-  }
-
-  /**
-   * {@link #apply(PartitionRequest, long, CounterStates)} for a partition that remembers
-   * {@code remembered} (null: nothing) under the request's message id, and where counter i is the
+   * its own ({@link CounterStates#set}) or a slice of the states' scratch
+   * ({@link CounterStates#newState}); one it did not change is left as it was. {@code remembered}
+   * is what the partition remembers under the request's message id (null: nothing); counter i is the
    * {@link LargeLog} {@code large[i]} when {@code large} and {@code large[i]} are not null (then state
    * i is unused: the log is read in place and, on record or release, changed in place, after every
-   * counter was evaluated), answering into {@code out} (a store's or its caller's: nothing is
-   * allocated for the answer). A DECIDE or CHECK of a remembered id gets the remembered result again
+   * counter was evaluated). A DECIDE or CHECK of a remembered id gets the remembered result again
    * and no state changes.
    */
   public static void apply(PartitionRequest request, long now, CounterStates states, LargeLog[] large,
