@@ -4,7 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fcap.engine.Engine;
 import dev.fcap.store.ManualClock;
+import dev.fcap.store.PartitionRequest;
+import dev.fcap.store.PartitionResult;
+import dev.fcap.store.PartitionSnapshot;
+import dev.fcap.store.Store;
 import dev.fcap.store.memory.MemoryStore;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.UnaryOperator;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 
@@ -12,7 +18,9 @@ import net.jqwik.api.Property;
  * The engine on the embedded store against the {@link Oracle}, on random policies of up to 12 rules
  * and the full adversarial {@link Traffic}: every decision, release and answer field must agree, and
  * no admission may put a window over its limit. Two segments, so that many partitions share a
- * segment and its sweep.
+ * segment and its sweep. The engine takes two paths to the store, both held to the oracle: the
+ * store answering on the calling thread into the thread's reused answer ({@code Store.applyInto}),
+ * and the future of {@code Store.apply} that every other store answers with.
  */
 class EngineOracleProperties {
   static final int STEPS = Integer.getInteger("fcap.oracle.steps", 2000);
@@ -23,15 +31,63 @@ class EngineOracleProperties {
     check(seed, Traffic.Options.ALL);
   }
 
+  @Property(tries = 15)
+  void engineOnMemoryStoreThroughItsFuturesAgreesWithTheOracle(@ForAll long seed) {
+    check(seed, Traffic.Options.ALL, ApplyOnly::new);
+  }
+
   private static void check(long seed, Traffic.Options options) {
+    check(seed, options, store -> store);
+  }
+
+  private static void check(long seed, Traffic.Options options, UnaryOperator<Store> path) {
     Traffic traffic = new Traffic(seed, Traffic.randomPolicy(seed, 12, false), options, ManualClock.START);
     OracleRun.Report report = OracleRun.run(traffic, policy -> {
       ManualClock clock = new ManualClock();
-      return OracleRun.engine(Engine.builder(MemoryStore.builder().clock(clock).segments(2).build())
+      return OracleRun.engine(Engine.builder(path.apply(MemoryStore.builder().clock(clock).segments(2).build()))
           // the oracle releases recent decisions whatever their age: keep release records the longest
           .clock(clock).callerTime(true).releaseHorizon(java.time.Duration.ofDays(7)).policy(policy).build());
     }, STEPS);
     assertThat(report.mismatches()).as("seed %d: %s", seed, report).isZero();
     assertThat(report.admitted()).isPositive();
+  }
+
+  /** The embedded store behind a layer that answers only through {@code apply}'s futures, as a decorator does. */
+  private static final class ApplyOnly implements Store {
+    private final Store store;
+
+    ApplyOnly(Store store) {
+      this.store = store;
+    }
+
+    @Override
+    public CompletableFuture<PartitionResult> apply(PartitionRequest request) {
+      return store.apply(request);
+    }
+
+    @Override
+    public CompletableFuture<PartitionSnapshot> read(byte[] partition) {
+      return store.read(partition);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> delete(byte[] partition) {
+      return store.delete(partition);
+    }
+
+    @Override
+    public void advanceCallerTimeFloor(long time) {
+      store.advanceCallerTimeFloor(time);
+    }
+
+    @Override
+    public long now() {
+      return store.now();
+    }
+
+    @Override
+    public void close() {
+      store.close();
+    }
   }
 }
