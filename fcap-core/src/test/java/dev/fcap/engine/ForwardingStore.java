@@ -6,11 +6,15 @@ import dev.fcap.store.PartitionSnapshot;
 import dev.fcap.store.Store;
 import java.util.concurrent.CompletableFuture;
 
-/** A store that forwards every call to another: tests override {@link #apply} to watch or fail calls. */
-class ForwardingStore implements Store {
+/**
+ * A store that forwards every call to another, and answers only through {@link #apply}'s futures (no
+ * {@code applyInto}), as a decorator does: tests override {@link #apply} to watch or fail calls, or
+ * use it as it is to keep the engine on that path.
+ */
+public class ForwardingStore implements Store {
   final Store store;
 
-  ForwardingStore(Store store) {
+  public ForwardingStore(Store store) {
     this.store = store;
   }
 
@@ -30,7 +34,17 @@ class ForwardingStore implements Store {
   }
 
   @Override
+  public void advanceCallerTimeFloor(long time) {
+    store.advanceCallerTimeFloor(time);
+  }
+
+  @Override
   public long now() {
     return store.now();
+  }
+
+  @Override
+  public void close() {
+    store.close();
   }
 }

@@ -3,13 +3,10 @@ package dev.fcap.oracle;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fcap.engine.Engine;
+import dev.fcap.engine.ForwardingStore;
 import dev.fcap.store.ManualClock;
-import dev.fcap.store.PartitionRequest;
-import dev.fcap.store.PartitionResult;
-import dev.fcap.store.PartitionSnapshot;
 import dev.fcap.store.Store;
 import dev.fcap.store.memory.MemoryStore;
-import java.util.concurrent.CompletableFuture;
 import java.util.function.UnaryOperator;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
@@ -28,16 +25,12 @@ class EngineOracleProperties {
   /* The default traffic steps the clock back too (docs/algorithms.md, "Clock steps back"). */
   @Property(tries = 30)
   void engineOnMemoryStoreAgreesWithTheOracle(@ForAll long seed) {
-    check(seed, Traffic.Options.ALL);
+    check(seed, Traffic.Options.ALL, store -> store);
   }
 
   @Property(tries = 15)
   void engineOnMemoryStoreThroughItsFuturesAgreesWithTheOracle(@ForAll long seed) {
-    check(seed, Traffic.Options.ALL, ApplyOnly::new);
-  }
-
-  private static void check(long seed, Traffic.Options options) {
-    check(seed, options, store -> store);
+    check(seed, Traffic.Options.ALL, ForwardingStore::new);
   }
 
   private static void check(long seed, Traffic.Options options, UnaryOperator<Store> path) {
@@ -50,44 +43,5 @@ class EngineOracleProperties {
     }, STEPS);
     assertThat(report.mismatches()).as("seed %d: %s", seed, report).isZero();
     assertThat(report.admitted()).isPositive();
-  }
-
-  /** The embedded store behind a layer that answers only through {@code apply}'s futures, as a decorator does. */
-  private static final class ApplyOnly implements Store {
-    private final Store store;
-
-    ApplyOnly(Store store) {
-      this.store = store;
-    }
-
-    @Override
-    public CompletableFuture<PartitionResult> apply(PartitionRequest request) {
-      return store.apply(request);
-    }
-
-    @Override
-    public CompletableFuture<PartitionSnapshot> read(byte[] partition) {
-      return store.read(partition);
-    }
-
-    @Override
-    public CompletableFuture<Boolean> delete(byte[] partition) {
-      return store.delete(partition);
-    }
-
-    @Override
-    public void advanceCallerTimeFloor(long time) {
-      store.advanceCallerTimeFloor(time);
-    }
-
-    @Override
-    public long now() {
-      return store.now();
-    }
-
-    @Override
-    public void close() {
-      store.close();
-    }
   }
 }
