@@ -45,9 +45,9 @@ public final class Fingerprint {
     if (text == null) {
       return null;
     }
-    byte[] out = SCRATCH.get().fingerprint;
-    ofText(text, m.content() != null ? CONTENT_SEED : CONTENT_KEY_SEED, out, 0);
-    return out;
+    Scratch scratch = SCRATCH.get(); // one thread-local lookup for the text's scratch and the fingerprint's
+    ofText(scratch, text, m.content() != null ? CONTENT_SEED : CONTENT_KEY_SEED, scratch.fingerprint, 0);
+    return scratch.fingerprint;
   }
 
   private static byte[] ofText(String text, int seed) {
@@ -65,12 +65,16 @@ public final class Fingerprint {
    * of char.
    */
   static void ofText(String text, int seed, byte[] out, int at) {
+    ofText(SCRATCH.get(), text, seed, out, at);
+  }
+
+  /** {@link #ofText(String, int, byte[], int)} with this thread's scratch, already looked up. */
+  private static void ofText(Scratch scratch, String text, int seed, byte[] out, int at) {
     int n = text.length();
     if (n > SCRATCH_CHARS) {
       hash(text.getBytes(java.nio.charset.StandardCharsets.UTF_8), -1, seed, out, at); // rare: not worth a scratch that large
       return;
     }
-    Scratch scratch = SCRATCH.get();
     char[] chars = scratch.chars;
     byte[] utf8 = scratch.utf8;
     text.getChars(0, n, chars, 0); // bulk copies: reading a String char by char is several times slower
