@@ -1,11 +1,11 @@
 package dev.fcap.algorithm;
 
 import dev.fcap.store.CounterRequest;
+import dev.fcap.store.CounterSpec;
 import dev.fcap.store.PartitionAnswer;
-import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
+import dev.fcap.store.ReusableRequest;
 import dev.fcap.store.ReusableResult;
-import java.util.List;
 
 /**
  * One atomic step over the counters of a partition, as a pure function: given the states of the
@@ -17,7 +17,7 @@ import java.util.List;
  * every counter (shadow checks too) only if every enforced check admitted.
  *
  * <p><b>Message ids.</b> A request with an {@link dev.fcap.store.Idempotency} is first looked up in
- * the partition's remembered decisions: if the store holds one for its key, {@link #apply(PartitionRequest,
+ * the partition's remembered decisions: if the store holds one for its key, {@link #apply(ReusableRequest,
  * long, CounterStates, LargeLog[], byte[], ReusableResult)} answers it again ({@link PartitionResult#replayOf()}) and changes no state.
  * A RELEASE carrying one undoes the counts only while the id is remembered, and forgets it (its
  * result's {@code allowed} says whether it released anything). An admitted DECIDE is remembered as
@@ -41,7 +41,7 @@ public final class PartitionStep {
    * counter was evaluated). A DECIDE or CHECK of a remembered id gets the remembered result again
    * and no state changes.
    */
-  public static void apply(PartitionRequest request, long now, CounterStates states, LargeLog[] large,
+  public static void apply(ReusableRequest request, long now, CounterStates states, LargeLog[] large,
       byte[] remembered, ReusableResult out) {
     if (remembered != null && request.operation() != dev.fcap.store.Operation.RELEASE) {
       replay(remembered, request.checks(), out);
@@ -61,38 +61,38 @@ public final class PartitionStep {
     }
     // released by message id, the counts are undone at the time the store remembered, whoever asks
     long eventTime = remembered != null ? java.nio.ByteBuffer.wrap(remembered).getLong() : request.eventTime();
-    List<CounterRequest> counters = request.counters();
+    int counters = request.counters();
     out.reset(request.checks());
     long[] used = out.usedArray();
     long[] retryAt = out.retryAtArray();
     boolean allowed = true;
     int at = 0;
-    for (int i = 0; i < counters.size(); i++) {
-      CounterRequest c = counters.get(i);
-      CounterAlgorithm algorithm = CounterAlgorithm.of(c.spec().algorithm());
+    for (int i = 0; i < counters; i++) {
+      CounterSpec spec = request.spec(i);
+      CounterAlgorithm algorithm = CounterAlgorithm.of(spec.algorithm());
       LargeLog log = large == null ? null : large[i];
       if (log != null) {
         if (request.operation() == dev.fcap.store.Operation.RELEASE) {
-          log.release(c.spec(), now, eventTime, request.cost());
+          log.release(spec, now, eventTime, request.cost());
         } else {
-          allowed &= log.evaluate(c.spec(), now, request.cost(), used, retryAt, at);
+          allowed &= log.evaluate(spec, now, request.cost(), used, retryAt, at);
         }
       } else if (request.operation() == dev.fcap.store.Operation.RELEASE) {
         // rare: the state as an array of its own, which a release may answer unchanged
-        states.set(i, algorithm.release(states.get(i), c.spec(), c.alignMs(), now, eventTime, request.cost()));
+        states.set(i, algorithm.release(states.get(i), spec, request.alignMs(i), now, eventTime, request.cost()));
       } else {
-        allowed &= algorithm.evaluate(states.source(i), states.from(i), states.length(i), c.spec(), c.alignMs(), now,
+        allowed &= algorithm.evaluate(states.source(i), states.from(i), states.length(i), spec, request.alignMs(i), now,
             request.cost(), used, retryAt, at);
       }
-      at += c.spec().checks();
+      at += spec.checks();
     }
     if (allowed && request.operation() == dev.fcap.store.Operation.DECIDE) {
-      for (int i = 0; i < counters.size(); i++) {
-        CounterRequest c = counters.get(i);
+      for (int i = 0; i < counters; i++) {
+        CounterSpec spec = request.spec(i);
         if (large != null && large[i] != null) {
-          large[i].record(c.spec(), now, request.cost());
+          large[i].record(spec, now, request.cost());
         } else {
-          CounterAlgorithm.of(c.spec().algorithm()).record(states, i, c.spec(), c.alignMs(), now, request.cost());
+          CounterAlgorithm.of(spec.algorithm()).record(states, i, spec, request.alignMs(i), now, request.cost());
         }
       }
     }
@@ -100,7 +100,7 @@ public final class PartitionStep {
   }
 
   /** The answer of a step that changed nothing and admitted nothing (a release that gives nothing back). */
-  public static void nothing(PartitionRequest request, long now, ReusableResult out) {
+  public static void nothing(ReusableRequest request, long now, ReusableResult out) {
     out.reset(request.checks());
     out.decided(now, false);
   }
@@ -109,12 +109,12 @@ public final class PartitionStep {
    * Whether the release of a decision stored as nothing ({@link dev.fcap.store.Idempotency#incarnation()})
    * is still within its horizon at {@code now}: before its event time plus the horizon.
    */
-  private static boolean claimable(PartitionRequest request, long now) {
+  private static boolean claimable(ReusableRequest request, long now) {
     return now < claimExpiresAt(request);
   }
 
   /** When the claim of such a release expires: its event time plus the horizon (saturated). */
-  public static long claimExpiresAt(PartitionRequest request) {
+  public static long claimExpiresAt(ReusableRequest request) {
     long at = request.eventTime() + request.idempotency().horizonMs();
     return at < request.eventTime() ? Long.MAX_VALUE : at;
   }
@@ -176,10 +176,10 @@ public final class PartitionStep {
     return (remembered[remembered.length - 2] & 0xff) << 8 | (remembered[remembered.length - 1] & 0xff);
   }
 
-  /** The first instant at which state {@code i} of {@code states}, counter {@code c}'s, stops mattering. */
-  public static long expiresAt(CounterRequest c, CounterStates states, int i) {
-    return CounterAlgorithm.of(c.spec().algorithm()).expiresAt(states.source(i), states.from(i), states.length(i),
-        c.spec(), c.alignMs());
+  /** The first instant at which state {@code i} of {@code states}, a counter of {@code spec}'s, stops mattering. */
+  public static long expiresAt(CounterSpec spec, long alignMs, CounterStates states, int i) {
+    return CounterAlgorithm.of(spec.algorithm()).expiresAt(states.source(i), states.from(i), states.length(i), spec,
+        alignMs);
   }
 
   /**

@@ -14,6 +14,7 @@ import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionAnswer;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
+import dev.fcap.store.ReusableRequest;
 import dev.fcap.store.ReusableResult;
 import dev.fcap.store.Store;
 import dev.fcap.store.StoreException;
@@ -139,41 +140,53 @@ public final class Engine implements AutoCloseable {
       return ADMITTED; // no rule applies
     }
     // the requests alone, no Prepared: what a Decision needs besides them (an id) this has none of
-    Scratch scratch = plan.partitions.length == 1 ? Scratch.take() : null;
+    int partitions = plan.partitions.length;
+    byte[] key = recordKey(message, Operation.DECIDE, partitions, 0); // a message id's, or none
+    long horizon = key == null ? 0 : recordHorizon(cp, message, 0);
+    Scratch scratch = Scratch.take();
+    PartitionRequest[] requests;
     try {
-      PartitionRequest[] requests = scratch != null ? scratch.request : new PartitionRequest[plan.partitions.length];
-      byte[] key = recordKey(message, Operation.DECIDE, requests.length, 0); // a message id's, or none
-      long horizon = key == null ? 0 : recordHorizon(cp, message, 0);
-      requests(message, cp, plan, Operation.DECIDE, time, key, horizon, requests);
-      if (scratch == null) {
-        return chain(requests, Operation.DECIDE, 0, new PartitionResult[requests.length])
-            .thenApply(results -> report(cp, plan, results, verdicts));
+      ReusableRequest[] built = scratch.requests(partitions);
+      if (partitions == 1) {
+        fill(message, cp, plan, Operation.DECIDE, time, key, horizon, built, 1, scratch);
+        if (store.applyInto(built[0], scratch.result)) {
+          // the embedded store answers on this thread, into this thread's answer, from this thread's
+          // request and keys: nothing allocated for either
+          return report(cp, plan, scratch.answers, verdicts) ? ADMITTED : REFUSED;
+        }
       }
-      if (store.applyInto(requests[0], scratch.result)) {
-        // the embedded store answers on this thread, into this thread's answer: nothing allocated for it
-        return report(cp, plan, scratch.answers, verdicts) ? ADMITTED : REFUSED;
-      }
-      return store.apply(requests[0]).thenApply(r -> report(cp, plan, new PartitionAnswer[] {r}, verdicts));
+      // over several partitions, or on a store that cannot answer here: requests it may keep
+      fill(message, cp, plan, Operation.DECIDE, time, key, horizon, built, partitions, null);
+      requests = toRequests(built, partitions);
     } catch (StoreException e) {
       return CompletableFuture.failedFuture(new java.util.concurrent.CompletionException(e)); // as apply's future
     } finally {
-      if (scratch != null) {
-        scratch.release();
-      }
+      scratch.release();
     }
+    return chain(requests, Operation.DECIDE, 0, new PartitionResult[partitions])
+        .thenApply(results -> report(cp, plan, results, verdicts));
   }
 
   /**
-   * What one thread's decisions reuse, one after the other, on a store that answers on the calling
-   * thread ({@link Store#applyInto}): the answer the store writes into and the one-partition request
-   * array. A decision made inside another's {@link RuleVerdicts} callback (on the same thread, while
-   * the outer one still reads its answer) takes one of its own.
+   * What one thread's decisions reuse, one after the other: the requests they are built in, and on a
+   * store that answers on the calling thread ({@link Store#applyInto}) the answer it writes into and
+   * the buffers a one-partition request's keys are written in (a recipient's partition key per key
+   * length, a content counter key per counter). A decision made inside another's
+   * {@link RuleVerdicts} callback (on the same thread, while the outer one still reads its answer)
+   * takes one of its own.
    */
   private static final class Scratch {
     private static final ThreadLocal<Scratch> OF_THREAD = ThreadLocal.withInitial(Scratch::new);
+    /** The longest partition key with a buffer of its own; a longer one is an array of its own. */
+    private static final int BUFFERED_KEY_LENGTH = 256;
     final ReusableResult result = new ReusableResult();
     final PartitionAnswer[] answers = {result};
-    final PartitionRequest[] request = new PartitionRequest[1];
+    private ReusableRequest[] requests = {new ReusableRequest()};
+    private int used;
+    private final byte[][] partitionKeys = new byte[BUFFERED_KEY_LENGTH + 1][];
+    private byte[][] counterKeys = new byte[4][];
+    /** {@link #partitionKey(int)} as the function {@link Keys#recipientPartition} asks for its array. */
+    final java.util.function.IntFunction<byte[]> partitionKey = this::partitionKey;
     private boolean busy;
 
     static Scratch take() {
@@ -185,8 +198,42 @@ public final class Engine implements AutoCloseable {
       return s;
     }
 
+    /** At least {@code n} requests to fill, reused until {@link #release}. */
+    ReusableRequest[] requests(int n) {
+      if (n > requests.length) {
+        int had = requests.length;
+        requests = java.util.Arrays.copyOf(requests, Math.max(n, 2 * had));
+        for (int i = had; i < requests.length; i++) {
+          requests[i] = new ReusableRequest();
+        }
+      }
+      used = Math.max(used, n);
+      return requests;
+    }
+
+    /** The buffer of partition keys {@code length} bytes long. */
+    byte[] partitionKey(int length) {
+      if (length > BUFFERED_KEY_LENGTH) {
+        return new byte[length];
+      }
+      byte[] key = partitionKeys[length];
+      return key != null ? key : (partitionKeys[length] = new byte[length]);
+    }
+
+    /** The buffer of counter {@code counter}'s key, {@code length} bytes long. */
+    byte[] counterKey(int counter, int length) {
+      if (counter >= counterKeys.length) {
+        counterKeys = java.util.Arrays.copyOf(counterKeys, Math.max(counter + 1, 2 * counterKeys.length));
+      }
+      byte[] key = counterKeys[counter];
+      return key != null && key.length == length ? key : (counterKeys[counter] = new byte[length]);
+    }
+
     void release() {
-      request[0] = null; // keep no request alive between decisions
+      for (int i = 0; i < used; i++) {
+        requests[i].clear(); // keep no request alive between decisions
+      }
+      used = 0;
       busy = false;
     }
   }
@@ -616,10 +663,19 @@ public final class Engine implements AutoCloseable {
     }
     CompiledPolicy.Plan plan = cp.plan(m);
     long releaseHorizon = releaseHorizonMs < 0 ? cp.messageHorizonMs : releaseHorizonMs;
-    PartitionRequest[] requests = new PartitionRequest[plan.partitions.length];
-    byte[] key = recordKey(m, op, requests.length, releaseHorizon);
+    int partitions = plan.partitions.length;
+    byte[] key = recordKey(m, op, partitions, releaseHorizon);
     long horizon = key == null ? 0 : recordHorizon(cp, m, releaseHorizon);
-    byte[] sealedTail = requests(m, cp, plan, op, time, key, horizon, requests);
+    PartitionRequest[] requests;
+    byte[] sealedTail;
+    Scratch scratch = Scratch.take();
+    try {
+      ReusableRequest[] built = scratch.requests(partitions);
+      sealedTail = fill(m, cp, plan, op, time, key, horizon, built, partitions, null);
+      requests = toRequests(built, partitions);
+    } finally {
+      scratch.release();
+    }
     // the first partition's record is releasable unless its tail did not fit (sealed or not, the
     // request's tail is then not NOT_RELEASABLE)
     Idempotency first = requests.length == 0 ? null : requests[0].idempotency();
@@ -649,44 +705,58 @@ public final class Engine implements AutoCloseable {
   }
 
   /**
-   * Fills {@code requests}, one per partition of {@code plan}, remembering the decision under
-   * {@code key} (null: not remembered) for {@code horizon} ms; returns the release record's tail
-   * when the decision id is to seal it (the store then keeps nothing of it), else null.
+   * Fills {@code requests[0, partitions)}, one per partition of {@code plan}, remembering the decision
+   * under {@code key} (null: not remembered) for {@code horizon} ms; returns the release record's tail
+   * when the decision id is to seal it (the store then keeps nothing of it), else null. The keys are
+   * written in {@code buffers} (one partition only: the buffers are one request's), or when it is
+   * null in arrays of their own, which a store may keep ({@link #toRequests}).
    */
-  private byte[] requests(Message m, CompiledPolicy cp, CompiledPolicy.Plan plan, Operation op, long time,
-      byte[] key, long horizon, PartitionRequest[] requests) {
+  private byte[] fill(Message m, CompiledPolicy cp, CompiledPolicy.Plan plan, Operation op, long time,
+      byte[] key, long horizon, ReusableRequest[] requests, int partitions, Scratch buffers) {
+    assert buffers == null || partitions == 1;
     // copied into the keys below and kept by none of them: the thread's scratch, not an array per decision
     byte[] fingerprint = Fingerprint.ofMessageContentInScratch(m);
     long alignAt = time == PartitionRequest.STORE_TIME ? clock.millis() : time;
-    int partitions = requests.length;
     boolean decide = op == Operation.DECIDE && partitions > 0;
     byte[] sealedTail = null;
     // Built last to first, each once: the first partition's record lists the others' keys.
     for (int j = partitions - 1; j >= 0; j--) {
       CompiledPolicy.Partition partition = plan.partitions[j];
-      List<CounterRequest> counters = counters(m, partition, fingerprint, alignAt);
       byte[] partitionKey = partition.recipient
-          ? Keys.recipientPartition(cp.tenantUtf8, m.recipient())
+          ? Keys.recipientPartition(cp.tenantUtf8, m.recipient(), buffers != null ? buffers.partitionKey : OWN_ARRAY)
           : Keys.sharedPartition(m.tenant(), partition.dims, values(m, partition.dims), fingerprint);
-      Idempotency id = null;
+      ReusableRequest request = requests[j].set(partitionKey, op, time, m.cost(), 0L, null, m.category());
+      addCounters(request, m, partition, fingerprint, alignAt, buffers);
       if (key != null && (j == 0 || decide)) {
         // Each partition remembers the decision (the recipient's first, when a rule is keyed by it),
         // atomically with its counts: the first under the message id or a random key, with the other
         // partitions listed; a refusal further on releases it, and the record with it.
-        byte[] tail = decide ? ReleaseRecord.encode(m.cost(), counters, requests, j == 0) : ReleaseRecord.NOT_RELEASABLE;
+        byte[] tail = decide ? ReleaseRecord.encode(m.cost(), request, requests, partitions, j == 0)
+            : ReleaseRecord.NOT_RELEASABLE;
         if (partitions == 1 && m.messageId() == null && tail != ReleaseRecord.NOT_RELEASABLE
             && DecisionIds.sealsRelease(partitionKey.length, tail.length)) {
           // the usual decision: its id seals the release, and the store keeps nothing of it (or, one
           // without incarnations, a record that is the claim alone)
           sealedTail = tail;
-          id = new Idempotency(key, horizon, ReleaseRecord.IN_ID, false, incarnationCandidate(key));
+          request.idempotency(new Idempotency(key, horizon, ReleaseRecord.IN_ID, false, incarnationCandidate(key)));
         } else {
-          id = new Idempotency(ReleaseRecord.keyIn(key, j), horizon, tail, j == 0 && m.messageId() != null);
+          request.idempotency(new Idempotency(ReleaseRecord.keyIn(key, j), horizon, tail, j == 0 && m.messageId() != null));
         }
       }
-      requests[j] = new PartitionRequest(partitionKey, op, time, m.cost(), counters, 0L, id, m.category());
     }
     return sealedTail;
+  }
+
+  /** {@code Keys}' array for a key: one of its own. */
+  private static final java.util.function.IntFunction<byte[]> OWN_ARRAY = byte[]::new;
+
+  /** The first {@code n} requests as immutable ones, sharing their arrays (filled without buffers). */
+  private static PartitionRequest[] toRequests(ReusableRequest[] requests, int n) {
+    PartitionRequest[] out = new PartitionRequest[n];
+    for (int i = 0; i < n; i++) {
+      out[i] = requests[i].toRequest();
+    }
+    return out;
   }
 
   /** The incarnation a partition takes if this decision creates it: the random key's first 8 bytes, never 0. */
@@ -698,38 +768,26 @@ public final class Engine implements AutoCloseable {
     return v != 0 ? v : 1;
   }
 
-  /**
-   * The partition's counter requests for {@code m}. One or two groups (a recipient partition of the
-   * usual policy) go straight into an immutable list: {@code List.of(array)} would copy an array
-   * built only for it, one more allocation per decision.
-   */
-  private static List<CounterRequest> counters(Message m, CompiledPolicy.Partition partition, byte[] fingerprint,
-      long alignAt) {
+  /** Adds the partition's counters for {@code m} to {@code request}, their keys in {@code buffers} if not null. */
+  private static void addCounters(ReusableRequest request, Message m, CompiledPolicy.Partition partition,
+      byte[] fingerprint, long alignAt, Scratch buffers) {
     CompiledPolicy.Group[] groups = partition.groups;
-    if (groups.length == 1) {
-      return List.of(counter(m, partition, groups[0], fingerprint, alignAt));
+    for (int i = 0; i < groups.length; i++) {
+      CompiledPolicy.Group g = groups[i];
+      if (g.fixedRequest != null) {
+        request.addCounter(g.fixedRequest); // the same for every message: no key to build
+        continue;
+      }
+      // Recipient and content are not read as values (the partition names one, the fingerprint the other).
+      byte[] key;
+      if (g.plainKey && g.contentKeyed && partition.recipient) {
+        int length = 8 + fingerprint.length;
+        key = Keys.contentCounterKey(g.id, fingerprint, buffers != null ? buffers.counterKey(i, length) : new byte[length]);
+      } else {
+        key = Keys.counterKey(g.id, g.key, g.plainKey ? null : values(m, g.key), fingerprint, partition.recipient);
+      }
+      request.addCounter(key, g.spec, g.alignMs(alignAt));
     }
-    if (groups.length == 2) {
-      return List.of(counter(m, partition, groups[0], fingerprint, alignAt),
-          counter(m, partition, groups[1], fingerprint, alignAt));
-    }
-    CounterRequest[] counters = new CounterRequest[groups.length];
-    for (int i = 0; i < counters.length; i++) {
-      counters[i] = counter(m, partition, groups[i], fingerprint, alignAt);
-    }
-    return List.of(counters);
-  }
-
-  private static CounterRequest counter(Message m, CompiledPolicy.Partition partition, CompiledPolicy.Group g,
-      byte[] fingerprint, long alignAt) {
-    if (g.fixedRequest != null) {
-      return g.fixedRequest; // the same for every message: no key to build
-    }
-    // Recipient and content are not read as values (the partition names one, the fingerprint the other).
-    String[] values = g.plainKey ? null : values(m, g.key);
-    byte[] key = g.plainKey && g.contentKeyed && partition.recipient ? Keys.contentCounterKey(g.id, fingerprint)
-        : Keys.counterKey(g.id, g.key, values, fingerprint, partition.recipient);
-    return new CounterRequest(key, g.spec, g.alignMs(alignAt));
   }
 
   private static String[] values(Message m, List<dev.fcap.model.Dimension> dims) {
@@ -766,7 +824,7 @@ public final class Engine implements AutoCloseable {
     if (p.requests.length == 1) {
       Scratch scratch = Scratch.take();
       try {
-        if (store.applyInto(p.requests[0], scratch.result)) {
+        if (store.applyInto(scratch.requests(1)[0].set(p.requests[0]), scratch.result)) {
           // the embedded store answers on this thread, into this thread's answer: no result, arrays or future
           return CompletableFuture.completedFuture(finish(p, scratch.answers));
         }

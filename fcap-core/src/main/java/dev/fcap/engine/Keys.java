@@ -34,9 +34,17 @@ final class Keys {
 
   /** The recipient partition, given the tenant's UTF-8 bytes (its compiled policy holds them). */
   static byte[] recipientPartition(byte[] tenant, String recipient) {
+    return recipientPartition(tenant, recipient, byte[]::new);
+  }
+
+  /**
+   * {@link #recipientPartition(byte[], String)} written into {@code buffer.apply(length)} when the
+   * recipient is ASCII (a buffer the caller reuses); into an array of its own otherwise.
+   */
+  static byte[] recipientPartition(byte[] tenant, String recipient, java.util.function.IntFunction<byte[]> buffer) {
     // one pass for the usual ASCII recipient: copy as if ASCII, re-encode only if a char was not
     int rLen = recipient.length();
-    byte[] out = new byte[1 + Varint.size(tenant.length) + tenant.length + rLen];
+    byte[] out = buffer.apply(1 + Varint.size(tenant.length) + tenant.length + rLen);
     int at = header(out, tenant);
     int ascii = 0;
     for (int i = 0; i < rLen; i++) {
@@ -131,7 +139,12 @@ final class Keys {
    * the group id and the fingerprint (without searching the key's dimensions on every decision).
    */
   static byte[] contentCounterKey(long groupId, byte[] fingerprint) {
-    byte[] out = id(new byte[8 + fingerprint.length], groupId);
+    return contentCounterKey(groupId, fingerprint, new byte[8 + fingerprint.length]);
+  }
+
+  /** {@link #contentCounterKey(long, byte[])} written into {@code out}, {@code 8 + fingerprint.length} long. */
+  static byte[] contentCounterKey(long groupId, byte[] fingerprint, byte[] out) {
+    id(out, groupId);
     System.arraycopy(fingerprint, 0, out, 8, fingerprint.length);
     return out;
   }

@@ -2,7 +2,7 @@ package dev.fcap.engine;
 
 import dev.fcap.model.Algorithm;
 import dev.fcap.store.CounterRequest;
-import dev.fcap.store.PartitionRequest;
+import dev.fcap.store.ReusableRequest;
 import dev.fcap.store.Varint;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,15 +31,16 @@ record ReleaseRecord(long cost, List<CounterRequest> counters, List<byte[]> othe
   private static final Algorithm[] ALGORITHMS = Algorithm.values();
 
   /**
-   * The tail of a partition's record: its {@code counters}, and, in the first partition's
-   * ({@code first}), the keys of {@code all[1..]}. Sized, then written into one exact array: this
-   * runs for every admitted decision.
+   * The tail of a partition's record: the counters of {@code request}, and, in the first partition's
+   * ({@code first}), the keys of {@code all[1, partitions)}. Sized, then written into one exact
+   * array: this runs for every admitted decision.
    */
-  static byte[] encode(long cost, List<CounterRequest> counters, PartitionRequest[] all, boolean first) {
-    int m = first ? all.length - 1 : 0;
-    int size = 1 + Varint.size(cost) + Varint.size(counters.size()) + Varint.size(m);
-    for (int i = 0; i < counters.size(); i++) { // no iterator: this runs on every releasable decision
-      size += 1 + Varint.size(counters.get(i).key().length) + counters.get(i).key().length;
+  static byte[] encode(long cost, ReusableRequest request, ReusableRequest[] all, int partitions, boolean first) {
+    int m = first ? partitions - 1 : 0;
+    int n = request.counters();
+    int size = 1 + Varint.size(cost) + Varint.size(n) + Varint.size(m);
+    for (int i = 0; i < n; i++) {
+      size += 1 + Varint.size(request.key(i).length) + request.key(i).length;
     }
     for (int j = 1; j <= m; j++) {
       size += Varint.size(all[j].partition().length) + all[j].partition().length;
@@ -50,11 +51,10 @@ record ReleaseRecord(long cost, List<CounterRequest> counters, List<byte[]> othe
     byte[] out = new byte[size];
     out[0] = 1;
     int at = Varint.write(out, 1, cost);
-    at = Varint.write(out, at, counters.size());
-    for (int i = 0; i < counters.size(); i++) {
-      CounterRequest c = counters.get(i);
-      out[at++] = (byte) c.spec().algorithm().ordinal();
-      at = bytes(out, at, c.key());
+    at = Varint.write(out, at, n);
+    for (int i = 0; i < n; i++) {
+      out[at++] = (byte) request.spec(i).algorithm().ordinal();
+      at = bytes(out, at, request.key(i));
     }
     at = Varint.write(out, at, m);
     for (int j = 1; j <= m; j++) {

@@ -25,16 +25,18 @@ public interface Store extends AutoCloseable {
   CompletableFuture<PartitionResult> apply(PartitionRequest request);
 
   /**
-   * {@link #apply} on the calling thread, for a store that can answer there (the embedded one): writes
-   * what {@code apply}'s future would complete with into {@code out}, which the caller owns and
-   * reuses, and returns true, so a decision allocates no result, arrays or future. Returns false, with
+   * {@link #apply} on the calling thread, for a store that can answer there (the embedded one): reads
+   * {@code request} (what {@link ReusableRequest#toRequest()} would be) and writes what
+   * {@code apply}'s future would complete with into {@code out}, both owned and reused by the caller,
+   * and returns true, so a decision allocates no request, result, arrays or future. The store keeps
+   * nothing of {@code request}: the caller may reuse its key arrays once this returns. Returns false, with
    * nothing done, when this store cannot answer on the calling thread (over a network, behind a
    * decorator, or waiting for a write's sync): the caller then calls {@link #apply}. The default
    * returns false; a decorator that does not override it keeps every request on {@link #apply}.
    *
    * @throws StoreException where {@code apply}'s future would fail with it
    */
-  default boolean applyInto(PartitionRequest request, ReusableResult out) {
+  default boolean applyInto(ReusableRequest request, ReusableResult out) {
     return false;
   }
 

@@ -5,12 +5,13 @@ import dev.fcap.algorithm.LargeLog;
 import dev.fcap.algorithm.PartitionStep;
 import dev.fcap.model.Algorithm;
 import dev.fcap.store.Clock;
-import dev.fcap.store.CounterRequest;
+import dev.fcap.store.CounterSpec;
 import dev.fcap.store.Idempotency;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
 import dev.fcap.store.PartitionSnapshot;
+import dev.fcap.store.ReusableRequest;
 import dev.fcap.store.ReusableResult;
 import dev.fcap.store.Store;
 import dev.fcap.store.StoreException;
@@ -133,11 +134,11 @@ public final class MemoryStore implements Store {
   public CompletableFuture<PartitionResult> apply(PartitionRequest request) {
     try {
       if (journal == null || !journal.syncsEveryWrite()) {
-        return CompletableFuture.completedFuture(applyNow(request, null, null));
+        return CompletableFuture.completedFuture(applyNow(null, request, null, null));
       }
       @SuppressWarnings("unchecked")
       CompletableFuture<Void>[] durable = new CompletableFuture[1];
-      PartitionResult result = applyNow(request, durable, null);
+      PartitionResult result = applyNow(null, request, durable, null);
       return durable[0] == null ? CompletableFuture.completedFuture(result) : durable[0].thenApply(ignored -> result);
     } catch (StoreException e) {
       return CompletableFuture.failedFuture(e);
@@ -149,11 +150,11 @@ public final class MemoryStore implements Store {
    * sync, which completes on the journal's thread).
    */
   @Override
-  public boolean applyInto(PartitionRequest request, ReusableResult out) {
+  public boolean applyInto(ReusableRequest request, ReusableResult out) {
     if (journal != null && journal.syncsEveryWrite()) {
       return false;
     }
-    applyNow(request, null, Objects.requireNonNull(out, "out"));
+    applyNow(request, null, null, Objects.requireNonNull(out, "out"));
     return true;
   }
 
@@ -162,19 +163,25 @@ public final class MemoryStore implements Store {
    * store that syncs every write, this does not wait for the sync.
    */
   public PartitionResult applyNow(PartitionRequest request) {
-    return applyNow(request, null, null);
+    return applyNow(null, request, null, null);
   }
 
   /**
-   * Applies {@code request}, answering into {@code into}, or when it is null into the segment's own
-   * answer, copied out as the returned result before the segment's lock is let go.
+   * Applies {@code request}, or when it is null {@code given} (read as the segment's own reusable
+   * request: one implementation for both), answering into {@code into}, or when it is null into the
+   * segment's own answer, copied out as the returned result before the segment's lock is let go.
    */
-  private PartitionResult applyNow(PartitionRequest request, CompletableFuture<Void>[] durable, ReusableResult into) {
-    RememberedDecisions.checkPartition(request.partition());
-    int hash = hash(request.partition());
+  private PartitionResult applyNow(ReusableRequest request, PartitionRequest given, CompletableFuture<Void>[] durable,
+      ReusableResult into) {
+    byte[] partition = request != null ? request.partition() : given.partition();
+    RememberedDecisions.checkPartition(partition);
+    int hash = hash(partition);
     int index = segmentIndex(hash);
     Segment segment = segments[index];
     synchronized (segment) {
+      if (request == null) {
+        request = segment.request.set(given);
+      }
       long now;
       if (request.time() == PartitionRequest.STORE_TIME) {
         now = clock.millis();
@@ -189,10 +196,9 @@ public final class MemoryStore implements Store {
       if (record != null) {
         now = Math.max(now, PartitionRecord.latest(record)); // per partition, time never runs backwards
       }
-      List<CounterRequest> counters = request.counters();
-      CounterStates states = segment.states(counters.size());
+      CounterStates states = segment.states(request.counters());
       if (record != null) {
-        PartitionRecord.readStates(record, counters, now, states);
+        PartitionRecord.readStates(record, request, now, states);
       }
       Idempotency id = request.idempotency();
       boolean decide = request.operation() == Operation.DECIDE;
@@ -232,17 +238,17 @@ public final class MemoryStore implements Store {
           long until = decide ? now + id.horizonMs() : PartitionStep.claimExpiresAt(request);
           beside = record != null && PartitionRecord.messages(record, now) >= RememberedDecisions.INLINE_MAX;
           if (!beside) { // the usual case: the entry is written with the counts, in the record's one copy
-            next = PartitionRecord.write(record, request.partition(), counters, states, now, id.key(), state,
+            next = PartitionRecord.write(record, request, states, now, id.key(), state,
                 until, 0, 0);
           } else {
-            next = PartitionRecord.write(record, request.partition(), counters, states, now);
+            next = PartitionRecord.write(record, request, states, now);
             entry = entry != null ? entry : rememberedDecisions.entry(segment, request.partition(), id.key(), now);
             entryRecord = RememberedDecisions.record(entry, state, until);
           }
         } else {
           // a stamping DECIDE keeps the incarnation (or gives its own) for as long as its id may be released
           boolean stamps = decide && storedAsNothing;
-          next = PartitionRecord.write(record, request.partition(), counters, states, now, null, null, 0,
+          next = PartitionRecord.write(record, request, states, now, null, null, 0,
               stamps ? id.incarnation() : 0, stamps ? now + id.horizonMs() : 0);
           if (stamps) {
             result.incarnation(PartitionRecord.writtenIncarnation(next));
@@ -273,6 +279,9 @@ public final class MemoryStore implements Store {
         segment.sweepNext(sweepTime());
       }
       states.clear(); // held by the segment: keep no record or state alive
+      if (given != null) {
+        request.clear(); // nor a caller's request
+      }
       return into != null ? null : result.toResult();
     }
   }
@@ -282,24 +291,24 @@ public final class MemoryStore implements Store {
    * in the record; null: none is), taking over a record state written before the rule grew; and
    * the other way, a held large log as a record state when the rule shrank below the threshold.
    */
-  private static LargeLog[] largeLogs(Segment segment, PartitionRequest request, CounterStates states, long now) {
-    List<CounterRequest> counters = request.counters();
+  private static LargeLog[] largeLogs(Segment segment, ReusableRequest request, CounterStates states, long now) {
+    int counters = request.counters();
     LargeLog[] large = null;
-    for (int i = 0; i < counters.size(); i++) {
-      CounterRequest c = counters.get(i);
-      boolean isLarge = LargeLog.isLarge(c.spec());
+    for (int i = 0; i < counters; i++) {
+      CounterSpec spec = request.spec(i);
+      boolean isLarge = LargeLog.isLarge(spec);
       if (!isLarge && segment.large.isEmpty()) {
         continue;
       }
-      LargeLogTable.Held held = c.spec().algorithm() == Algorithm.SLIDING_LOG
-          ? segment.large.find(request.partition(), c.key()) : null;
+      LargeLogTable.Held held = spec.algorithm() == Algorithm.SLIDING_LOG
+          ? segment.large.find(request.partition(), request.key(i)) : null;
       LargeLog live = held != null && held.expiresAt > now ? held.log : null;
       if (isLarge) {
         if (large == null) {
-          large = new LargeLog[counters.size()];
+          large = new LargeLog[counters];
         }
         large[i] = live != null ? live : LargeLog.of(states.get(i));
-        if (sameCounterBefore(counters, large, i)) {
+        if (sameCounterBefore(request, large, i)) {
           large[i] = LargeLog.of(large[i].encode()); // the same counter twice: the first write wins, as in the record
         }
         states.set(i, null);
@@ -311,23 +320,21 @@ public final class MemoryStore implements Store {
   }
 
   /** After a write: the request's large logs into the table; logs of rules that shrank out of it. */
-  private static void storeLargeLogs(Segment segment, PartitionRequest request, LargeLog[] large) {
-    List<CounterRequest> counters = request.counters();
-    for (int i = 0; i < counters.size(); i++) {
-      CounterRequest c = counters.get(i);
+  private static void storeLargeLogs(Segment segment, ReusableRequest request, LargeLog[] large) {
+    for (int i = 0; i < request.counters(); i++) {
       if (large != null && large[i] != null) {
-        if (!sameCounterBefore(counters, large, i)) {
-          segment.large.put(request.partition(), c.key(), large[i], large[i].expiresAt(c.spec()));
+        if (!sameCounterBefore(request, large, i)) {
+          segment.large.put(request.partition(), request.key(i), large[i], large[i].expiresAt(request.spec(i)));
         }
-      } else if (c.spec().algorithm() == Algorithm.SLIDING_LOG && !segment.large.isEmpty()) {
-        segment.large.remove(request.partition(), c.key());
+      } else if (request.spec(i).algorithm() == Algorithm.SLIDING_LOG && !segment.large.isEmpty()) {
+        segment.large.remove(request.partition(), request.key(i));
       }
     }
   }
 
-  private static boolean sameCounterBefore(List<CounterRequest> counters, LargeLog[] large, int i) {
+  private static boolean sameCounterBefore(ReusableRequest request, LargeLog[] large, int i) {
     for (int j = 0; j < i; j++) {
-      if (large[j] != null && java.util.Arrays.equals(counters.get(j).key(), counters.get(i).key())) {
+      if (large[j] != null && java.util.Arrays.equals(request.key(j), request.key(i))) {
         return true;
       }
     }

@@ -3,7 +3,7 @@ package dev.fcap.store.memory;
 import dev.fcap.algorithm.CounterStates;
 import dev.fcap.algorithm.PartitionStep;
 import dev.fcap.model.Algorithm;
-import dev.fcap.store.CounterRequest;
+import dev.fcap.store.ReusableRequest;
 import dev.fcap.store.StoredCounter;
 import dev.fcap.store.Varint;
 import java.util.ArrayList;
@@ -141,11 +141,11 @@ final class PartitionRecord {
   }
 
   /**
-   * Sets state i of {@code states} to the live state of {@code counters.get(i)} where it lies in
+   * Sets state i of {@code states} to the live state of the request's counter i where it lies in
    * the record (a slice: no copy), if the record holds one.
    */
-  static void readStates(byte[] record, List<CounterRequest> counters, long now, CounterStates states) {
-    int n = counters.size();
+  static void readStates(byte[] record, ReusableRequest request, long now, CounterStates states) {
+    int n = request.counters();
     int at = skipKey(record);
     long absent = 0; // bit i: the filter says counter i is not in the record (64 counters at most)
     int wanted = n;
@@ -154,7 +154,7 @@ final class PartitionRecord {
       int from = at + 6 + Varint.size(bytes);
       int bits = bytes * 8;
       for (int i = 0; i < n; i++) {
-        byte[] key = counters.get(i).key();
+        byte[] key = request.key(i);
         if (!CounterFilter.mightHold(record, from, bits, key, 0, key.length)) {
           absent |= 1L << i;
           wanted--;
@@ -174,9 +174,8 @@ final class PartitionRecord {
       int state = stateLenAt + Varint.size(stateLen);
       if (expiresMs(record, alg + 1) > now) {
         for (int i = 0; i < n; i++) {
-          CounterRequest c = counters.get(i);
-          if ((absent & 1L << i) == 0 && idEquals(record, id, idLen, c.key())
-              && c.spec().algorithm().ordinal() == record[alg]) {
+          if ((absent & 1L << i) == 0 && idEquals(record, id, idLen, request.key(i))
+              && request.spec(i).algorithm().ordinal() == record[alg]) {
             states.slice(i, record, state, stateLen);
             if (++found == wanted) {
               return; // request counters are written first, so the usual case stops early
@@ -207,8 +206,8 @@ final class PartitionRecord {
    * <p>Two passes, sizing then filling one exact array: this runs on every admitted decision and
    * records of busy recipients reach kilobytes, so no intermediate buffer is worth its copy.
    */
-  static byte[] write(byte[] old, byte[] key, List<CounterRequest> counters, CounterStates states, long now) {
-    return write(old, key, counters, states, now, null, null, 0, 0, 0);
+  static byte[] write(byte[] old, ReusableRequest request, CounterStates states, long now) {
+    return write(old, request, states, now, null, null, 0, 0, 0);
   }
 
   /**
@@ -242,18 +241,19 @@ final class PartitionRecord {
    * kept at least until {@code incarnationUntil} (epoch ms) and as long as it was. It is written last
    * ({@link #writtenIncarnation}).
    */
-  static byte[] write(byte[] old, byte[] key, List<CounterRequest> counters, CounterStates states, long now,
+  static byte[] write(byte[] old, ReusableRequest request, CounterStates states, long now,
       byte[] messageKey, byte[] remembered, long messageExpiresAt, long incarnation, long incarnationUntil) {
-    int n = counters.size();
+    byte[] key = request.partition();
+    int n = request.counters();
     int size = HEAD + Varint.size(key.length) + key.length;
     int latest = toSeconds(now);
     int written = 0; // counters written: what the filter holds
     for (int i = 0; i < n; i++) {
-      int expires = writtenExpiry(counters, states, i, now);
+      int expires = writtenExpiry(request, states, i, now);
       if (expires != NOT_WRITTEN) {
         written++;
         latest = Math.max(latest, expires);
-        byte[] id = counters.get(i).key();
+        byte[] id = request.key(i);
         size += Varint.size(id.length) + id.length + 5 + Varint.size(states.length(i)) + states.length(i);
       }
     }
@@ -267,7 +267,7 @@ final class PartitionRecord {
             incarnation = (long) LONG.get(old, next - 8); // carried over below, never shorter
             incarnationExpires = Math.max(incarnationExpires, expiresSeconds(old, at));
           }
-        } else if (!isFilter(old, at) && keepOld(old, at, counters, now)) { // a filter is built anew
+        } else if (!isFilter(old, at) && keepOld(old, at, request, now)) { // a filter is built anew
           size += next - at;
           latest = Math.max(latest, expiresSeconds(old, at));
           written += isCounter(old, at) ? 1 : 0;
@@ -305,10 +305,10 @@ final class PartitionRecord {
       pos = filter + filterBits / 8;
     }
     for (int i = 0; i < n; i++) {
-      int expires = writtenExpiry(counters, states, i, now); // again, not kept: no array per write
+      int expires = writtenExpiry(request, states, i, now); // again, not kept: no array per write
       if (expires != NOT_WRITTEN) {
-        byte[] id = counters.get(i).key();
-        pos = writeCounter(out, pos, id, counters.get(i).spec().algorithm().ordinal(), expires, states.source(i),
+        byte[] id = request.key(i);
+        pos = writeCounter(out, pos, id, request.spec(i).algorithm().ordinal(), expires, states.source(i),
             states.from(i), states.length(i));
         if (filter >= 0) {
           CounterFilter.add(out, filter, filterBits, id, 0, id.length);
@@ -318,7 +318,7 @@ final class PartitionRecord {
     if (old != null) {
       for (int at = oldFrom; at < old.length; ) {
         int next = nextCounter(old, at);
-        if (!isIncarnation(old, at) && !isFilter(old, at) && keepOld(old, at, counters, now)) {
+        if (!isIncarnation(old, at) && !isFilter(old, at) && keepOld(old, at, request, now)) {
           System.arraycopy(old, at, out, pos, next - at);
           if (filter >= 0 && isCounter(old, at)) {
             int idLen = Varint.read(old, at);
@@ -378,11 +378,11 @@ final class PartitionRecord {
   }
 
   /** Whether an old counter is carried over: still live and not rewritten by the request. */
-  private static boolean keepOld(byte[] record, int at, List<CounterRequest> counters, long now) {
+  private static boolean keepOld(byte[] record, int at, ReusableRequest request, long now) {
     int idLen = Varint.read(record, at);
     int id = at + Varint.size(idLen);
     int alg = id + idLen;
-    return expiresMs(record, alg + 1) > now && !requested(counters, record, id, idLen, record[alg]);
+    return expiresMs(record, alg + 1) > now && !requested(request, record, id, idLen, record[alg]);
   }
 
   /** The expiry field of the counter at {@code at}, in record seconds. */
@@ -537,28 +537,27 @@ final class PartitionRecord {
    * {@link #NOT_WRITTEN}: empty, expired at {@code now}, or the same counter as an earlier one (the
    * first wins).
    */
-  private static int writtenExpiry(List<CounterRequest> counters, CounterStates states, int i, long now) {
+  private static int writtenExpiry(ReusableRequest request, CounterStates states, int i, long now) {
     if (states.isEmpty(i)) {
       return NOT_WRITTEN;
     }
     // read where it lies: a state recorded in this step may be a slice of the states' scratch
-    long expiresAt = PartitionStep.expiresAt(counters.get(i), states, i);
-    return expiresAt > now && !writtenBefore(counters, i) ? toSeconds(expiresAt) : NOT_WRITTEN;
+    long expiresAt = PartitionStep.expiresAt(request.spec(i), request.alignMs(i), states, i);
+    return expiresAt > now && !writtenBefore(request, i) ? toSeconds(expiresAt) : NOT_WRITTEN;
   }
 
-  private static boolean writtenBefore(List<CounterRequest> counters, int i) {
+  private static boolean writtenBefore(ReusableRequest request, int i) {
     for (int j = 0; j < i; j++) {
-      if (Arrays.equals(counters.get(j).key(), counters.get(i).key())
-          && counters.get(j).spec().algorithm() == counters.get(i).spec().algorithm()) {
+      if (Arrays.equals(request.key(j), request.key(i)) && request.spec(j).algorithm() == request.spec(i).algorithm()) {
         return true;
       }
     }
     return false;
   }
 
-  private static boolean requested(List<CounterRequest> counters, byte[] record, int id, int idLen, byte alg) {
-    for (CounterRequest c : counters) {
-      if (idEquals(record, id, idLen, c.key()) && c.spec().algorithm().ordinal() == alg) {
+  private static boolean requested(ReusableRequest request, byte[] record, int id, int idLen, byte alg) {
+    for (int i = 0; i < request.counters(); i++) {
+      if (idEquals(record, id, idLen, request.key(i)) && request.spec(i).algorithm().ordinal() == alg) {
         return true;
       }
     }

@@ -11,6 +11,7 @@ import dev.fcap.store.ManualClock;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
+import dev.fcap.store.ReusableRequest;
 import dev.fcap.store.ReusableResult;
 import dev.fcap.store.StoreException;
 import java.nio.charset.StandardCharsets;
@@ -23,9 +24,11 @@ import org.junit.jupiter.api.Test;
 /**
  * {@code applyInto} (the embedded store answering into one answer its caller reuses) against
  * {@code apply} (a new result per request): two stores fed the same random traffic answer the same,
- * request by request, whatever the request before left in the reused answer. The traffic mixes every
- * operation, every algorithm, a large log, message ids and their replays, releases by message id, the
- * claims of decisions stored as nothing, and caller times that jump forward and step back.
+ * request by request, whatever the request before left in the reused answer, and though the reused
+ * request's key arrays are overwritten with junk as soon as each call returns (a store that kept one
+ * would read junk later). The traffic mixes every operation, every algorithm, a large log, message ids
+ * and their replays, releases by message id, the claims of decisions stored as nothing, and caller
+ * times that jump forward and step back.
  */
 class MemoryStoreApplyIntoTest {
   private static final long MINUTE = 60_000;
@@ -44,6 +47,7 @@ class MemoryStoreApplyIntoTest {
     MemoryStore viaApply = MemoryStore.builder().clock(new ManualClock(start)).segments(2).build();
     MemoryStore viaInto = MemoryStore.builder().clock(new ManualClock(start)).segments(2).build();
     ReusableResult out = new ReusableResult(); // one for the whole run, as an engine thread keeps it
+    ReusedKeys keys = new ReusedKeys();
     Random random = new Random(20261124);
     List<PartitionRequest> admitted = new ArrayList<>();
     long time = start;
@@ -55,7 +59,8 @@ class MemoryStoreApplyIntoTest {
           ? release(admitted.get(random.nextInt(admitted.size())), time, random)
           : request(random, time);
       PartitionResult expected = viaApply.apply(request).join();
-      assertThat(viaInto.applyInto(request, out)).isTrue();
+      assertThat(viaInto.applyInto(keys.fill(request), out)).isTrue();
+      keys.scribble(random);
       assertThat(out.toResult()).as("request %d: %s", i, request).usingRecursiveComparison().isEqualTo(expected);
       assertThat(out.checks()).isEqualTo(request.checks());
       for (int c = 0; c < out.checks(); c++) {
@@ -83,7 +88,7 @@ class MemoryStoreApplyIntoTest {
       PartitionRequest decide = PartitionRequest.of(("p" + taken).getBytes(StandardCharsets.UTF_8), Operation.DECIDE,
           PartitionRequest.STORE_TIME, 1, List.of(new CounterRequest(new byte[] {1}, SPECS.get(0), 0)));
       try {
-        store.applyInto(decide, out);
+        store.applyInto(new ReusableRequest().set(decide), out);
         taken++;
       } catch (StoreException e) {
         full = e;
@@ -95,6 +100,38 @@ class MemoryStoreApplyIntoTest {
     assertThat(full).as("a 4 KB store fills up").isNotNull();
     assertThat(full.reason()).isEqualTo(StoreException.Reason.FULL);
     assertThat(taken).isPositive();
+  }
+
+  /**
+   * One reused request whose keys are copies in arrays it reuses (one per key length, as an engine
+   * thread's buffers), which {@link #scribble} overwrites after each call.
+   */
+  private static final class ReusedKeys {
+    private final ReusableRequest request = new ReusableRequest();
+    private final java.util.Map<Integer, byte[]> partitions = new java.util.HashMap<>();
+    private final java.util.Map<Integer, byte[]> counters = new java.util.HashMap<>();
+
+    ReusableRequest fill(PartitionRequest r) {
+      request.set(copy(partitions, 0, r.partition()), r.operation(), r.time(), r.cost(), r.eventTime(), r.idempotency(),
+          r.category());
+      for (int i = 0; i < r.counters().size(); i++) {
+        CounterRequest c = r.counters().get(i);
+        request.addCounter(copy(counters, i, c.key()), c.spec(), c.alignMs());
+      }
+      return request;
+    }
+
+    /** The key in the buffer of its length and counter. */
+    private static byte[] copy(java.util.Map<Integer, byte[]> buffers, int counter, byte[] key) {
+      byte[] buffer = buffers.computeIfAbsent(counter << 16 | key.length, k -> new byte[key.length]);
+      System.arraycopy(key, 0, buffer, 0, key.length);
+      return buffer;
+    }
+
+    void scribble(Random random) {
+      partitions.values().forEach(random::nextBytes);
+      counters.values().forEach(random::nextBytes);
+    }
   }
 
   /** A DECIDE or CHECK of some counters of one of 40 partitions, sometimes under a message id or asking for an incarnation. */

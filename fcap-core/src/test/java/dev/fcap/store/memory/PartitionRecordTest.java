@@ -20,7 +20,7 @@ class PartitionRecordTest {
   private static byte[] record() {
     CounterStates states = CounterStates.of(
         dev.fcap.algorithm.CounterAlgorithm.of(Algorithm.SLIDING_LOG).record(null, LOG.spec(), 0, NOW, 1));
-    return PartitionRecord.write(null, "partition".getBytes(), List.of(LOG), states, NOW);
+    return PartitionRecord.write(null, request("partition".getBytes(), List.of(LOG)), states, NOW);
   }
 
   @Test
@@ -34,7 +34,7 @@ class PartitionRecordTest {
 
   @Test
   void nothingLiveLeftKeepsTheKeyAndTheTime() {
-    byte[] r = PartitionRecord.write(record(), "partition".getBytes(), List.of(LOG), new CounterStates(1).reset(1), NOW + 5);
+    byte[] r = PartitionRecord.write(record(), request("partition".getBytes(), List.of(LOG)), new CounterStates(1).reset(1), NOW + 5);
     assertThat(PartitionRecord.isEmpty(r)).isTrue();
     assertThat(PartitionRecord.latest(r)).isEqualTo(NOW + 5);
     assertThat(PartitionRecord.keyEquals(r, "partition".getBytes())).isTrue();
@@ -86,7 +86,7 @@ class PartitionRecordTest {
         List<CounterRequest> counters = randomCounters(random, ids, 1 + random.nextInt(8));
         CounterStates states = new CounterStates(1).reset(counters.size());
         if (record != null) {
-          PartitionRecord.readStates(record, counters, now, states); // slices of the record
+          PartitionRecord.readStates(record, request(null, counters), now, states); // slices of the record
         }
         for (int i = 0; i < states.size(); i++) {
           // most steps record, a few leave a counter out: its state is written from its slice of the old record
@@ -96,7 +96,7 @@ class PartitionRecordTest {
                 states.from(i), states.length(i), c.spec(), 0, now, 1));
           }
         }
-        record = PartitionRecord.write(record, "partition".getBytes(), counters, states, now);
+        record = PartitionRecord.write(record, request("partition".getBytes(), counters), states, now);
         long at = now + random.nextInt(30_000);
         filtered += PartitionRecord.hasFilter(record) ? 1 : 0;
         for (int q = 0; q < 5; q++) {
@@ -124,9 +124,9 @@ class PartitionRecordTest {
     for (int i = 0; i < states.length; i++) {
       states[i] = dev.fcap.algorithm.CounterAlgorithm.of(Algorithm.SLIDING_LOG).record(null, held.get(i).spec(), 0, NOW, 1);
     }
-    byte[] record = PartitionRecord.write(null, "partition".getBytes(), held, CounterStates.of(states), NOW);
+    byte[] record = PartitionRecord.write(null, request("partition".getBytes(), held), CounterStates.of(states), NOW);
     assertThat(PartitionRecord.hasFilter(record)).isTrue();
-    assertThat(PartitionRecord.hasFilter(PartitionRecord.write(null, "partition".getBytes(), held.subList(0, 3),
+    assertThat(PartitionRecord.hasFilter(PartitionRecord.write(null, request("partition".getBytes(), held.subList(0, 3)),
         CounterStates.of(java.util.Arrays.copyOf(states, 3)), NOW))).as("three counters: no filter").isFalse();
     int bits = CounterFilter.bits(held.size());
     byte[] filter = new byte[bits / 8];
@@ -145,6 +145,12 @@ class PartitionRecordTest {
     }
   }
 
+  /** {@code counters} as the request form the record code reads. */
+  static dev.fcap.store.ReusableRequest request(byte[] partition, List<CounterRequest> counters) {
+    return new dev.fcap.store.ReusableRequest().set(
+        dev.fcap.store.PartitionRequest.of(partition, dev.fcap.store.Operation.DECIDE, NOW, 1, counters));
+  }
+
   private static List<CounterRequest> randomCounters(java.util.Random random, byte[][] ids, int n) {
     List<CounterRequest> counters = new java.util.ArrayList<>();
     for (int i = 0; i < n; i++) {
@@ -157,7 +163,7 @@ class PartitionRecordTest {
 
   private static List<String> readStates(byte[] record, List<CounterRequest> counters, long now) {
     CounterStates states = new CounterStates(1).reset(counters.size());
-    PartitionRecord.readStates(record, counters, now, states);
+    PartitionRecord.readStates(record, request(null, counters), now, states);
     List<String> out = new java.util.ArrayList<>();
     for (int i = 0; i < states.size(); i++) {
       byte[] s = states.get(i);

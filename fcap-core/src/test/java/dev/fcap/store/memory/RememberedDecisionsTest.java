@@ -175,7 +175,7 @@ class RememberedDecisionsTest {
     long at = writer.applyNow(decide(CHANNEL, null)).time();
     Idempotency id = messageId(5);
     byte[] state = java.nio.ByteBuffer.allocate(8 + TAIL.length + 1).putLong(at).put(TAIL).put((byte) TAIL.length).array();
-    byte[] legacy = PartitionRecord.write(writer.record(CHANNEL), CHANNEL, List.of(), new dev.fcap.algorithm.CounterStates(0).reset(0), at, id.key(), state,
+    byte[] legacy = PartitionRecord.write(writer.record(CHANNEL), PartitionRecordTest.request(CHANNEL, List.of()), new dev.fcap.algorithm.CounterStates(0).reset(0), at, id.key(), state,
         at + HOUR, 0, 0);
 
     MemoryStore store = MemoryStore.builder().clock(clock).segments(4).build();
