@@ -100,6 +100,79 @@ class RuleVerdictsProperties {
     Statistics.label("outer and inner differ").coverage(c -> c.check(true).count(n -> n >= 5));
   }
 
+  /**
+   * A store that cannot answer on the calling thread (Redis, a failover decorator) may keep a request
+   * until it answers, after the engine has gone on to the next decision: what it was handed must not
+   * be the thread's reused request or key buffers. Decisions are issued in batches without waiting;
+   * the store holds each request with a copy of its keys as handed over, and before answering checks
+   * that nothing changed them since.
+   */
+  @Property(tries = 20)
+  void aStoreThatAnswersLaterKeepsTheRequestsItWasHanded(@ForAll long seed) {
+    Policy policy = Traffic.randomPolicy(seed, 12, false);
+    Traffic traffic = new Traffic(seed, policy, Traffic.Options.SEND_LOG, ManualClock.START);
+    ManualClock clock = new ManualClock();
+    AnswersLater store = new AnswersLater(MemoryStore.builder().clock(clock).segments(2).build());
+    long handed = 0;
+    try (Engine verdicts = Engine.builder(store).clock(clock).callerTime(true).releaseHorizon(Duration.ZERO)
+        .policy(policy).build()) {
+      for (int batch = 0; batch < 100; batch++) {
+        List<java.util.concurrent.CompletableFuture<Boolean>> pending = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+          Traffic.Decide d = (Traffic.Decide) traffic.next();
+          pending.add(verdicts.decideAt(d.message(), d.time(), (index, allowed) -> { }));
+        }
+        handed += store.answerAll("seed " + seed + ", batch " + batch);
+        pending.forEach(java.util.concurrent.CompletableFuture::join);
+      }
+    }
+    assertThat(handed).as("requests handed to the store").isGreaterThanOrEqualTo(800);
+  }
+
+  /** Holds every request, and a copy of its keys, until {@link #answerAll}. */
+  private static final class AnswersLater extends dev.fcap.engine.ForwardingStore {
+    private final java.util.ArrayDeque<Object[]> held = new java.util.ArrayDeque<>();
+
+    AnswersLater(dev.fcap.store.Store store) {
+      super(store);
+    }
+
+    @Override
+    public java.util.concurrent.CompletableFuture<dev.fcap.store.PartitionResult> apply(
+        dev.fcap.store.PartitionRequest request) {
+      var answer = new java.util.concurrent.CompletableFuture<dev.fcap.store.PartitionResult>();
+      held.add(new Object[] {request, keys(request), answer});
+      return answer;
+    }
+
+    /** Answers every held request, oldest first (and those its answers lead to); how many. */
+    int answerAll(String at) {
+      int n = 0;
+      for (Object[] h; (h = held.poll()) != null; n++) {
+        dev.fcap.store.PartitionRequest request = (dev.fcap.store.PartitionRequest) h[0];
+        assertThat(keys(request)).as("%s: the keys of %s changed after it was handed over", at, request)
+            .isEqualTo(h[1]);
+        @SuppressWarnings("unchecked")
+        var answer = (java.util.concurrent.CompletableFuture<dev.fcap.store.PartitionResult>) h[2];
+        super.apply(request).whenComplete((r, e) -> {
+          if (e != null) {
+            answer.completeExceptionally(e);
+          } else {
+            answer.complete(r);
+          }
+        });
+      }
+      return n;
+    }
+
+    private static List<String> keys(dev.fcap.store.PartitionRequest request) {
+      List<String> keys = new ArrayList<>();
+      keys.add(java.util.HexFormat.of().formatHex(request.partition()));
+      request.counters().forEach(c -> keys.add(java.util.HexFormat.of().formatHex(c.key())));
+      return keys;
+    }
+  }
+
   @Property(tries = 1)
   void anEngineWhoseDecisionsAreReleasableRefusesVerdicts() {
     try (Engine engine = Engine.builder(MemoryStore.builder().build()).callerTime(true)
