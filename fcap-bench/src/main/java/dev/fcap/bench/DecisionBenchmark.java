@@ -40,6 +40,11 @@ import org.openjdk.jmh.infra.ThreadParams;
  * implementation replays the stream many times a minute and ends up refusing nearly everything.
  * The peers cannot be given a clock (Guava, Resilience4j and Sentinel read the system's).
  *
+ * <p>{@code fcap-sim-verdicts} is {@code fcap-sim} deciding as an internal caller does (the replay):
+ * {@code Engine.decideAt} with a {@code RuleVerdicts} callback, which builds no {@code Decision} and
+ * answers the admission alone, as the peers do (their answer is a boolean); its engine gives no
+ * releasable decision ids, which the peers have no counterpart of either.
+ *
  * <p>{@code fcap-sim-durable} is {@code fcap-sim} on the durable store as {@code fcap serve} runs it
  * by default (journal in a temporary directory, fsync every second); {@code fcap-sim-fsync-each} forces
  * the journal before each decision is answered ({@code store.fsync: always}): with one thread, one
@@ -58,8 +63,8 @@ public class DecisionBenchmark {
   /** The implementation under test, with its state; one per fork. */
   @State(Scope.Benchmark)
   public static class Subject {
-    @Param({"fcap-sim", "fcap-sim-durable", "fcap-sim-fsync-each", "fcap", "bucket4j", "resilience4j", "guava",
-        "sentinel"})
+    @Param({"fcap-sim", "fcap-sim-verdicts", "fcap-sim-durable", "fcap-sim-fsync-each", "fcap", "bucket4j",
+        "resilience4j", "guava", "sentinel"})
     public String impl;
 
     @Param({"2097152"})
@@ -79,6 +84,10 @@ public class DecisionBenchmark {
         case "fcap-sim" -> {
           simulatedMs = new AtomicLong(System.currentTimeMillis());
           yield new FcapLimiter(simulatedMs::get);
+        }
+        case "fcap-sim-verdicts" -> {
+          simulatedMs = new AtomicLong(System.currentTimeMillis());
+          yield FcapLimiter.verdicts(simulatedMs::get);
         }
         case "fcap-sim-durable", "fcap-sim-fsync-each" -> {
           simulatedMs = new AtomicLong(System.currentTimeMillis());

@@ -8,8 +8,13 @@ import dev.fcap.store.memory.MemoryStore;
 
 /** fcap: the Engine on a MemoryStore with the seed policy (exact sliding logs). */
 final class FcapLimiter implements CapLimiter {
+  /** The rules' verdicts of {@link #verdicts} decisions: not read, as a peer answers a boolean. */
+  private static final Engine.RuleVerdicts IGNORED = (rule, admits) -> { };
   final MemoryStore store;
   final Engine engine;
+  /** Whether decisions are made as an internal caller makes them: verdicts at the clock's time, no {@code Decision}. */
+  private final boolean verdicts;
+  private final Clock clock;
 
   /** On the wall clock, like the peers. */
   FcapLimiter() {
@@ -23,12 +28,28 @@ final class FcapLimiter implements CapLimiter {
 
   /** On any clock, durable as {@code durability} says (null: memory only). */
   FcapLimiter(Clock clock, Durability durability) {
+    this(clock, durability, false);
+  }
+
+  private FcapLimiter(Clock clock, Durability durability, boolean verdicts) {
     MemoryStore.Builder b = MemoryStore.builder().clock(clock);
     if (durability != null) {
       b.durable(durability);
     }
     store = b.build();
-    engine = Engine.builder(store).clock(clock).policies(SeedPolicy.load()).build();
+    Engine.Builder e = Engine.builder(store).clock(clock).policies(SeedPolicy.load());
+    engine = (verdicts ? e.callerTime(true).releaseHorizon(java.time.Duration.ZERO) : e).build();
+    this.verdicts = verdicts;
+    this.clock = clock;
+  }
+
+  /**
+   * On {@code clock}, deciding as the replay and other internal callers do
+   * ({@link Engine#decideAt(Message, long, Engine.RuleVerdicts)}): the admission alone, as a peer
+   * answers it, without the {@code Decision} (its rule outcomes, lists and id) or releases by id.
+   */
+  static FcapLimiter verdicts(Clock clock) {
+    return new FcapLimiter(clock, null, true);
   }
 
   @Override
@@ -38,6 +59,6 @@ final class FcapLimiter implements CapLimiter {
 
   @Override
   public boolean tryAcquire(Message m) {
-    return engine.decide(m).join().allowed();
+    return verdicts ? engine.decideAt(m, clock.millis(), IGNORED).join() : engine.decide(m).join().allowed();
   }
 }

@@ -49,6 +49,8 @@ public final class Engine implements AutoCloseable {
    */
   private static final CompletableFuture<Boolean> ADMITTED = CompletableFuture.completedFuture(true);
   private static final CompletableFuture<Boolean> REFUSED = CompletableFuture.completedFuture(false);
+  /** Where {@link Keys#recipientPartition} writes a key that a store may keep: an array of its own. */
+  private static final java.util.function.IntFunction<byte[]> OWN_ARRAY = byte[]::new;
   private final Store store;
   private final Clock clock;
   private final boolean callerTime;
@@ -183,7 +185,8 @@ public final class Engine implements AutoCloseable {
     final PartitionAnswer[] answers = {result};
     private ReusableRequest[] requests = {new ReusableRequest()};
     private int used;
-    private final byte[][] partitionKeys = new byte[BUFFERED_KEY_LENGTH + 1][];
+    /** By length; made on first use (a scratch taken inside a callback may never write a key). */
+    private byte[][] partitionKeys;
     private byte[][] counterKeys = new byte[4][];
     /** {@link #partitionKey(int)} as the function {@link Keys#recipientPartition} asks for its array. */
     final java.util.function.IntFunction<byte[]> partitionKey = this::partitionKey;
@@ -215,6 +218,9 @@ public final class Engine implements AutoCloseable {
     byte[] partitionKey(int length) {
       if (length > BUFFERED_KEY_LENGTH) {
         return new byte[length];
+      }
+      if (partitionKeys == null) {
+        partitionKeys = new byte[BUFFERED_KEY_LENGTH + 1][];
       }
       byte[] key = partitionKeys[length];
       return key != null ? key : (partitionKeys[length] = new byte[length]);
@@ -746,9 +752,6 @@ public final class Engine implements AutoCloseable {
     }
     return sealedTail;
   }
-
-  /** {@code Keys}' array for a key: one of its own. */
-  private static final java.util.function.IntFunction<byte[]> OWN_ARRAY = byte[]::new;
 
   /** The first {@code n} requests as immutable ones, sharing their arrays (filled without buffers). */
   private static PartitionRequest[] toRequests(ReusableRequest[] requests, int n) {

@@ -134,11 +134,11 @@ public final class MemoryStore implements Store {
   public CompletableFuture<PartitionResult> apply(PartitionRequest request) {
     try {
       if (journal == null || !journal.syncsEveryWrite()) {
-        return CompletableFuture.completedFuture(applyNow(null, request, null, null));
+        return CompletableFuture.completedFuture(applyNow(readable(request), null, null));
       }
       @SuppressWarnings("unchecked")
       CompletableFuture<Void>[] durable = new CompletableFuture[1];
-      PartitionResult result = applyNow(null, request, durable, null);
+      PartitionResult result = applyNow(readable(request), durable, null);
       return durable[0] == null ? CompletableFuture.completedFuture(result) : durable[0].thenApply(ignored -> result);
     } catch (StoreException e) {
       return CompletableFuture.failedFuture(e);
@@ -154,7 +154,7 @@ public final class MemoryStore implements Store {
     if (journal != null && journal.syncsEveryWrite()) {
       return false;
     }
-    applyNow(request, null, null, Objects.requireNonNull(out, "out"));
+    applyNow(request, null, Objects.requireNonNull(out, "out"));
     return true;
   }
 
@@ -163,25 +163,24 @@ public final class MemoryStore implements Store {
    * store that syncs every write, this does not wait for the sync.
    */
   public PartitionResult applyNow(PartitionRequest request) {
-    return applyNow(null, request, null, null);
+    return applyNow(readable(request), null, null);
+  }
+
+  /** {@code request} in the one form this store reads (its arrays shared, not copied). */
+  private static ReusableRequest readable(PartitionRequest request) {
+    return new ReusableRequest().set(request);
   }
 
   /**
-   * Applies {@code request}, or when it is null {@code given} (read as the segment's own reusable
-   * request: one implementation for both), answering into {@code into}, or when it is null into the
-   * segment's own answer, copied out as the returned result before the segment's lock is let go.
+   * Applies {@code request}, answering into {@code into}, or when it is null into the segment's own
+   * answer, copied out as the returned result before the segment's lock is let go.
    */
-  private PartitionResult applyNow(ReusableRequest request, PartitionRequest given, CompletableFuture<Void>[] durable,
-      ReusableResult into) {
-    byte[] partition = request != null ? request.partition() : given.partition();
-    RememberedDecisions.checkPartition(partition);
-    int hash = hash(partition);
+  private PartitionResult applyNow(ReusableRequest request, CompletableFuture<Void>[] durable, ReusableResult into) {
+    RememberedDecisions.checkPartition(request.partition());
+    int hash = hash(request.partition());
     int index = segmentIndex(hash);
     Segment segment = segments[index];
     synchronized (segment) {
-      if (request == null) {
-        request = segment.request.set(given);
-      }
       long now;
       if (request.time() == PartitionRequest.STORE_TIME) {
         now = clock.millis();
@@ -279,9 +278,6 @@ public final class MemoryStore implements Store {
         segment.sweepNext(sweepTime());
       }
       states.clear(); // held by the segment: keep no record or state alive
-      if (given != null) {
-        request.clear(); // nor a caller's request
-      }
       return into != null ? null : result.toResult();
     }
   }

@@ -29,8 +29,6 @@ final class Segment {
   long resetsUntil = Long.MIN_VALUE;
   /** A request's counter states while it is applied: reused under the segment's lock, so a request allocates no array for them. */
   private final dev.fcap.algorithm.CounterStates states = new dev.fcap.algorithm.CounterStates(4);
-  /** A request applied through {@link dev.fcap.store.Store#apply}, read as the reusable form every request is read in. */
-  final dev.fcap.store.ReusableRequest request = new dev.fcap.store.ReusableRequest();
   /** The answer of a request applied through {@link dev.fcap.store.Store#apply}, copied out before the lock is let go. */
   final dev.fcap.store.ReusableResult result = new dev.fcap.store.ReusableResult();
   private int sweepCursor;
