@@ -84,6 +84,8 @@ public final class MemoryStore implements Store {
   static final long DEFAULT_CLOCK_STEP_GRACE_MS = 10_000;
   private static final java.lang.invoke.VarHandle INT =
       java.lang.invoke.MethodHandles.byteArrayViewVarHandle(int[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
+  /** Per thread: {@link #applyNow(PartitionRequest, CompletableFuture[])} calls nothing that could apply again. */
+  private static final ThreadLocal<ReusableRequest> READABLE = ThreadLocal.withInitial(ReusableRequest::new);
   private final Clock clock;
   private final Segment[] segments;
   private final int segmentShift;
@@ -134,11 +136,11 @@ public final class MemoryStore implements Store {
   public CompletableFuture<PartitionResult> apply(PartitionRequest request) {
     try {
       if (journal == null || !journal.syncsEveryWrite()) {
-        return CompletableFuture.completedFuture(applyNow(readable(request), null, null));
+        return CompletableFuture.completedFuture(applyNow(request, null));
       }
       @SuppressWarnings("unchecked")
       CompletableFuture<Void>[] durable = new CompletableFuture[1];
-      PartitionResult result = applyNow(readable(request), durable, null);
+      PartitionResult result = applyNow(request, durable);
       return durable[0] == null ? CompletableFuture.completedFuture(result) : durable[0].thenApply(ignored -> result);
     } catch (StoreException e) {
       return CompletableFuture.failedFuture(e);
@@ -163,12 +165,20 @@ public final class MemoryStore implements Store {
    * store that syncs every write, this does not wait for the sync.
    */
   public PartitionResult applyNow(PartitionRequest request) {
-    return applyNow(readable(request), null, null);
+    return applyNow(request, null);
   }
 
-  /** {@code request} in the one form this store reads (its arrays shared, not copied). */
-  private static ReusableRequest readable(PartitionRequest request) {
-    return new ReusableRequest().set(request);
+  /**
+   * Applies {@code request} read in the one form this store reads: the thread's {@link ReusableRequest}
+   * set to it (its arrays shared, not copied), and cleared after, so that it keeps nothing alive.
+   */
+  private PartitionResult applyNow(PartitionRequest request, CompletableFuture<Void>[] durable) {
+    ReusableRequest readable = READABLE.get().set(request);
+    try {
+      return applyNow(readable, durable, null);
+    } finally {
+      readable.clear();
+    }
   }
 
   /**
