@@ -626,7 +626,13 @@ public final class Engine implements AutoCloseable {
     final CompiledPolicy policy;
     final CompiledPolicy.Plan plan;
     final Operation op;
+    /**
+     * One per partition; null while a one-partition message's request is in the thread's buffers
+     * ({@link #prepare(Message, Operation, long, Scratch, boolean)}), valid until the scratch is released.
+     */
     final PartitionRequest[] requests;
+    /** The first partition's key (the decision id is sealed over it); null: no partition. */
+    final byte[] firstPartition;
     /** The key of the release record in the first partition (null: none), and how long it is kept. */
     final byte[] recordKey;
     final long recordHorizonMs;
@@ -641,13 +647,27 @@ public final class Engine implements AutoCloseable {
     /** The caller-supplied time, or STORE_TIME. */
     final long time;
 
+    /** This message with {@code requests} (their first partition's key the same). */
+    Prepared with(PartitionRequest[] requests) {
+      return new Prepared(message, policy, plan, op, requests, requests[0].partition(), recordKey, recordHorizonMs,
+          releasing, releasable, sealedTail, time);
+    }
+
+    /** Whether its decision waits for the engine's decision-id key to load (the engine's first ones). */
+    boolean waitsForIds(DecisionIds ids) {
+      return releasing && (recordKey != null || requests != null && requests.length == 0 && op == Operation.DECIDE)
+          && !ids.ready();
+    }
+
     Prepared(Message message, CompiledPolicy policy, CompiledPolicy.Plan plan, Operation op, PartitionRequest[] requests,
-        byte[] recordKey, long recordHorizonMs, boolean releasing, boolean releasable, byte[] sealedTail, long time) {
+        byte[] firstPartition, byte[] recordKey, long recordHorizonMs, boolean releasing, boolean releasable,
+        byte[] sealedTail, long time) {
       this.message = message;
       this.policy = policy;
       this.plan = plan;
       this.op = op;
       this.requests = requests;
+      this.firstPartition = firstPartition;
       this.recordKey = recordKey;
       this.recordHorizonMs = recordHorizonMs;
       this.releasing = releasing;
@@ -659,34 +679,64 @@ public final class Engine implements AutoCloseable {
 
   private CompletableFuture<Decision> run(Message message, Operation op, long time) {
     Objects.requireNonNull(message, "message");
-    return execute(prepare(message, op, time));
+    Scratch scratch = Scratch.take();
+    Prepared p;
+    try {
+      p = prepare(message, op, time, scratch, true);
+      if (p.requests == null) {
+        if (!p.waitsForIds(ids) && store.applyInto(scratch.requests(1)[0], scratch.result)) {
+          // the embedded store answers on this thread, from this thread's request and keys, into its
+          // answer: the Decision is all this allocates
+          return CompletableFuture.completedFuture(finish(p, scratch.answers));
+        }
+        // a store that may keep the request, or a decision that waits: a request of its own
+        ReusableRequest[] built = scratch.requests(1);
+        fill(message, p.policy, p.plan, op, time, p.recordKey, p.recordHorizonMs, built, 1, null);
+        p = p.with(toRequests(built, 1));
+      }
+    } catch (StoreException e) {
+      return CompletableFuture.failedFuture(new java.util.concurrent.CompletionException(e)); // as apply's future
+    } finally {
+      scratch.release();
+    }
+    return execute(p);
   }
 
+  /** {@code m} as store requests of their own, which a store may keep. */
   private Prepared prepare(Message m, Operation op, long time) {
+    Scratch scratch = Scratch.take();
+    try {
+      return prepare(m, op, time, scratch, false);
+    } finally {
+      scratch.release();
+    }
+  }
+
+  /**
+   * {@code m} as store requests, filled in {@code scratch}'s; with {@code buffered}, a one-partition
+   * message's request is left there, its keys in the scratch's buffers (the {@code Prepared}'s
+   * requests null: valid until the scratch is released).
+   */
+  private Prepared prepare(Message m, Operation op, long time, Scratch scratch, boolean buffered) {
     CompiledPolicy cp = policies.get(m.tenant());
     if (cp == null) {
-      return new Prepared(m, null, null, op, new PartitionRequest[0], null, 0, releaseHorizonMs != 0, true, null, time);
+      return new Prepared(m, null, null, op, new PartitionRequest[0], null, null, 0, releaseHorizonMs != 0, true, null,
+          time);
     }
     CompiledPolicy.Plan plan = cp.plan(m);
     long releaseHorizon = releaseHorizonMs < 0 ? cp.messageHorizonMs : releaseHorizonMs;
     int partitions = plan.partitions.length;
     byte[] key = recordKey(m, op, partitions, releaseHorizon);
     long horizon = key == null ? 0 : recordHorizon(cp, m, releaseHorizon);
-    PartitionRequest[] requests;
-    byte[] sealedTail;
-    Scratch scratch = Scratch.take();
-    try {
-      ReusableRequest[] built = scratch.requests(partitions);
-      sealedTail = fill(m, cp, plan, op, time, key, horizon, built, partitions, null);
-      requests = toRequests(built, partitions);
-    } finally {
-      scratch.release();
-    }
+    boolean inBuffers = buffered && partitions == 1;
+    ReusableRequest[] built = scratch.requests(partitions);
+    byte[] sealedTail = fill(m, cp, plan, op, time, key, horizon, built, partitions, inBuffers ? scratch : null);
     // the first partition's record is releasable unless its tail did not fit (sealed or not, the
     // request's tail is then not NOT_RELEASABLE)
-    Idempotency first = requests.length == 0 ? null : requests[0].idempotency();
+    Idempotency first = partitions == 0 ? null : built[0].idempotency();
     boolean releasable = first != null && first.tail() != ReleaseRecord.NOT_RELEASABLE;
-    return new Prepared(m, cp, plan, op, requests, key, horizon, releaseHorizon > 0, releasable, sealedTail, time);
+    return new Prepared(m, cp, plan, op, inBuffers ? null : toRequests(built, partitions),
+        partitions == 0 ? null : built[0].partition(), key, horizon, releaseHorizon > 0, releasable, sealedTail, time);
   }
 
   /**
@@ -802,7 +852,7 @@ public final class Engine implements AutoCloseable {
   }
 
   private CompletableFuture<Decision> execute(Prepared p) {
-    if (p.releasing && (p.recordKey != null || p.requests.length == 0 && p.op == Operation.DECIDE) && !ids.ready()) {
+    if (p.waitsForIds(ids)) {
       // the first decision of this engine loads the decision-id key; failing that, its id is random
       return ids.load().handle((loaded, error) -> null).thenCompose(ignored -> executeNow(p));
     }
@@ -917,9 +967,8 @@ public final class Engine implements AutoCloseable {
       // a replay answers the id of the first decision: the same record sealed the same way
       long expiresAt = results[0].time() + p.recordHorizonMs;
       id = p.sealedTail != null
-          ? ids.seal(p.requests[0].partition(), p.recordKey, expiresAt, results[0].time(), results[0].incarnation(),
-              p.sealedTail)
-          : ids.seal(p.requests[0].partition(), p.recordKey, expiresAt);
+          ? ids.seal(p.firstPartition, p.recordKey, expiresAt, results[0].time(), results[0].incarnation(), p.sealedTail)
+          : ids.seal(p.firstPartition, p.recordKey, expiresAt);
     }
     List<RuleOutcome> rules = List.of(reported == outcomes.length ? outcomes : java.util.Arrays.copyOf(outcomes, reported));
     return new Decision(allowed, id != null ? id : randomId(), retryAfter, blocked, shadowBlocked, rules, degraded,

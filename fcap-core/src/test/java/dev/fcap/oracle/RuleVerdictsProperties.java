@@ -103,9 +103,9 @@ class RuleVerdictsProperties {
   /**
    * A store that cannot answer on the calling thread (Redis, a failover decorator) may keep a request
    * until it answers, after the engine has gone on to the next decision: what it was handed must not
-   * be the thread's reused request or key buffers. Decisions are issued in batches without waiting;
-   * the store holds each request with a copy of its keys as handed over, and before answering checks
-   * that nothing changed them since.
+   * be the thread's reused request or key buffers. Decisions (verdicts and {@code Decision}s, in turn)
+   * are issued in batches without waiting; the store holds each request with a copy of its keys as
+   * handed over, and before answering checks that nothing changed them since.
    */
   @Property(tries = 20)
   void aStoreThatAnswersLaterKeepsTheRequestsItWasHanded(@ForAll long seed) {
@@ -117,10 +117,11 @@ class RuleVerdictsProperties {
     try (Engine verdicts = Engine.builder(store).clock(clock).callerTime(true).releaseHorizon(Duration.ZERO)
         .policy(policy).build()) {
       for (int batch = 0; batch < 100; batch++) {
-        List<java.util.concurrent.CompletableFuture<Boolean>> pending = new ArrayList<>();
+        List<java.util.concurrent.CompletableFuture<?>> pending = new ArrayList<>();
         for (int i = 0; i < 8; i++) {
           Traffic.Decide d = (Traffic.Decide) traffic.next();
-          pending.add(verdicts.decideAt(d.message(), d.time(), (index, allowed) -> { }));
+          pending.add(i % 2 == 0 ? verdicts.decideAt(d.message(), d.time(), (index, allowed) -> { })
+              : verdicts.decideAt(d.message(), d.time()));
         }
         handed += store.answerAll("seed " + seed + ", batch " + batch);
         pending.forEach(java.util.concurrent.CompletableFuture::join);
