@@ -684,18 +684,22 @@ public final class Engine implements AutoCloseable {
     try {
       p = prepare(message, op, time, scratch, true);
       if (p.requests == null) {
-        if (!p.waitsForIds(ids) && store.applyInto(scratch.requests(1)[0], scratch.result)) {
-          // the embedded store answers on this thread, from this thread's request and keys, into its
-          // answer: the Decision is all this allocates
-          return CompletableFuture.completedFuture(finish(p, scratch.answers));
+        if (!p.waitsForIds(ids)) {
+          try {
+            if (store.applyInto(scratch.requests(1)[0], scratch.result)) {
+              // the embedded store answers on this thread, from this thread's request and keys, into
+              // its answer: the Decision is all this allocates
+              return CompletableFuture.completedFuture(finish(p, scratch.answers));
+            }
+          } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(new java.util.concurrent.CompletionException(e)); // as apply's
+          }
         }
         // a store that may keep the request, or a decision that waits: a request of its own
         ReusableRequest[] built = scratch.requests(1);
         fill(message, p.policy, p.plan, op, time, p.recordKey, p.recordHorizonMs, built, 1, null);
         p = p.with(toRequests(built, 1));
       }
-    } catch (StoreException e) {
-      return CompletableFuture.failedFuture(new java.util.concurrent.CompletionException(e)); // as apply's future
     } finally {
       scratch.release();
     }
