@@ -49,8 +49,6 @@ public final class Engine implements AutoCloseable {
    */
   private static final CompletableFuture<Boolean> ADMITTED = CompletableFuture.completedFuture(true);
   private static final CompletableFuture<Boolean> REFUSED = CompletableFuture.completedFuture(false);
-  /** Where {@link Keys#recipientPartition} writes a key that a store may keep: an array of its own. */
-  private static final java.util.function.IntFunction<byte[]> OWN_ARRAY = byte[]::new;
   private final Store store;
   private final Clock clock;
   private final boolean callerTime;
@@ -783,7 +781,8 @@ public final class Engine implements AutoCloseable {
     for (int j = partitions - 1; j >= 0; j--) {
       CompiledPolicy.Partition partition = plan.partitions[j];
       byte[] partitionKey = partition.recipient
-          ? Keys.recipientPartition(cp.tenantUtf8, m.recipient(), buffers != null ? buffers.partitionKey : OWN_ARRAY)
+          ? buffers != null ? Keys.recipientPartition(cp.tenantUtf8, m.recipient(), buffers.partitionKey)
+              : Keys.recipientPartition(cp.tenantUtf8, m.recipient())
           : Keys.sharedPartition(m.tenant(), partition.dims, values(m, partition.dims), fingerprint);
       ReusableRequest request = requests[j].set(partitionKey, op, time, m.cost(), 0L, null, m.category());
       addCounters(request, m, partition, fingerprint, alignAt, buffers);
