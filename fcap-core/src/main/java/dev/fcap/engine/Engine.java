@@ -50,6 +50,11 @@ public final class Engine implements AutoCloseable {
   private static final CompletableFuture<Boolean> ADMITTED = CompletableFuture.completedFuture(true);
   private static final CompletableFuture<Boolean> REFUSED = CompletableFuture.completedFuture(false);
   private final Store store;
+  /**
+   * {@link Store#answersOnCallingThread}, asked once: a one-partition decision is then built in the
+   * thread's buffers for {@code applyInto}; else in arrays of its own, at once (not built twice).
+   */
+  private final boolean storeAnswersHere;
   private final Clock clock;
   private final boolean callerTime;
   /** How long admitted decisions stay releasable by decision id: -1 the policy's longest window, 0 never. */
@@ -61,6 +66,7 @@ public final class Engine implements AutoCloseable {
 
   private Engine(Builder b) {
     this.store = b.store;
+    this.storeAnswersHere = store.answersOnCallingThread();
     this.clock = b.clock;
     this.callerTime = b.callerTime;
     this.releaseHorizonMs = b.releaseHorizonMs;
@@ -147,7 +153,7 @@ public final class Engine implements AutoCloseable {
     PartitionRequest[] requests;
     try {
       ReusableRequest[] built = scratch.requests(partitions);
-      if (partitions == 1) {
+      if (partitions == 1 && storeAnswersHere) {
         fill(message, cp, plan, Operation.DECIDE, time, key, horizon, built, 1, scratch);
         if (store.applyInto(built[0], scratch.result)) {
           // the embedded store answers on this thread, into this thread's answer, from this thread's
@@ -155,7 +161,7 @@ public final class Engine implements AutoCloseable {
           return report(cp, plan, scratch.answers, verdicts) ? ADMITTED : REFUSED;
         }
       }
-      // over several partitions, or on a store that cannot answer here: requests it may keep
+      // over several partitions, or on a store that cannot answer here (or did not): requests it may keep
       fill(message, cp, plan, Operation.DECIDE, time, key, horizon, built, partitions, null);
       requests = toRequests(built, partitions);
     } catch (StoreException e) {
@@ -680,7 +686,7 @@ public final class Engine implements AutoCloseable {
     Scratch scratch = Scratch.take();
     Prepared p;
     try {
-      p = prepare(message, op, time, scratch, true);
+      p = prepare(message, op, time, scratch, storeAnswersHere);
       if (p.requests == null) {
         if (!p.waitsForIds(ids)) {
           try {

@@ -41,6 +41,16 @@ public interface Store extends AutoCloseable {
   }
 
   /**
+   * Whether {@link #applyInto} answers on the calling thread: true only for a store that overrides it
+   * and can (the embedded one, unless it syncs every write). It depends on the store's kind and
+   * settings alone, so a caller asks once, and builds its requests where they will be read: in
+   * buffers it reuses for such a store, in arrays of their own for one that may keep them.
+   */
+  default boolean answersOnCallingThread() {
+    return false;
+  }
+
+  /**
    * Applies many requests; each is atomic on its own and completes on its own (one future per
    * request, in request order), so one refused or failed request never fails the others. Stores that
    * talk over a network pipeline them.

@@ -140,6 +140,16 @@ class RuleVerdictsProperties {
       super(store);
     }
 
+    /**
+     * Claims it may answer on the calling thread, then declines every {@code applyInto} (as the
+     * contract allows): the engine builds in its buffers first, and its fallback must still hand
+     * over requests of their own.
+     */
+    @Override
+    public boolean answersOnCallingThread() {
+      return true;
+    }
+
     @Override
     public java.util.concurrent.CompletableFuture<dev.fcap.store.PartitionResult> apply(
         dev.fcap.store.PartitionRequest request) {

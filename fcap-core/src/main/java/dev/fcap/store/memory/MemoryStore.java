@@ -153,11 +153,17 @@ public final class MemoryStore implements Store {
    */
   @Override
   public boolean applyInto(ReusableRequest request, ReusableResult out) {
-    if (journal != null && journal.syncsEveryWrite()) {
+    if (!answersOnCallingThread()) {
       return false;
     }
     applyNow(request, null, Objects.requireNonNull(out, "out"));
     return true;
+  }
+
+  /** Unless it syncs every write (a decision then waits for its sync, on the journal's thread). */
+  @Override
+  public boolean answersOnCallingThread() {
+    return journal == null || !journal.syncsEveryWrite();
   }
 
   /**
