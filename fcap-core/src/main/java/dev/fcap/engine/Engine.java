@@ -883,7 +883,7 @@ public final class Engine implements AutoCloseable {
       return CompletableFuture.completedFuture(new Decision(true, id != null ? id : randomId(), 0, List.of(), List.of(), List.of(),
           false, clock.millis(), p.policy == null ? 0 : p.policy.policy.version()));
     }
-    if (p.requests.length == 1) {
+    if (p.requests.length == 1 && storeAnswersHere) { // a store that does not answer here is not asked
       Scratch scratch = Scratch.take();
       try {
         if (store.applyInto(scratch.requests(1)[0].set(p.requests[0]), scratch.result)) {
@@ -895,6 +895,8 @@ public final class Engine implements AutoCloseable {
       } finally {
         scratch.release();
       }
+    }
+    if (p.requests.length == 1) {
       return store.apply(p.requests[0]).thenApply(r -> finish(p, new PartitionAnswer[] {r}));
     }
     return chain(p.requests, p.op, 0, new PartitionResult[p.requests.length]).thenApply(results -> finish(p, results));
