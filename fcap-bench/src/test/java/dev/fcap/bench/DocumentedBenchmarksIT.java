@@ -52,6 +52,7 @@ class DocumentedBenchmarksIT {
     SHRINK.put("dev.fcap.bench.redis.RedisStoreBench", args -> withSizes(options(args, small), REDIS_BENCH_SIZES));
     SHRINK.put("dev.fcap.bench.CpuHarness", args -> positional(args, "20000", "1"));
     SHRINK.put("dev.fcap.bench.HeapFootprint", args -> positional(args, "2000"));
+    SHRINK.put("dev.fcap.bench.MemoryLatency", args -> positional(args, "8", "100000", "1"));
     SHRINK.put("dev.fcap.bench.redis.ScriptProfile", args -> options(args,
         Map.of("--decisions", "2000", "--reps", "1", "--recipients", "500")));
     SHRINK.put("dev.fcap.bench.OracleVerify", args -> positional(args, "3000"));

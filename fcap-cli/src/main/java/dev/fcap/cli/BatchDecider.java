@@ -2,6 +2,7 @@ package dev.fcap.cli;
 
 import dev.fcap.engine.Engine;
 import dev.fcap.model.Dimension;
+import dev.fcap.model.Message;
 import dev.fcap.model.Policy;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -35,6 +36,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * caller writes the previous batch's output. Deciding row by row, each on its own round trip, a
  * replay on Redis did about 10,000 rows/s.
  *
+ * <p>On the embedded store a decision mostly waits for memory: its recipient's table slot, then the
+ * record it points to, each a cache miss among millions of partitions. A thread therefore hands the
+ * store the partitions of its next {@link #AHEAD} rows first ({@link Engine#prefetch}), which reads
+ * them all at once, so that their misses overlap; the rows are then decided one by one from the
+ * caches (docs/benchmarks.md, "Misses that overlap").
+ *
  * <p>The deciders run at their own rows' times, which can be hours apart within a batch; the store
  * must not expire one bucket's counters by another's time. So after each batch the replay raises the
  * store's caller-time floor ({@link dev.fcap.store.Store#advanceCallerTimeFloor}) to
@@ -44,6 +51,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class BatchDecider implements AutoCloseable {
   /** Buckets per batch when split: enough for the two threads to even out, few enough to scan cheaply. */
   static final int BUCKETS = 8;
+  /**
+   * Rows whose partitions are handed to the store together before they are decided
+   * ({@link Engine#prefetch}): enough for their memory reads to overlap (the machine of
+   * docs/benchmarks.md keeps 16 in flight), few enough to stay in the caches until decided.
+   */
+  static final int AHEAD = 16;
   private final Engine engine;
   private final ExecutorService second;
   /** The time of the last row decided per bucket (one bucket when not split). */
@@ -203,7 +216,15 @@ final class BatchDecider implements AutoCloseable {
   private void decideBucket(SendLog.Row[] rows, BatchVerdicts out, int[] indexes, int bucket) {
     BatchVerdicts.Recorder recorder = out.recorder(); // rows decided one after the other: one for all
     int n = indexes == null ? rows.length : indexes.length;
+    Message[] ahead = new Message[AHEAD];
     for (int k = 0; k < n; k++) {
+      if (k % AHEAD == 0) { // the next rows' partitions read together, before any of them is decided
+        int next = Math.min(AHEAD, n - k);
+        for (int j = 0; j < next; j++) {
+          ahead[j] = rows[indexes == null ? k + j : indexes[k + j]].message();
+        }
+        engine.prefetch(ahead, 0, next);
+      }
       int i = indexes == null ? k : indexes[k];
       out.admitted(i, engine.decideAt(rows[i].message(), rows[i].time(), recorder.at(i)).join());
     }

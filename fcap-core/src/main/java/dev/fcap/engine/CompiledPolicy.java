@@ -110,6 +110,16 @@ final class CompiledPolicy {
       this.rulePartition = rulePartition;
       this.ruleOffset = ruleOffset;
     }
+
+    /** Whether a rule keyed by the recipient applies: the message's decision reads its recipient's partition. */
+    boolean keyedByRecipient() {
+      for (Partition p : partitions) {
+        if (p.recipient) {
+          return true;
+        }
+      }
+      return false;
+    }
   }
 
   /** One partition of a plan: the recipient's, or one shared by the values of {@link #dims}. */

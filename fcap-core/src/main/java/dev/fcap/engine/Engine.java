@@ -174,6 +174,29 @@ public final class Engine implements AutoCloseable {
   }
 
   /**
+   * A hint before this thread decides {@code messages[from, to)}, one after the other (a batch of
+   * the replay): their recipients' partitions are handed to the store together
+   * ({@link Store#prefetch}), so that a store in memory reads them at once instead of each decision
+   * waiting for its own reads. Changes nothing: a message of an unknown tenant, or to which no rule
+   * keyed by the recipient applies, is skipped.
+   */
+  public void prefetch(Message[] messages, int from, int to) {
+    Scratch scratch = Scratch.take();
+    try {
+      byte[][] keys = scratch.ahead(to - from);
+      for (int i = from; i < to; i++) {
+        Message m = messages[i];
+        CompiledPolicy cp = policies.get(m.tenant());
+        keys[i - from] = cp != null && cp.plan(m).keyedByRecipient()
+            ? Keys.recipientPartition(cp.tenantUtf8, m.recipient(), scratch.aheadKey(i - from)) : null;
+      }
+      store.prefetch(keys, to - from);
+    } finally {
+      scratch.release();
+    }
+  }
+
+  /**
    * What one thread's decisions reuse, one after the other: the requests they are built in, and on a
    * store that answers on the calling thread ({@link Store#applyInto}) the answer it writes into and
    * the buffers a one-partition request's keys are written in (a recipient's partition key per key
@@ -194,6 +217,9 @@ public final class Engine implements AutoCloseable {
     private byte[][] counterKeys = new byte[4][];
     /** {@link #partitionKey(int)} as the function {@link Keys#recipientPartition} asks for its array. */
     final java.util.function.IntFunction<byte[]> partitionKey = this::partitionKey;
+    private byte[][] ahead = new byte[0][];
+    private int aheadSlot;
+    private final java.util.function.IntFunction<byte[]> aheadKey = this::aheadKeyOfLength;
     private boolean busy;
 
     static Scratch take() {
@@ -228,6 +254,25 @@ public final class Engine implements AutoCloseable {
       }
       byte[] key = partitionKeys[length];
       return key != null ? key : (partitionKeys[length] = new byte[length]);
+    }
+
+    /** The partition keys {@link Engine#prefetch} hands the store, at least {@code n} slots. */
+    byte[][] ahead(int n) {
+      if (ahead.length < n) {
+        ahead = java.util.Arrays.copyOf(ahead, n);
+      }
+      return ahead;
+    }
+
+    /** The function {@link Keys#recipientPartition} asks for slot {@code slot}'s array: kept while its length is. */
+    java.util.function.IntFunction<byte[]> aheadKey(int slot) {
+      aheadSlot = slot;
+      return aheadKey;
+    }
+
+    private byte[] aheadKeyOfLength(int length) {
+      byte[] key = ahead[aheadSlot];
+      return key != null && key.length == length ? key : (ahead[aheadSlot] = new byte[length]);
     }
 
     /** The buffer of counter {@code counter}'s key, {@code length} bytes long. */

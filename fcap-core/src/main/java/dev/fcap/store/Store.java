@@ -79,6 +79,15 @@ public interface Store extends AutoCloseable {
    */
   default void advanceCallerTimeFloor(long time) {}
 
+  /**
+   * A hint: this thread is about to decide on {@code partitions[0, n)} (null entries: none), one
+   * after the other. A store that holds its partitions in this process may read where they lie, all
+   * at once, so that their cache misses overlap instead of each decision waiting for its own (see
+   * {@code MemoryStore}). Changes nothing and answers nothing; the default does nothing. Decorators
+   * pass it on.
+   */
+  default void prefetch(byte[][] partitions, int n) {}
+
   /** The store's clock, epoch milliseconds. */
   long now();
 

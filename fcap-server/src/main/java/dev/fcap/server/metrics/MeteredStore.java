@@ -85,6 +85,11 @@ public final class MeteredStore implements Store {
   }
 
   @Override
+  public void prefetch(byte[][] partitions, int n) {
+    delegate.prefetch(partitions, n);
+  }
+
+  @Override
   public long now() {
     return delegate.now();
   }
