@@ -217,7 +217,10 @@ public final class Engine implements AutoCloseable {
     private byte[][] counterKeys = new byte[4][];
     /** {@link #partitionKey(int)} as the function {@link Keys#recipientPartition} asks for its array. */
     final java.util.function.IntFunction<byte[]> partitionKey = this::partitionKey;
+    /** The keys of one {@link Engine#prefetch}, one slot per message. */
     private byte[][] ahead = new byte[0][];
+    /** Per slot, its key buffers by length (made on first use), as {@link #partitionKeys} for a decision. */
+    private byte[][][] aheadBuffers = new byte[0][][];
     private int aheadSlot;
     private final java.util.function.IntFunction<byte[]> aheadKey = this::aheadKeyOfLength;
     private boolean busy;
@@ -252,27 +255,39 @@ public final class Engine implements AutoCloseable {
       if (partitionKeys == null) {
         partitionKeys = new byte[BUFFERED_KEY_LENGTH + 1][];
       }
-      byte[] key = partitionKeys[length];
-      return key != null ? key : (partitionKeys[length] = new byte[length]);
+      return ofLength(partitionKeys, length);
+    }
+
+    /** The array of {@code length} bytes in {@code byLength} (a table by length), made on first use. */
+    private static byte[] ofLength(byte[][] byLength, int length) {
+      byte[] key = byLength[length];
+      return key != null ? key : (byLength[length] = new byte[length]);
     }
 
     /** The partition keys {@link Engine#prefetch} hands the store, at least {@code n} slots. */
     byte[][] ahead(int n) {
       if (ahead.length < n) {
         ahead = java.util.Arrays.copyOf(ahead, n);
+        aheadBuffers = java.util.Arrays.copyOf(aheadBuffers, n);
       }
       return ahead;
     }
 
-    /** The function {@link Keys#recipientPartition} asks for slot {@code slot}'s array: kept while its length is. */
+    /** The function {@link Keys#recipientPartition} asks for slot {@code slot}'s array: one per slot and length. */
     java.util.function.IntFunction<byte[]> aheadKey(int slot) {
       aheadSlot = slot;
       return aheadKey;
     }
 
     private byte[] aheadKeyOfLength(int length) {
-      byte[] key = ahead[aheadSlot];
-      return key != null && key.length == length ? key : (ahead[aheadSlot] = new byte[length]);
+      if (length > BUFFERED_KEY_LENGTH) {
+        return new byte[length];
+      }
+      byte[][] buffers = aheadBuffers[aheadSlot];
+      if (buffers == null) {
+        buffers = aheadBuffers[aheadSlot] = new byte[BUFFERED_KEY_LENGTH + 1][];
+      }
+      return ofLength(buffers, length);
     }
 
     /** The buffer of counter {@code counter}'s key, {@code length} bytes long. */
