@@ -21,7 +21,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * decision with no {@link dev.fcap.model.Decision} built: {@link Engine#decideAt(Message, long,
  * Engine.RuleVerdicts)}, as the replay decides). The last two differ only in the {@code Decision}, so
  * their allocation apart is what the {@code Decision} costs, and {@code verdicts} alone is what the
- * hot path allocates besides it.
+ * hot path allocates besides it. {@code batch}: the {@code decision} mode's messages, 16 at a time
+ * through {@code decideAll} (the server's batch endpoint; the store reads each batch's partitions
+ * together before deciding them, {@link MemoryStore#applyAll}).
  */
 public final class CpuHarness {
   private CpuHarness() {}
@@ -31,10 +33,11 @@ public final class CpuHarness {
     int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 5;
     int perMs = args.length > 2 ? Integer.parseInt(args[2]) : 100;
     String mode = args.length > 3 ? args[3] : "decision";
-    if (!java.util.List.of("decision", "no-release", "verdicts").contains(mode)) {
-      throw new IllegalArgumentException("mode must be decision, no-release or verdicts, got " + mode);
+    if (!java.util.List.of("decision", "no-release", "verdicts", "batch").contains(mode)) {
+      throw new IllegalArgumentException("mode must be decision, no-release, verdicts or batch, got " + mode);
     }
-    boolean releases = mode.equals("decision");
+    boolean releases = mode.equals("decision") || mode.equals("batch");
+    Message[] batch = new Message[MemoryStore.AHEAD];
     long[] verdicts = new long[1];
     Engine.RuleVerdicts count = (index, allowed) -> verdicts[0]++;
     Message[] stream = Workload.messages(Workload.DEFAULT_LENGTH);
@@ -56,6 +59,15 @@ public final class CpuHarness {
           }
         }
         Message m = stream[i & (stream.length - 1)];
+        if (mode.equals("batch")) {
+          batch[i % batch.length] = m;
+          if (i % batch.length == batch.length - 1) {
+            for (var decision : engine.decideAll(java.util.Arrays.asList(batch), false)) {
+              admitted += decision.join().allowed() ? 1 : 0;
+            }
+          }
+          continue;
+        }
         boolean allowed = switch (mode) {
           case "decision" -> engine.decide(m).join().allowed();
           case "no-release" -> engine.decideAt(m, clockMs.get()).join().allowed();

@@ -51,12 +51,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class BatchDecider implements AutoCloseable {
   /** Buckets per batch when split: enough for the two threads to even out, few enough to scan cheaply. */
   static final int BUCKETS = 8;
-  /**
-   * Rows whose partitions are handed to the store together before they are decided
-   * ({@link Engine#prefetch}): enough for their memory reads to overlap (the machine of
-   * docs/benchmarks.md keeps 16 in flight), few enough to stay in the caches until decided.
-   */
-  static final int AHEAD = 16;
+  /** Rows whose partitions are handed to the store together before they are decided ({@link Engine#prefetch}). */
+  static final int AHEAD = dev.fcap.store.memory.MemoryStore.AHEAD;
   private final Engine engine;
   private final ExecutorService second;
   /** The time of the last row decided per bucket (one bucket when not split). */

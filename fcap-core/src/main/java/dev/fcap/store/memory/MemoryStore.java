@@ -86,6 +86,12 @@ public final class MemoryStore implements Store {
       java.lang.invoke.MethodHandles.byteArrayViewVarHandle(int[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
   /** Per thread: {@link #applyNow(PartitionRequest, CompletableFuture[])} calls nothing that could apply again. */
   private static final ThreadLocal<ReusableRequest> READABLE = ThreadLocal.withInitial(ReusableRequest::new);
+  /**
+   * Requests whose partitions {@link #applyAll} reads together before applying them: enough for their
+   * reads to overlap (the machine of docs/benchmarks.md keeps 16 in flight), few enough to stay in
+   * the caches until applied. The replay hands the store as many rows at a time.
+   */
+  public static final int AHEAD = 16;
   private final Clock clock;
   private final Segment[] segments;
   private final int segmentShift;
@@ -145,6 +151,28 @@ public final class MemoryStore implements Store {
     } catch (StoreException e) {
       return CompletableFuture.failedFuture(e);
     }
+  }
+
+  /**
+   * {@link #apply} of each request in turn, the partitions of each next {@link #AHEAD} read together
+   * first ({@link #prefetch}), so that their cache misses overlap instead of each request waiting for
+   * its own.
+   */
+  @Override
+  public List<CompletableFuture<PartitionResult>> applyAll(List<PartitionRequest> requests) {
+    List<CompletableFuture<PartitionResult>> futures = new java.util.ArrayList<>(requests.size());
+    byte[][] ahead = new byte[Math.min(AHEAD, requests.size())][];
+    for (int i = 0; i < requests.size(); i++) {
+      if (i % AHEAD == 0) {
+        int n = Math.min(AHEAD, requests.size() - i);
+        for (int k = 0; k < n; k++) {
+          ahead[k] = requests.get(i + k).partition();
+        }
+        prefetch(ahead, n);
+      }
+      futures.add(apply(requests.get(i)));
+    }
+    return futures;
   }
 
   /**

@@ -22,7 +22,8 @@ import org.junit.jupiter.api.Test;
 /**
  * {@link MemoryStore#prefetch}: a hint that reads without the lock and must change nothing, whatever
  * it is handed (partitions held or not, null entries, store-private keys, long keys, more than it
- * reads), and must not fail while other threads grow, shrink and rewrite the tables it reads.
+ * reads), and must not fail while other threads grow, shrink and rewrite the tables it reads; and
+ * {@link MemoryStore#applyAll}, which hints before it applies, answers as {@code apply} does.
  */
 class MemoryStorePrefetchTest {
   private static final long MINUTE = 60_000;
@@ -47,6 +48,32 @@ class MemoryStorePrefetchTest {
       assertThat(a.time()).isEqualTo(b.time());
       for (int c = 0; c < a.checks(); c++) {
         assertThat(a.used(c)).as("request %d, check %d", i, c).isEqualTo(b.used(c));
+      }
+    }
+  }
+
+  @Test
+  void applyAllAnswersAsApplyDoesOneByOne() {
+    // batches around the 16 read together: shorter, exactly as long, longer, several partitions twice
+    MemoryStore batched = MemoryStore.builder().clock(new ManualClock(ManualClock.START)).segments(4).build();
+    MemoryStore single = MemoryStore.builder().clock(new ManualClock(ManualClock.START)).segments(4).build();
+    Random random = new Random(7);
+    long time = ManualClock.START;
+    for (int b = 0; b < 500; b++) {
+      time += random.nextInt(5_000);
+      List<PartitionRequest> batch = new ArrayList<>();
+      int size = 1 + random.nextInt(3 * MemoryStore.AHEAD);
+      for (int i = 0; i < size; i++) {
+        batch.add(request(random, time));
+      }
+      List<PartitionResult> answers = batched.applyAll(batch).stream().map(f -> f.join()).toList();
+      assertThat(answers).hasSize(size);
+      for (int i = 0; i < size; i++) {
+        PartitionResult expected = single.applyNow(batch.get(i));
+        assertThat(answers.get(i).allowed()).as("batch %d, request %d", b, i).isEqualTo(expected.allowed());
+        for (int c = 0; c < expected.checks(); c++) {
+          assertThat(answers.get(i).used(c)).as("batch %d, request %d", b, i).isEqualTo(expected.used(c));
+        }
       }
     }
   }
