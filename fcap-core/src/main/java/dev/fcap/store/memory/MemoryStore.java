@@ -601,9 +601,10 @@ public final class MemoryStore implements Store {
   }
 
   /**
-   * Reads, for each partition, its slot in the segment's table and the first line of its record,
-   * without taking the lock: first every slot, then every record, so that the reads of one partition
-   * do not wait for another's. A decision on one of millions of partitions otherwise waits for two
+   * Reads, for each partition, its home slot in the segment's table and the first line of the record
+   * there, without taking the lock: first every slot, then every record, so that the reads of one
+   * partition do not wait for another's. (A partition that probing moved to a later slot, rarely at
+   * the tables' load, has its neighbour read instead: the slot's line still holds its own hash.) A decision on one of millions of partitions otherwise waits for two
    * cache misses in a row (the slot, then the record it points to), about 250 ns each on the machine
    * of docs/benchmarks.md, which can have 16 such reads in flight at once ("Misses that overlap").
    *
