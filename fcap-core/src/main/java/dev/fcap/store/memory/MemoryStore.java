@@ -604,10 +604,11 @@ public final class MemoryStore implements Store {
    * Reads, for each partition, the lines of its home slot in both tables, then its own slot (found
    * by probing from there, in lines now read) and the first line of its record, without taking the
    * lock: each step for every partition before the next, so that the reads of one partition do not
-   * wait for another's. (Reading the home slot's record instead was 0.9x as fast in the replay: at the
-   * tables' load, 0.375 to 0.75, many partitions sit further on.) A decision on one of millions of partitions otherwise waits for two
-   * cache misses in a row (the slot, then the record it points to), about 250 ns each on the machine
-   * of docs/benchmarks.md, which can have 16 such reads in flight at once ("Misses that overlap").
+   * wait for another's. A decision on one of millions of partitions otherwise waits for two cache
+   * misses in a row (the slot, then the record it points to), about 250 ns each on the machine of
+   * docs/benchmarks.md, which can have 16 such reads in flight at once ("Misses that overlap").
+   * Reading the home slot's record instead took the replay 1.1x as long: at the tables' load (0.375
+   * to 0.75) many partitions sit further on.
    *
    * <p>The reads race with writers on purpose and change nothing: a table replaced by a resize, or a
    * record by a write, is still an array whose own length bounds the read, and whatever is read is
