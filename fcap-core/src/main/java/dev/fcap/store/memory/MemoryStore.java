@@ -622,28 +622,14 @@ public final class MemoryStore implements Store {
       ahead.hashes[k] = partitions[k] == null ? 0 : hash(partitions[k]);
     }
     int touched = 0;
-    for (int k = 0; k < n; k++) { // the home slots' lines, of both tables
-      Segment segment = segmentOf(ahead.hashes[k]);
-      int[] hashes = segment.hashes;
-      byte[][] records = segment.records;
-      touched += hashes[ahead.hashes[k] & (hashes.length - 1)];
-      touched += records[ahead.hashes[k] & (records.length - 1)] == null ? 0 : 1;
+    for (int k = 0; k < n; k++) {
+      if (partitions[k] != null) {
+        touched += segmentOf(ahead.hashes[k]).readHome(ahead.hashes[k]);
+      }
     }
-    for (int k = 0; k < n; k++) { // the partition's own slot, found from there, and its record's first line
-      if (partitions[k] == null) {
-        continue;
-      }
-      Segment segment = segmentOf(ahead.hashes[k]);
-      int[] hashes = segment.hashes;
-      byte[][] records = segment.records;
-      int mask = Math.min(hashes.length, records.length) - 1;
-      int slot = ahead.hashes[k] & mask;
-      for (int probes = 0; probes < 8 && hashes[slot] != 0 && hashes[slot] != ahead.hashes[k]; probes++) {
-        slot = (slot + 1) & mask;
-      }
-      byte[] record = records[slot];
-      if (record != null) {
-        touched += record[0];
+    for (int k = 0; k < n; k++) {
+      if (partitions[k] != null) {
+        touched += segmentOf(ahead.hashes[k]).readRecord(ahead.hashes[k]);
       }
     }
     ahead.touched = touched; // used, so the reads stay
@@ -654,7 +640,6 @@ public final class MemoryStore implements Store {
     /** The most partitions one call reads; a longer list is cut (a hint may be). */
     static final int SIZE = 64;
     final int[] hashes = new int[SIZE];
-    final byte[][] records = new byte[SIZE][];
     int touched;
   }
 

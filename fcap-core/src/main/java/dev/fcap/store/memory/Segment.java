@@ -73,6 +73,33 @@ final class Segment {
     return -1;
   }
 
+  /**
+   * Reads the lines of {@code hash}'s home slot in both tables, without the lock (a hint:
+   * {@link MemoryStore#prefetch}). A resize may replace either table meanwhile: each bounds its own
+   * read. What it returns means nothing; it only keeps the reads.
+   */
+  int readHome(int hash) {
+    int[] h = hashes;
+    byte[][] r = records;
+    return h[hash & (h.length - 1)] + (r[hash & (r.length - 1)] == null ? 0 : 1);
+  }
+
+  /**
+   * Reads the first line of the record whose slot holds {@code hash}, probing from its home slot as
+   * {@link #find} does (at most 8 slots, hashes only), without the lock, as {@link #readHome}.
+   */
+  int readRecord(int hash) {
+    int[] h = hashes;
+    byte[][] r = records;
+    int mask = Math.min(h.length, r.length) - 1;
+    int slot = hash & mask;
+    for (int probes = 0; probes < 8 && h[slot] != 0 && h[slot] != hash; probes++) {
+      slot = (slot + 1) & mask;
+    }
+    byte[] record = r[slot];
+    return record == null ? 0 : record[0];
+  }
+
   void insert(int hash, byte[] record) {
     if ((size + 1) * 4L > records.length * 3L) {
       resize(records.length * 2);
