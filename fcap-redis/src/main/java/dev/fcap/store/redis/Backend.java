@@ -10,11 +10,11 @@ import java.util.concurrent.CompletionStage;
  */
 interface Backend extends AutoCloseable {
 
-  /** EVALSHA on the node that owns {@code key}. */
-  CompletionStage<List<Object>> evalsha(String sha, byte[] key, byte[] arg);
+  /** EVALSHA on the node that owns {@code key}, with {@code args} as ARGV. */
+  CompletionStage<List<Object>> evalsha(String sha, byte[] key, byte[]... args);
 
   /** EVAL (loads the script on that node as a side effect); used after NOSCRIPT. */
-  CompletionStage<List<Object>> eval(byte[] script, byte[] key, byte[] arg);
+  CompletionStage<List<Object>> eval(byte[] script, byte[] key, byte[]... args);
 
   /**
    * Runs {@code batch} with the connection's automatic flushing off and flushes once at the end, so
@@ -23,13 +23,10 @@ interface Backend extends AutoCloseable {
   void pipelined(Runnable batch);
 
   /** Issues {@code eval} calls of a batch; same as {@link #evalsha} but on the pipelining connection. */
-  CompletionStage<List<Object>> evalshaPipelined(String sha, byte[] key, byte[] arg);
+  CompletionStage<List<Object>> evalshaPipelined(String sha, byte[] key, byte[]... args);
 
   /** The id of the node that owns {@code key} (for grouping a batch); "" when there is one node. */
   String nodeOf(byte[] key);
-
-  /** DEL of keys of one slot (one command, atomic), on the node that owns them; completes with how many existed. */
-  CompletionStage<Long> del(byte[]... keys);
 
   /** SCRIPT LOAD on every master; completes with the SHA-1 digest. */
   CompletionStage<String> scriptLoad(byte[] script);

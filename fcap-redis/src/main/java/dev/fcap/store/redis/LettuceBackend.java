@@ -51,13 +51,13 @@ abstract class LettuceBackend<C extends RedisScriptingAsyncCommands<byte[], byte
   }
 
   @Override
-  public CompletionStage<List<Object>> evalsha(String sha, byte[] key, byte[] arg) {
-    return commands.evalsha(sha, ScriptOutputType.MULTI, new byte[][] {key}, arg);
+  public CompletionStage<List<Object>> evalsha(String sha, byte[] key, byte[]... args) {
+    return commands.evalsha(sha, ScriptOutputType.MULTI, new byte[][] {key}, args);
   }
 
   @Override
-  public CompletionStage<List<Object>> eval(byte[] script, byte[] key, byte[] arg) {
-    return commands.eval(script, ScriptOutputType.MULTI, new byte[][] {key}, arg);
+  public CompletionStage<List<Object>> eval(byte[] script, byte[] key, byte[]... args) {
+    return commands.eval(script, ScriptOutputType.MULTI, new byte[][] {key}, args);
   }
 
   @Override
@@ -70,18 +70,13 @@ abstract class LettuceBackend<C extends RedisScriptingAsyncCommands<byte[], byte
   }
 
   @Override
-  public CompletionStage<List<Object>> evalshaPipelined(String sha, byte[] key, byte[] arg) {
-    return batchCommands.evalsha(sha, ScriptOutputType.MULTI, new byte[][] {key}, arg);
+  public CompletionStage<List<Object>> evalshaPipelined(String sha, byte[] key, byte[]... args) {
+    return batchCommands.evalsha(sha, ScriptOutputType.MULTI, new byte[][] {key}, args);
   }
 
   /** The commands of one connection: the pipelining one if {@code pipelined}. */
   protected C commands(boolean pipelined) {
     return pipelined ? batchCommands : commands;
-  }
-
-  @Override
-  public CompletionStage<Long> del(byte[]... keys) {
-    return commands.del(keys);
   }
 
   @Override

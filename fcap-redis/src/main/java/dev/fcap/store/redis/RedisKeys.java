@@ -4,7 +4,9 @@ import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The Redis key of a partition: {@code prefix '{' escape(partition) '}'}.
+ * The Redis key of a partition: {@code prefix '{' escape(partition) '}'}; in the grouped layout
+ * ({@code groups > 0}) the key of the hash that holds the partition's group, {@code prefix '{' 'g'
+ * decimal(group) '}' 'G'}, the partition being its field.
  *
  * <p><b>Why this is injective and slot-safe.</b> {@code escape} replaces the three bytes
  * {@code \ { }} by the pairs {@code \\ \( \)} and leaves every other byte alone; it is a prefix-free
@@ -18,17 +20,42 @@ final class RedisKeys {
   static final byte ESCAPE = '\\';
 
   private final byte[] prefix;
+  private final int groups;
 
   RedisKeys(String prefix) {
+    this(prefix, 0);
+  }
+
+  /** Keys under {@code prefix}; {@code groups} partitions' groups, or 0 for a key per partition. */
+  RedisKeys(String prefix, int groups) {
     if (prefix.indexOf('{') >= 0 || prefix.indexOf('}') >= 0) {
       throw new IllegalArgumentException("keyPrefix must not contain '{' or '}': the braces delimit the hash tag");
     }
+    if (groups < 0) {
+      throw new IllegalArgumentException("groups must not be negative");
+    }
     this.prefix = prefix.getBytes(StandardCharsets.UTF_8);
+    this.groups = groups;
   }
 
+  boolean grouped() {
+    return groups > 0;
+  }
+
+  /**
+   * The key a partition's script call names: its own, or its group's hash. A group key ends with
+   * {@code "}G"}, where a partition key ends with {@code '}'} and the keys derived from one continue
+   * with {@code '\0'}, so no group key is any other key of the store.
+   */
   byte[] key(byte[] partition) {
     if (partition.length == 0) {
       throw new IllegalArgumentException("empty partition key");
+    }
+    if (groups > 0) {
+      String group = "{g" + group(partition, groups) + "}G";
+      byte[] k = java.util.Arrays.copyOf(prefix, prefix.length + group.length());
+      System.arraycopy(group.getBytes(StandardCharsets.US_ASCII), 0, k, prefix.length, group.length());
+      return k;
     }
     ByteArrayOutputStream out = new ByteArrayOutputStream(prefix.length + partition.length + 8);
     out.write(prefix, 0, prefix.length);
@@ -52,6 +79,24 @@ final class RedisKeys {
     }
     out.write('}');
     return out.toByteArray();
+  }
+
+  /**
+   * The group of a partition among {@code groups}: FNV-1a over its bytes, then MurmurHash3's 64-bit
+   * finalizer (FNV alone leaves the low bits of similar keys close), modulo {@code groups}. Part of
+   * the stored layout: changing it (or the count) would read every partition from another group.
+   */
+  static int group(byte[] partition, int groups) {
+    long h = 0xcbf29ce484222325L;
+    for (byte b : partition) {
+      h = (h ^ (b & 0xff)) * 0x100000001b3L;
+    }
+    h ^= h >>> 33;
+    h *= 0xff51afd7ed558ccdL;
+    h ^= h >>> 33;
+    h *= 0xc4ceb9fe1a85ec53L;
+    h ^= h >>> 33;
+    return (int) Long.remainderUnsigned(h, groups);
   }
 
   /**

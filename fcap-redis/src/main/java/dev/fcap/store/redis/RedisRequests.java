@@ -21,6 +21,8 @@ import java.util.List;
  */
 final class RedisRequests {
   static final int READ = 3;
+  /** The script's op that deletes a partition (RedisStore.delete). */
+  static final int DELETE = 4;
   private static final Algorithm[] ALGORITHMS = Algorithm.values();
   /** The script's code for a large sliding log in a READ reply (its kind in the value: docs/redis.md). */
   static final int LARGE = 5;
@@ -88,8 +90,17 @@ final class RedisRequests {
 
   /** A READ request: the live counters of the key. */
   static byte[] encodeRead(long time) {
+    return bare(READ, time);
+  }
+
+  /** A DELETE request: the partition's value and entries hash go; the reply says if anything was live. */
+  static byte[] encodeDelete(long time) {
+    return bare(DELETE, time);
+  }
+
+  private static byte[] bare(int op, long time) {
     ByteBuffer b = ByteBuffer.allocate(28);
-    header(b, READ, time == PartitionRequest.STORE_TIME ? REDIS_TIME : STORE_CLOCK, time, 0, 0, 0);
+    header(b, op, time == PartitionRequest.STORE_TIME ? REDIS_TIME : STORE_CLOCK, time, 0, 0, 0);
     return b.array();
   }
 

@@ -16,6 +16,7 @@ import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
@@ -59,10 +60,13 @@ import java.util.concurrent.TimeUnit;
  */
 public final class RedisStore implements Store {
   private static final String SCRIPT = "partition.lua";
+  private static final byte[] LAYOUT_SCRIPT = loadScript("layout.lua");
   private static final byte[] WARM_UP_PARTITION = {'f', 'c', 'a', 'p', ':', 'w', 'a', 'r', 'm'};
 
   private final Backend backend;
   private final RedisKeys keys;
+  private final String prefix;
+  private final String layout;
   private final byte[] script;
   private final String sha;
   private final Clock clock;
@@ -74,8 +78,10 @@ public final class RedisStore implements Store {
 
   private RedisStore(Builder b, Backend backend) {
     this.backend = backend;
-    this.keys = new RedisKeys(b.keyPrefix);
-    this.script = loadScript();
+    this.keys = new RedisKeys(b.keyPrefix, b.groups);
+    this.prefix = b.keyPrefix;
+    this.layout = b.groups == 0 ? "keys" : "groups=" + b.groups;
+    this.script = loadScript(SCRIPT);
     this.sha = sha1(script);
     this.clock = b.clock;
     this.localClock = b.localClock;
@@ -98,6 +104,7 @@ public final class RedisStore implements Store {
     if (!sha.equals(loaded)) {
       throw new StoreException(Reason.ERROR, "Redis answered digest " + loaded + " for the script, expected " + sha);
     }
+    checkLayout();
     if (clock == null) {
       long redis = await(backend.time(), "TIME");
       redisOffsetMs = redis - localClock.millis();
@@ -105,11 +112,36 @@ public final class RedisStore implements Store {
     // warm both connections and the script path before anyone decides: a first decision should not
     // pay for connecting, class loading or the first EVALSHA (it would look like a slow store)
     byte[] probe = keys.key(WARM_UP_PARTITION);
-    byte[] read = RedisRequests.encodeRead(clock == null ? PartitionRequest.STORE_TIME : clock.millis());
+    byte[][] read = args(RedisRequests.encodeRead(clock == null ? PartitionRequest.STORE_TIME : clock.millis()),
+        WARM_UP_PARTITION);
     await(call(backend.evalsha(sha, probe, read), null, probe, read, "READ"), "warm-up READ");
     List<CompletionStage<List<Object>>> pipelined = new ArrayList<>();
     backend.pipelined(() -> pipelined.add(backend.evalshaPipelined(sha, probe, read)));
     await(call(pipelined.get(0), null, probe, read, "READ"), "warm-up pipelined READ");
+  }
+
+  /**
+   * Grouped state is marked in Redis ({@code prefix + "layout"}, {@code "groups=N"}, set by the first
+   * grouped store that starts): a store of another layout (a key per partition, or another group
+   * count) would find none of it and decide as if every count were zero, so it refuses to start.
+   * (A key per partition, the default, leaves no marker; a grouped store started on such state
+   * cannot tell, and starts its counts from zero: docs/redis.md, "Several partitions per key".)
+   */
+  private void checkLayout() {
+    byte[] marker = (prefix + "layout").getBytes(StandardCharsets.UTF_8);
+    List<Object> held = await(backend.eval(LAYOUT_SCRIPT, marker, layout.getBytes(StandardCharsets.UTF_8)), "layout check");
+    String found = new String((byte[]) held.get(0), StandardCharsets.UTF_8);
+    if (!found.equals(layout)) {
+      throw new StoreException(Reason.ERROR, "the state under prefix '" + prefix + "' is stored in layout '" + found
+          + "' and this store is configured for '" + layout + "': it would read none of it (every count forgotten). "
+          + "Configure " + found + ", or delete the key " + prefix + "layout and the groups' keys to start over "
+          + "(docs/redis.md, \"Several partitions per key\")");
+    }
+  }
+
+  /** The script's ARGV: the request, and in the grouped layout the partition (its field). */
+  private byte[][] args(byte[] request, byte[] partition) {
+    return keys.grouped() ? new byte[][] {request, partition} : new byte[][] {request};
   }
 
   private <T> T await(CompletionStage<T> stage, String what) {
@@ -130,7 +162,7 @@ public final class RedisStore implements Store {
       return CompletableFuture.failedFuture(new StoreException(Reason.ERROR, invalid));
     }
     byte[] key = keys.key(request.partition());
-    byte[] arg = RedisRequests.encode(request, timeFor(request));
+    byte[][] arg = args(RedisRequests.encode(request, timeFor(request)), request.partition());
     CompletionStage<List<Object>> sent = backend.evalsha(sha, key, arg);
     CompletionStage<Long> acked = acks(request, false);
     return call(sent, acked, key, arg, request.operation().name())
@@ -151,7 +183,7 @@ public final class RedisStore implements Store {
       return List.of(apply(requests.get(0)));
     }
     byte[][] keyOf = new byte[n][];
-    byte[][] argOf = new byte[n][];
+    byte[][][] argOf = new byte[n][][];
     String[] nodeOf = new String[n];
     for (int i = 0; i < n; i++) {
       PartitionRequest r = requests.get(i);
@@ -161,7 +193,7 @@ public final class RedisStore implements Store {
         return requests.stream().map(x -> CompletableFuture.<PartitionResult>failedFuture(bad)).toList();
       }
       keyOf[i] = keys.key(r.partition());
-      argOf[i] = RedisRequests.encode(r, timeFor(r));
+      argOf[i] = args(RedisRequests.encode(r, timeFor(r)), r.partition());
       nodeOf[i] = backend.nodeOf(keyOf[i]);
     }
     Integer[] order = new Integer[n];
@@ -196,26 +228,21 @@ public final class RedisStore implements Store {
   @Override
   public CompletableFuture<PartitionSnapshot> read(byte[] partition) {
     byte[] key = keys.key(partition);
-    byte[] arg = RedisRequests.encodeRead(clock == null ? PartitionRequest.STORE_TIME : clock.millis());
+    byte[][] arg = args(RedisRequests.encodeRead(clock == null ? PartitionRequest.STORE_TIME : clock.millis()), partition);
     return call(backend.evalsha(sha, key, arg), null, key, arg, "READ").thenApply(RedisRequests::snapshot);
   }
 
   /**
-   * Resets a partition: one {@code DEL} of its key and of its entries hash (same slot, so one atomic
-   * command), so the message ids and release records from before the reset are forgotten with the
-   * counts they would give back. A large log's block keys are left to expire, as before (docs/redis.md,
-   * "Large sliding logs").
+   * Resets a partition: one script call deletes its value (its key, or its field of the group) and
+   * its entries hash (same slot, so atomically), so the message ids and release records from before
+   * the reset are forgotten with the counts they would give back. A large log's block keys are left
+   * to expire, as before (docs/redis.md, "Large sliding logs").
    */
   @Override
   public CompletableFuture<Boolean> delete(byte[] partition) {
     byte[] key = keys.key(partition);
-    return backend.del(key, RedisKeys.entries(key)).toCompletableFuture()
-        .handle((n, e) -> {
-          if (e != null) {
-            throw Failures.map(e, "DEL");
-          }
-          return n > 0;
-        });
+    byte[][] arg = args(RedisRequests.encodeDelete(clock == null ? PartitionRequest.STORE_TIME : clock.millis()), partition);
+    return call(backend.evalsha(sha, key, arg), null, key, arg, "DELETE").thenApply(reply -> ((byte[]) reply.get(0))[0] == 1);
   }
 
   /** The store's clock: the builder's clock, else Redis TIME as last observed (offset from the local clock). */
@@ -229,7 +256,7 @@ public final class RedisStore implements Store {
     backend.close();
   }
 
-  /** The Redis key of a partition (for tools and tests). */
+  /** The Redis key a partition's calls name: its own, or in the grouped layout its group's hash (tools, tests). */
   public byte[] keyOf(byte[] partition) {
     return keys.key(partition);
   }
@@ -260,7 +287,7 @@ public final class RedisStore implements Store {
    * retried EVAL gets a WAIT of its own.
    */
   private CompletableFuture<List<Object>> call(CompletionStage<List<Object>> first, CompletionStage<Long> acked,
-      byte[] key, byte[] arg, String what) {
+      byte[] key, byte[][] arg, String what) {
     CompletableFuture<List<Object>> answered = acked == null ? first.toCompletableFuture()
         : first.toCompletableFuture().thenCombine(acked, this::replicated);
     return answered
@@ -283,14 +310,14 @@ public final class RedisStore implements Store {
     return reply;
   }
 
-  private static byte[] loadScript() {
-    try (InputStream in = RedisStore.class.getResourceAsStream(SCRIPT)) {
+  private static byte[] loadScript(String name) {
+    try (InputStream in = RedisStore.class.getResourceAsStream(name)) {
       if (in == null) {
-        throw new IllegalStateException("missing resource " + SCRIPT);
+        throw new IllegalStateException("missing resource " + name);
       }
       return in.readAllBytes();
     } catch (IOException e) {
-      throw new IllegalStateException("cannot read " + SCRIPT, e);
+      throw new IllegalStateException("cannot read " + name, e);
     }
   }
 
@@ -321,6 +348,7 @@ public final class RedisStore implements Store {
     private int maxRedirects = 5;
     private int replicaAcks;
     private Duration replicaAckTimeout = Duration.ofMillis(100);
+    private int groups;
 
     private Builder(String uri) {
       this.uri = Objects.requireNonNull(uri, "uri");
@@ -357,6 +385,23 @@ public final class RedisStore implements Store {
     public Builder keyPrefix(String prefix) {
       new RedisKeys(prefix);
       this.keyPrefix = prefix;
+      return this;
+    }
+
+    /**
+     * Keep the partitions in {@code groups} hashes, each partition a field of its group's hash,
+     * instead of a key per partition: a small partition (a recipient) then costs about half the
+     * Redis memory, for about 10-15 % more Redis CPU per decision (docs/benchmarks.md, "Several
+     * partitions per key"). Size it to about the live partitions / 16, and set Redis's
+     * {@code hash-max-listpack-value} to at least 512 (docs/redis.md, "Several partitions per key").
+     * The layout is kept in Redis: a store of another layout or count on the same prefix refuses to
+     * start. Default 0: a key per partition.
+     */
+    public Builder groups(int groups) {
+      if (groups < 0) {
+        throw new IllegalArgumentException("groups must not be negative");
+      }
+      this.groups = groups;
       return this;
     }
 

@@ -5,9 +5,10 @@
 -- sliding log with unit costs is stored in a smaller "gap form", which READ translates back).
 -- docs/redis.md documents the request, the reply, the key and the value byte by byte.
 --
--- KEYS[1]  the partition key
+-- KEYS[1]  the partition key; in the GROUPED LAYOUT (ARGV[2] present) the key of the hash that holds
+--            the partition's group (see "Where the value lives" below)
 -- ARGV[1]  the request, binary (RedisRequests.java writes it), big-endian:
---            op:u8 (0 DECIDE, 1 CHECK, 2 RELEASE, 3 READ) hasTime:u8 time:i64 cost:i64 eventTime:i64
+--            op:u8 (0 DECIDE, 1 CHECK, 2 RELEASE, 3 READ, 4 DELETE) hasTime:u8 time:i64 cost:i64 eventTime:i64
 --            (hasTime: 0 Redis TIME, 1 the store's injected clock, 2 the request's own time; plus 4
 --            when the request ends with a message id, and 8 more for a release record, see MESSAGE IDS)
 --            n:u16, then n counters: alg:u8 checks:u8 keyLen:u16 align:i64 precision:u32 key
@@ -15,7 +16,8 @@
 -- reply    DECIDE, CHECK: one string, now:i64 allowed:u8 then per check used:i64 retry:i64
 --            (retry: ms from now until the check admits the same message, -1 never);
 --          RELEASE: now:i64 allowed:u8; READ: a list { now, (id, algorithm, state)* } of the live
---            counters, every state in fcap-core's layout
+--            counters, every state in fcap-core's layout; DELETE (RedisStore.delete): existed:u8
+-- ARGV[2]  (grouped layout only) the partition key itself: the group's field
 --
 -- Two paths, same results. Redis runs this whole chunk on every call, so every function literal
 -- and every table it reaches is allocated per call (a closure with upvalues costs about as much as
@@ -31,7 +33,7 @@
 -- and microseconds (~2^51, GCRA) fit; the store refuses caller times outside +-2^53 us. Divisions
 -- go through floordiv (or the same correction inline), exact for such operands.
 --
--- Writes. Everything is computed first, then at most one write (SET or DEL), so an error can
+-- Writes. Everything is computed first, then at most one write (SET, or HSET in the grouped layout), so an error can
 -- never leave a half-recorded partition behind. A step that records nothing writes nothing. A large
 -- sliding log (capacity above LARGE_FROM entries: docs/redis.md, "Large sliding logs") also writes
 -- the blocks of its entries that the step changed, after everything was decided and just before
@@ -58,8 +60,38 @@ local byte, sub, char, floor = string.byte, string.sub, string.char, math.floor
 local tunpack = unpack
 local pack, unpack = struct.pack, struct.unpack
 
-local key, req = KEYS[1], ARGV[1]
+local key, req, field = KEYS[1], ARGV[1], ARGV[2]
 local op, hastime, now, cost, eventtime, n, pos = unpack('>BBi8i8i8I2', req)
+
+-- WHERE THE VALUE LIVES. One string per partition (key), or, in the GROUPED LAYOUT, a field of a
+-- hash shared by a group of partitions (RedisKeys: the group is a hash of the partition key), so a
+-- small partition pays for no key, dict entry or expiry entry of its own (docs/redis.md, "Several
+-- partitions per key"). A field has no TTL (Redis < 7.4): its value starts with expires:i4, the
+-- Redis TIME second (from EPOCH_MS, rounded up) at which a key of its own would have expired, and
+-- the hash's TTL covers its longest-lived field. That expiry only reclaims memory (a write deletes
+-- the dead fields among two sampled): a value is read as it is, dead or not, as a key within its
+-- TTL's slack is, since everything in it carries its own expiry in the decision's clock. Real time,
+-- not the decision's: callers' clocks differ (caller times, replays), and one caller's future must
+-- not delete what another's present still counts. The partition's other keys (entries hash,
+-- large-log blocks) derive from NAME: the key, or in the grouped layout the group's key and the
+-- field, length-prefixed, so that no two partitions' names meet.
+local name = field and key .. '\0' .. pack('>I4', #field) .. field or key
+-- (function literals are made on every call: this one only in the grouped layout)
+local realtime = field and function() -- Redis TIME, ms
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+end
+if op == 4 then -- DELETE: the partition's value and its entries hash (both in the same slot)
+  local existed
+  if field then
+    local v = redis.call('HGET', key, field)
+    existed = v and redis.call('HDEL', key, field) == 1 and EPOCH_MS + unpack('>i4', v) * 1000 > realtime()
+  else
+    existed = redis.call('DEL', key) == 1
+  end
+  existed = redis.call('DEL', name .. '\0M') == 1 or existed
+  return pack('>B', existed and 1 or 0)
+end
 
 -- MESSAGE IDS (PartitionStep's "Message ids"): hasTime + 4 says that the request ends with
 -- mid(16) horizon:i64 decisionId idLen:u16. An admitted DECIDE is remembered in the value while it
@@ -103,12 +135,20 @@ if hastime >= 4 then
     end
   end
 end
+local realnow = false -- Redis TIME, when read (the grouped layout's writes need it)
 if hastime == 0 then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+  realnow = now
 end
 local ttlfloor = hastime == 2 and OWN_TIME_TTL_MS or 0
-local value = redis.call('GET', key)
+local value
+if field then
+  value = redis.call('HGET', key, field)
+  value = value and sub(value, 5)
+else
+  value = redis.call('GET', key)
+end
 
 -- THE PARTITION'S TIME (PartitionRecord's "partition's time"): per partition, time never runs
 -- backwards. Every write puts first in the value an entry of kind CLOCK with an empty id, whose
@@ -163,6 +203,25 @@ if op == 0 or op == 2 then
     or pack('>BBi4BBB', 0, CLOCK, cs, 2, back % 128 + 128, floor(back / 128))
 end
 
+-- A grouped value's write (WHERE THE VALUE LIVES): the field with the real time a key would
+-- expire at, the hash's TTL pushed out to cover it (PEXPIRE GT; NX for a new hash), then the dead
+-- fields among two sampled deleted, so that dead fields stay about as many as live ones at most.
+local put = field and function(v, ttl)
+  realnow = realnow or realtime()
+  local x = realnow + ttl - EPOCH_MS
+  local r = x % 1000
+  redis.call('HSET', key, field, pack('>i4', (x - r) / 1000 + (r > 0 and 1 or 0)) .. v)
+  if redis.call('PEXPIRE', key, ttl, 'GT') == 0 then
+    redis.call('PEXPIRE', key, ttl, 'NX')
+  end
+  local sample = redis.call('HRANDFIELD', key, 2, 'WITHVALUES')
+  for i = 1, #sample, 2 do
+    if EPOCH_MS + unpack('>i4', sample[i + 1]) * 1000 <= realnow then
+      redis.call('HDEL', key, sample[i])
+    end
+  end
+end
+
 -- Where entries live: INLINE in the value, as entries of kind ENTRY (id mid, expiry, state), while
 -- the value holds fewer than INLINE_MAX of them: most partitions (a recipient's) then cost what they
 -- did when all entries were inline (no second key, no second call). Beyond that (a partition shared
@@ -174,7 +233,7 @@ local ENTRY, SPILLED, INLINE_MAX = 126, 121, 4
 local remember, entry_tail, released_inline, midexp = false, false, false, 0
 local nin, markerexp, spill = 0, false, false
 if mid then
-  local entries = key .. '\0M'
+  local entries = name .. '\0M'
   local x = now + midttl - EPOCH_MS
   local r = x % 1000
   local midsec = (x - r) / 1000 + (r > 0 and 1 or 0)
@@ -533,8 +592,12 @@ if fast and op == 0 and allowed then
     -- caller or injected clock that may lag real time): a second of slack keeps a key alive
     -- until its counters have expired in the decision clock; liveness is decided by 'expires'.
     -- With nothing live left, the key keeps the partition's time alone.
-    redis.call('SET', key, clockentry .. incentry .. v, 'PX',
-      math.max(math.max(maxexp or clockexp, clockexp, incexp or clockexp) - clocknow + TTL_SLACK_MS, ttlfloor))
+    local e = math.max(maxexp or clockexp, clockexp, incexp or clockexp)
+    if field then
+      put(clockentry .. incentry .. v, math.max(e - clocknow + TTL_SLACK_MS, ttlfloor))
+    else
+      redis.call('SET', key, clockentry .. incentry .. v, 'PX', math.max(e - clocknow + TTL_SLACK_MS, ttlfloor))
+    end
   end
 end
 
@@ -1060,7 +1123,7 @@ local OLD = -9007199254740991  -- the time of an entry whose block expired
 local DEL_PER_CALL = 8         -- blocks the head passed that one call deletes (the rest expire)
 
 local function large_open(id, desc)
-  local L = { prefix = KEYS[1] .. '\0L' .. varint(#id) .. id, blocks = {}, dirty = {}, hints = {} }
+  local L = { prefix = name .. '\0L' .. varint(#id) .. id, blocks = {}, dirty = {}, hints = {} }
   if desc then
     local nh, p
     L.head, L.tail, L.total, L.newest, nh, p = unpack('>i8i8i8i8B', desc)
@@ -1596,8 +1659,12 @@ if (op == 0 and admitted) or op == 2 then
     end
   end
   -- the partition's time first; with nothing live left, it alone
-  redis.call('SET', key, clockentry .. incentry .. table.concat(parts), 'PX',
-    math.max(math.max(maxexpires or clockexp, clockexp, incexp or clockexp) - clocknow + TTL_SLACK_MS, ttlfloor))
+  local e = math.max(maxexpires or clockexp, clockexp, incexp or clockexp)
+  if field then
+    put(clockentry .. incentry .. table.concat(parts), math.max(e - clocknow + TTL_SLACK_MS, ttlfloor))
+  else
+    redis.call('SET', key, clockentry .. incentry .. table.concat(parts), 'PX', math.max(e - clocknow + TTL_SLACK_MS, ttlfloor))
+  end
 end
 
 -- reply: as the fast path's; a release has no per-check results (PartitionStep reports zeros)

@@ -58,6 +58,35 @@ class RedisDifferentialIT {
     assertExercised(stats);
   }
 
+  /**
+   * The grouped layout (docs/redis.md, "Several partitions per key"), with a few groups so that each
+   * holds many partitions (its listpack turning into a hash table on the way, its sweep deleting
+   * nothing live): the same answers, and every partition a field, none a key of its own.
+   */
+  @ParameterizedTest
+  @ValueSource(longs = {2})
+  void groupedAnswersExactlyLikeMemoryStore(long seed) throws Exception {
+    STANDALONE.deployment().flushAll();
+    var stats = DifferentialTraffic.run(clock -> RedisStore.builder(STANDALONE.uri()).clock(clock).groups(5).build(),
+        seed, 3000);
+    assertExercised(stats);
+    assertThat(StoredValue.keyKinds(STANDALONE.uri())).as("kinds of keys: groups, entries hashes, large logs' blocks, the marker")
+        .containsExactlyInAnyOrder('G', 'M', 'L', 'X');
+    Set<Integer> kinds = new TreeSet<>();
+    StoredValue.all(STANDALONE.uri()).values().forEach(v -> v.counters().forEach(c -> kinds.add(c.kind())));
+    assertThat(kinds).as("stored counter kinds").containsExactly(0, 1, 2, 3, StoredValue.GAPS, StoredValue.LARGE,
+        StoredValue.SPILLED, StoredValue.ENTRY);
+  }
+
+  @ParameterizedTest
+  @ValueSource(longs = {5})
+  void groupedClusterAnswersExactlyLikeMemoryStore(long seed) throws Exception {
+    CLUSTER.deployment().flushAll();
+    var stats = DifferentialTraffic.run(clock -> RedisStore.builder(CLUSTER.uri()).clock(clock).groups(64).build(),
+        seed, 3000);
+    assertExercised(stats);
+  }
+
   /** The traffic is only worth comparing if it admits and if every rule refuses some of it. */
   private static void assertExercised(DifferentialTraffic.Stats stats) {
     assertThat(stats.admitted()).isGreaterThan(100);

@@ -76,6 +76,48 @@ class RedisKeysTest {
     assertThat(seen).hasSize(new HashSet<>(ids).size());
   }
 
+  /** A group's key: the prefix, the group's number in the hash tag, then "G" (no partition key ends so). */
+  @Property(tries = 1000)
+  void aGroupedPartitionsKeyIsItsGroups(@ForAll @Size(min = 1, max = 300) byte[] partition) {
+    RedisKeys grouped = new RedisKeys("fc:", 1000);
+    String key = new String(grouped.key(partition), StandardCharsets.ISO_8859_1);
+    assertThat(key).isEqualTo("fc:{g" + RedisKeys.group(partition, 1000) + "}G");
+    assertThat(RedisKeys.group(partition, 1000)).isBetween(0, 999);
+    assertThat(StoredValue.kind(key)).isEqualTo('G');
+    assertThat(StoredValue.kind(new String(keys.key(partition), StandardCharsets.ISO_8859_1))).isEqualTo('V');
+  }
+
+  /**
+   * The group is part of the stored layout: a different function (or count) would look for every
+   * partition in another hash, forgetting every count. These values pin it.
+   */
+  @Test
+  void theGroupFunctionDoesNotChange() {
+    byte[] recipient = "r\u0007default+15550001".getBytes(StandardCharsets.UTF_8);
+    assertThat(RedisKeys.group(recipient, 1 << 20)).isEqualTo(GROUP_OF_RECIPIENT);
+    assertThat(RedisKeys.group(new byte[] {0}, 6_250_000)).isEqualTo(GROUP_OF_ZERO);
+  }
+
+  private static final int GROUP_OF_RECIPIENT = 717_150;
+  private static final int GROUP_OF_ZERO = 5_102_267;
+
+  /** Similar recipients (numbers that differ in their last digits) spread evenly over the groups. */
+  @Test
+  void similarPartitionsSpreadEvenlyOverTheGroups() {
+    int groups = 64;
+    int n = 64_000;
+    int[] count = new int[groups];
+    for (int i = 0; i < n; i++) {
+      count[RedisKeys.group(("r\u0007default+1555" + (1_000_000 + i)).getBytes(StandardCharsets.UTF_8), groups)]++;
+    }
+    double chi2 = 0;
+    for (int c : count) {
+      chi2 += Math.pow(c - n / (double) groups, 2) / (n / (double) groups);
+    }
+    // 63 degrees of freedom: chi2 above 110 has a probability below 10^-4 for a uniform spread
+    assertThat(chi2).as("chi-squared of %s", Arrays.toString(count)).isLessThan(110);
+  }
+
   @Test
   void prefixesWithBracesAreRefused() {
     assertThatThrownBy(() -> new RedisKeys("a{b")).isInstanceOf(IllegalArgumentException.class)

@@ -40,12 +40,23 @@ class RedisOracleIT {
     check(CLUSTER.uri(), seed);
   }
 
+  @ParameterizedTest
+  @ValueSource(longs = {16})
+  void groupedAgreesWithTheOracle(long seed) throws Exception {
+    STANDALONE.deployment().flushAll();
+    check(STANDALONE.uri(), seed, 3);
+  }
+
   private static void check(String uri, long seed) {
+    check(uri, seed, 0);
+  }
+
+  private static void check(String uri, long seed, int groups) {
     Traffic traffic = new Traffic(seed, Traffic.randomPolicy(seed, 12, false), Traffic.Options.ALL,
         ManualClock.START);
     OracleRun.Report report = OracleRun.run(traffic, policy -> {
       ManualClock clock = new ManualClock();
-      return OracleRun.engine(Engine.builder(RedisStore.builder(uri).clock(clock).build())
+      return OracleRun.engine(Engine.builder(RedisStore.builder(uri).clock(clock).groups(groups).build())
           // the oracle releases recent decisions whatever their age: keep release records the longest
           .clock(clock).callerTime(true).releaseHorizon(java.time.Duration.ofDays(7)).policy(policy).build());
     }, STEPS);

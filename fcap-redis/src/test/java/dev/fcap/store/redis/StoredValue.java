@@ -96,27 +96,77 @@ record StoredValue(Long latest, List<Counter> counters) {
   /** The stored kind of a large sliding log's descriptor (its entries are in block keys). */
   static final int LARGE = 5;
 
-  /** Whether a key holds a block of a large sliding log: the partition key, then "\0L". */
-  static boolean isBlock(String key) {
-    return key.contains("}\u0000L");
+  /**
+   * What a key is (docs/redis.md, "Keys"): {@code 'V'} a partition's value, {@code 'G'} a group's hash
+   * (grouped layout), {@code 'M'} a partition's entries hash, {@code 'L'} a block of a large log,
+   * {@code 'X'} anything else (the layout marker). A key derived from a partition is its NAME (its key,
+   * or its group's key, '\0', the field's length as 4 bytes, the field) then "\0M" or "\0L".
+   */
+  static char kind(String key) {
+    int close = key.indexOf('}');
+    if (close < 0) {
+      return 'X';
+    }
+    if (close == key.length() - 1) {
+      return 'V';
+    }
+    if (key.charAt(close + 1) != 'G') {
+      return key.charAt(close + 2);
+    }
+    if (close + 2 == key.length()) {
+      return 'G';
+    }
+    int at = close + 3;
+    int length = 0;
+    for (int i = 0; i < 4; i++) {
+      length = length << 8 | key.charAt(at + i);
+    }
+    return key.charAt(at + 4 + length + 1);
   }
 
-  /** Whether a key is a partition's entries hash: the partition key, then "\0M". */
-  static boolean isEntries(String key) {
-    return key.endsWith("}\u0000M");
+  /** A grouped partition's name: its group's key, '\0', the field's length (4 bytes), the field. */
+  static String groupedName(String groupKey, byte[] field) {
+    int n = field.length;
+    return groupKey + "\u0000" + (char) (n >>> 24) + (char) (n >>> 16 & 0xff) + (char) (n >>> 8 & 0xff) + (char) (n & 0xff)
+        + new String(field, java.nio.charset.StandardCharsets.ISO_8859_1);
   }
 
-  /** Every partition key of a standalone Redis and its parsed value (blocks and entries hashes left out). */
+  /**
+   * Every partition's raw value in a standalone Redis, by its name (its key, or in the grouped layout
+   * its group's key and field: {@link #groupedName}), a grouped value without its 4-byte expiry.
+   */
+  static Map<String, byte[]> rawValues(StatefulRedisConnection<byte[], byte[]> c) {
+    Map<String, byte[]> values = new LinkedHashMap<>();
+    for (byte[] key : c.sync().keys("*")) {
+      String name = new String(key, java.nio.charset.StandardCharsets.ISO_8859_1);
+      switch (kind(name)) {
+        case 'V' -> values.put(name, c.sync().get(key));
+        case 'G' -> c.sync().hgetall(key).forEach((field, value) ->
+            values.put(groupedName(name, field), Arrays.copyOfRange(value, 4, value.length)));
+        default -> { }
+      }
+    }
+    return values;
+  }
+
+  /** The {@link #kind}s of every key of a standalone Redis. */
+  static java.util.Set<Character> keyKinds(String uri) {
+    RedisClient client = RedisClient.create(RedisURI.create(uri));
+    try (StatefulRedisConnection<byte[], byte[]> c = client.connect(ByteArrayCodec.INSTANCE)) {
+      java.util.Set<Character> kinds = new java.util.TreeSet<>();
+      c.sync().keys("*").forEach(k -> kinds.add(kind(new String(k, java.nio.charset.StandardCharsets.ISO_8859_1))));
+      return kinds;
+    } finally {
+      client.shutdown();
+    }
+  }
+
+  /** Every partition of a standalone Redis and its parsed value, by its name (see {@link #rawValues}). */
   static Map<String, StoredValue> all(String uri) {
     RedisClient client = RedisClient.create(RedisURI.create(uri));
     try (StatefulRedisConnection<byte[], byte[]> c = client.connect(ByteArrayCodec.INSTANCE)) {
       Map<String, StoredValue> values = new LinkedHashMap<>();
-      for (byte[] key : c.sync().keys("*")) {
-        String name = new String(key, java.nio.charset.StandardCharsets.ISO_8859_1);
-        if (!isBlock(name) && !isEntries(name)) {
-          values.put(name, parse(c.sync().get(key)));
-        }
-      }
+      rawValues(c).forEach((name, value) -> values.put(name, parse(value)));
       return values;
     } finally {
       client.shutdown();
@@ -125,7 +175,7 @@ record StoredValue(Long latest, List<Counter> counters) {
 
   /**
    * Every remembered entry of a standalone Redis, inline in a value or in an entries hash (key: the
-   * partition key, in ISO-8859-1).
+   * partition's name, in ISO-8859-1).
    */
   static Map<String, List<Entry>> allEntries(String uri) {
     RedisClient client = RedisClient.create(RedisURI.create(uri));
@@ -133,18 +183,18 @@ record StoredValue(Long latest, List<Counter> counters) {
       Map<String, List<Entry>> entries = new LinkedHashMap<>();
       for (byte[] key : c.sync().keys("*")) {
         String name = new String(key, java.nio.charset.StandardCharsets.ISO_8859_1);
-        if (isEntries(name)) {
+        if (kind(name) == 'M') {
           List<Entry> list = entries.computeIfAbsent(name.substring(0, name.length() - 2), k -> new ArrayList<>());
           c.sync().hgetall(key).forEach((id, value) -> list.add(Entry.parse(id, value)));
-        } else if (!isBlock(name)) {
-          for (Counter inline : parse(c.sync().get(key)).counters()) {
-            if (inline.kind() == ENTRY) {
-              entries.computeIfAbsent(name, k -> new ArrayList<>())
-                  .add(new Entry(inline.id(), inline.expires(), inline.state()));
-            }
-          }
         }
       }
+      rawValues(c).forEach((name, value) -> {
+        for (Counter inline : parse(value).counters()) {
+          if (inline.kind() == ENTRY) {
+            entries.computeIfAbsent(name, k -> new ArrayList<>()).add(new Entry(inline.id(), inline.expires(), inline.state()));
+          }
+        }
+      });
       return entries;
     } finally {
       client.shutdown();
