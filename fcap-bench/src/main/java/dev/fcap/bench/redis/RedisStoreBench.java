@@ -41,6 +41,7 @@ import java.util.function.IntFunction;
  *     [--latency-rate R (default: half of fcap's unpipelined max)] [--generator open|closed]
  *     [--latency-seconds N (default: --seconds, at least 10)]
  *     [--phases throughput,latency,memory] [--release-records on|off (default on)]
+ *     [--per-group K (default 0: a key per recipient; else the grouped layout, a phase's recipients / K groups)]
  * </pre>
  *
  * <p>{@code --redis-cpus} pins the redis-server this benchmark starts to those CPUs ({@code taskset});
@@ -78,6 +79,8 @@ public final class RedisStoreBench {
   /** Memory phase: whether the engine keeps a release record per admitted decision (its default). */
   private boolean releaseRecords = true;
   private String phases = "throughput,latency,memory";
+  /** Recipients per group of the grouped layout (docs/redis.md, "Several partitions per key"); 0: a key each. */
+  private int perGroup;
 
   public static void main(String[] args) throws Exception {
     RedisStoreBench b = new RedisStoreBench();
@@ -107,6 +110,7 @@ public final class RedisStoreBench {
           default -> throw new IllegalArgumentException("--release-records is on or off, not " + v);
         };
         case "--phases" -> b.phases = v;
+        case "--per-group" -> b.perGroup = Integer.parseInt(v);
         default -> throw new IllegalArgumentException("unknown option " + args[i]);
       }
     }
@@ -129,8 +133,13 @@ public final class RedisStoreBench {
 
   private void run(RedisServer redisServer) throws Exception {
     this.server = redisServer;
-    System.out.printf(Locale.ROOT, "redis %s, %d s x %d reps, %d threads, batch %d, %,d recipients, phases %s%n", uri,
-        seconds, reps, threads, batch, recipients, phases);
+    System.out.printf(Locale.ROOT, "redis %s, %d s x %d reps, %d threads, batch %d, %,d recipients, phases %s, %s%n", uri,
+        seconds, reps, threads, batch, recipients, phases,
+        perGroup == 0 ? "a key per recipient" : "groups of " + perGroup + " recipients");
+    if (perGroup > 0 && server != null) {
+      // the grouped layout's saving needs its groups to stay listpacks (docs/redis.md)
+      server.call("CONFIG", "SET", "hash-max-listpack-value", "512");
+    }
     double fcapUnpiped = Double.NaN;
     if (phases.contains("throughput")) {
       fcapUnpiped = throughput();
@@ -322,6 +331,11 @@ public final class RedisStoreBench {
     }
   }
 
+  /** fcap's store on the benchmark's Redis: a key per recipient, or {@code population / perGroup} groups. */
+  private RedisStore store(int population) {
+    return RedisStore.builder(uri).groups(perGroup == 0 ? 0 : Math.max(1, population / perGroup)).build();
+  }
+
   /** An engine on {@code store}, with releases by decision id on (the default) or off ({@code --release-records}). */
   private Engine.Builder engine(RedisStore store) {
     return releaseRecords ? Engine.builder(store) : Engine.builder(store).releaseHorizon(Duration.ZERO);
@@ -333,7 +347,7 @@ public final class RedisStoreBench {
   }
 
   private double fcap(boolean pipelined) throws Exception {
-    try (RedisStore store = RedisStore.connect(uri); Engine engine = engine(store).policy(SEED).build()) {
+    try (RedisStore store = store(recipients); Engine engine = engine(store).policy(SEED).build()) {
       SplittableRandom[] randoms = randoms();
       if (!pipelined) {
         return loop(t -> {
@@ -403,7 +417,7 @@ public final class RedisStoreBench {
    * the time a decision takes at that maximum, so its backlog, not the store, made the tail.
    */
   private double[] latencyAtRate(double rate, int duration) throws Exception {
-    try (RedisStore store = RedisStore.connect(uri); Engine engine = engine(store).policy(SEED).build()) {
+    try (RedisStore store = store(recipients); Engine engine = engine(store).policy(SEED).build()) {
       long interval = (long) (1e9 * latencyThreads / rate);
       int perThread = (int) Math.min(1_000_000, (long) (rate * duration / latencyThreads));
       long[][] latencies = new long[latencyThreads][perThread];
@@ -535,7 +549,7 @@ public final class RedisStoreBench {
     long[] times = times(now, worstCase);
     long admitted = 0;
     if (fcap) {
-      try (RedisStore store = RedisStore.connect(uri);
+      try (RedisStore store = store(n);
           Engine engine = engine(store).callerTime(true).policy(RECIPIENT_RULES).build()) {
         for (int from = 0; from < n; from += 1000) {
           List<CompletableFuture<Decision>> pending = new ArrayList<>();

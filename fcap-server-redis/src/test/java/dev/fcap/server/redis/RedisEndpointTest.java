@@ -49,6 +49,19 @@ class RedisEndpointTest {
     assertThatThrownBy(() -> e.longParam("maxlen", 1, 1)).hasMessage("audit.sink: maxlen must be at least 1, got 0");
   }
 
+  /** A bad {@code ?groups=} is refused before connecting, naming the setting and what it takes. */
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', value = {
+      "-1|store.uri: groups must be at least 0, got -1",
+      "x|store.uri: groups must be an integer, got 'x'",
+      "3000000000|store.uri: groups must be at most 2147483647, got 3000000000"})
+  void aBadGroupCountIsRefused(String groups, String message) {
+    dev.fcap.server.ServerConfig config = dev.fcap.server.ConfigLoader.load(null, java.util.Map.of(),
+        java.util.Map.of("store.uri", "redis://127.0.0.1:1?groups=" + groups, "store.timeout", "100ms"));
+    assertThatThrownBy(() -> new RedisStoreProvider().open(config.storeUri(), dev.fcap.store.Clock.system(), config))
+        .isInstanceOf(IllegalArgumentException.class).hasMessage(message);
+  }
+
   /**
    * Issue 12: {@code redis://default:hunt/er2@127.0.0.1:1} used to be echoed whole in the invalid-URI
    * error. Each character operators put in passwords is tried through the store provider, which is what

@@ -21,10 +21,16 @@ abstract class SeedScenarioOnRedis {
 
   abstract RedisExtension redis();
 
+  /** The store's groups ({@code store.uri ?groups=N}, docs/redis.md), or 0 for a key per partition. */
+  int groups() {
+    return 0;
+  }
+
   @Test
   void seedScenarioWithRulesAndAuditInRedis() throws Exception {
     String uri = redis().uri();
-    try (Node node = Node.onRedis(uri, "seed:rules", "seed:audit", Map.of());
+    Map<String, String> extra = groups() == 0 ? Map.of() : Map.of("store.uri", uri + "?groups=" + groups());
+    try (Node node = Node.onRedis(uri, "seed:rules", "seed:audit", extra);
         RedisEndpoint.Link redis = RedisEndpoint.parse("test", uri, java.util.Set.of())
             .connect(java.time.Duration.ofSeconds(5), java.time.Duration.ofSeconds(5))) {
       // the rules were seeded into Redis, as the YAML the file source writes
@@ -34,6 +40,8 @@ abstract class SeedScenarioOnRedis {
       assertThat(stored.get(0).rules()).extracting(r -> r.id()).containsExactly("recipient-per-minute",
           "recipient-per-day", "same-content-per-59s", "same-content-per-59m");
       assertThat(node.server.describe()).contains("store: " + uri).contains("rules: redis ");
+      assertThat(redis.sync().get("fc:layout")).as("the grouped layout's marker")
+          .isEqualTo(groups() == 0 ? null : "groups=" + groups());
 
       String msg = "{\"recipient\": \"+8613800000001\", \"content\": \"Your code is 1234\"}";
       assertThat(node.decide(msg).allowed()).isTrue();
