@@ -38,7 +38,11 @@ import java.util.concurrent.TimeUnit;
  * fcap-core's, but for Redis-only forms: sliding logs in gap form, large logs in block keys), with a TTL equal to the
  * expiry of its longest-lived counter: an idle recipient costs nothing. Its message ids and release
  * records live beside it in a hash of the same slot (the key then {@code "\0M"}), one field per entry,
- * so that a shared partition holding thousands of them still costs O(1) per call. Every {@link #apply} is ONE
+ * so that a shared partition holding thousands of them still costs O(1) per call. With
+ * {@link Builder#groups} the value is instead a field of one of N hashes (its group, by a hash of
+ * the partition), which halves a small partition's Redis memory for 10-15 % more Redis CPU: the same
+ * script, told the field, reads and writes it there (docs/redis.md, "Several partitions per key").
+ * Every {@link #apply} is ONE
  * {@code EVALSHA} of {@code partition.lua}, the Lua mirror of {@code PartitionStep}: it reads the
  * clock (Redis {@code TIME} unless the request or the builder supplies a time), evaluates every
  * counter, records only if every enforced check admits, and writes the key back once. So the seed
