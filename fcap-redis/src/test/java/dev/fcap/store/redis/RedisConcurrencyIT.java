@@ -48,13 +48,29 @@ class RedisConcurrencyIT {
     assertThat(admitted(CLUSTER.uri())).isEqualTo(100);
   }
 
+  /** The grouped layout: two hot recipients in ONE hash, each its own limit exactly. */
+  @Test
+  void groupedAdmitsExactlyTheLimitOfEachRecipientOfAGroup() throws Exception {
+    STANDALONE.deployment().flushAll();
+    java.util.Map<String, AtomicInteger> byRecipient = new java.util.concurrent.ConcurrentHashMap<>();
+    assertThat(admitted(STANDALONE.uri(), 1, 2, byRecipient)).isEqualTo(200);
+    assertThat(byRecipient).containsOnlyKeys("hot0", "hot1");
+    assertThat(byRecipient.values()).extracting(AtomicInteger::get).containsExactly(100, 100);
+  }
+
   private static int admitted(String uri) throws Exception {
+    return admitted(uri, 0, 1, new java.util.concurrent.ConcurrentHashMap<>());
+  }
+
+  /** Decisions from 16 threads on 4 stores, recipient {@code "hot" + thread % recipients}; how many were admitted. */
+  private static int admitted(String uri, int groups, int recipients, java.util.Map<String, AtomicInteger> byRecipient)
+      throws Exception {
     int stores = 4;
     int threads = 16;
     List<RedisStore> opened = new ArrayList<>();
     List<Engine> engines = new ArrayList<>();
     for (int i = 0; i < stores; i++) {
-      RedisStore store = RedisStore.connect(uri);
+      RedisStore store = RedisStore.builder(uri).groups(groups).build();
       opened.add(store);
       engines.add(Engine.builder(store).policy(POLICY).build());
     }
@@ -66,23 +82,26 @@ class RedisConcurrencyIT {
       for (int t = 0; t < threads; t++) {
         Engine engine = engines.get(t % stores);
         int thread = t;
+        String recipient = recipients == 1 ? "hot" : "hot" + (t / 2 % recipients); // singles and batches on each
         done.add(pool.submit(() -> {
           for (int i = 0; i < 25; i++) {
             if (thread % 2 == 0) {
-              Decision d = engine.decide(Message.builder("hot").content(thread + "/" + i).build()).join();
+              Decision d = engine.decide(Message.builder(recipient).content(thread + "/" + i).build()).join();
               decided.incrementAndGet();
               if (d.allowed()) {
                 admitted.incrementAndGet();
+                byRecipient.computeIfAbsent(recipient, r -> new AtomicInteger()).incrementAndGet();
               }
             } else {
               List<Message> batch = new ArrayList<>();
               for (int j = 0; j < 4; j++) {
-                batch.add(Message.builder("hot").content(thread + "/" + i + "/" + j).build());
+                batch.add(Message.builder(recipient).content(thread + "/" + i + "/" + j).build());
               }
               for (Decision d : Store.all(engine.decideAll(batch, false)).join()) {
                 decided.incrementAndGet();
                 if (d.allowed()) {
                   admitted.incrementAndGet();
+                  byRecipient.computeIfAbsent(recipient, r -> new AtomicInteger()).incrementAndGet();
                 }
               }
             }
