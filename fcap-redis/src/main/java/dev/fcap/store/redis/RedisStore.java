@@ -40,7 +40,7 @@ import java.util.concurrent.TimeUnit;
  * records live beside it in a hash of the same slot (the key then {@code "\0M"}), one field per entry,
  * so that a shared partition holding thousands of them still costs O(1) per call. With
  * {@link Builder#groups} the value is instead a field of one of N hashes (its group, by a hash of
- * the partition), which halves a small partition's Redis memory for 10-15 % more Redis CPU: the same
+ * the partition), which halves a small partition's Redis memory for about 8 % more Redis CPU: the same
  * script, told the field, reads and writes it there (docs/redis.md, "Several partitions per key").
  * Every {@link #apply} is ONE
  * {@code EVALSHA} of {@code partition.lua}, the Lua mirror of {@code PartitionStep}: it reads the
@@ -395,7 +395,7 @@ public final class RedisStore implements Store {
     /**
      * Keep the partitions in {@code groups} hashes, each partition a field of its group's hash,
      * instead of a key per partition: a small partition (a recipient) then costs about half the
-     * Redis memory, for about 10-15 % more Redis CPU per decision (docs/benchmarks.md, "Several
+     * Redis memory, for about 8 % more Redis CPU per decision (docs/benchmarks.md, "Several
      * partitions per key"). Size it to about the live partitions / 16, and set Redis's
      * {@code hash-max-listpack-value} to at least 512 (docs/redis.md, "Several partitions per key").
      * The layout is kept in Redis: a store of another layout or count on the same prefix refuses to

@@ -76,22 +76,6 @@ local op, hastime, now, cost, eventtime, n, pos = unpack('>BBi8i8i8I2', req)
 -- large-log blocks) derive from NAME: the key, or in the grouped layout the group's key and the
 -- field, length-prefixed, so that no two partitions' names meet.
 local name = field and key .. '\0' .. pack('>I4', #field) .. field or key
--- (function literals are made on every call: this one only in the grouped layout)
-local realtime = field and function() -- Redis TIME, ms
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-end
-if op == 4 then -- DELETE: the partition's value and its entries hash (both in the same slot)
-  local existed
-  if field then
-    local v = redis.call('HGET', key, field)
-    existed = v and redis.call('HDEL', key, field) == 1 and EPOCH_MS + unpack('>i4', v) * 1000 > realtime()
-  else
-    existed = redis.call('DEL', key) == 1
-  end
-  existed = redis.call('DEL', name .. '\0M') == 1 or existed
-  return pack('>B', existed and 1 or 0)
-end
 
 -- MESSAGE IDS (PartitionStep's "Message ids"): hasTime + 4 says that the request ends with
 -- mid(16) horizon:i64 decisionId idLen:u16. An admitted DECIDE is remembered in the value while it
@@ -135,11 +119,22 @@ if hastime >= 4 then
     end
   end
 end
-local realnow = false -- Redis TIME, when read (the grouped layout's writes need it)
-if hastime == 0 then
+local realnow = false -- Redis TIME: the decision's clock by default; the grouped layout's expiries
+if hastime == 0 or field then
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-  realnow = now
+  realnow = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+  now = hastime == 0 and realnow or now
+end
+if op == 4 then -- DELETE: the partition's value and its entries hash (both in the same slot)
+  local existed
+  if field then
+    local v = redis.call('HGET', key, field)
+    existed = v and redis.call('HDEL', key, field) == 1 and EPOCH_MS + unpack('>i4', v) * 1000 > realnow
+  else
+    existed = redis.call('DEL', key) == 1
+  end
+  existed = redis.call('DEL', name .. '\0M') == 1 or existed
+  return pack('>B', existed and 1 or 0)
 end
 local ttlfloor = hastime == 2 and OWN_TIME_TTL_MS or 0
 local value
@@ -203,21 +198,23 @@ if op == 0 or op == 2 then
     or pack('>BBi4BBB', 0, CLOCK, cs, 2, back % 128 + 128, floor(back / 128))
 end
 
--- A grouped value's write (WHERE THE VALUE LIVES): the field with the real time a key would
--- expire at, the hash's TTL pushed out to cover it (PEXPIRE GT; NX for a new hash), then the dead
--- fields among two sampled deleted, so that dead fields stay about as many as live ones at most.
-local put = field and function(v, ttl)
-  realnow = realnow or realtime()
-  local x = realnow + ttl - EPOCH_MS
+-- A field whose value starts with its expiry (expires:i4, seconds from EPOCH_MS) into a hash whose
+-- TTL covers its longest-lived field: a grouped partition's value (WHERE THE VALUE LIVES), or an
+-- entry of the entries hash (below). PEXPIRE GT lengthens an existing hash's TTL, NX gives a new
+-- hash its own; each write into an existing hash also deletes the fields dead at 'at' among two
+-- sampled, so dead fields stay about as many as live ones at most (a dead one is never read as
+-- live anyway: it only costs memory). (Function literals are made on every call: only if needed.)
+local hput = (field or mid) and function(hash, f, expiresms, v, ttl, at)
+  local x = expiresms - EPOCH_MS
   local r = x % 1000
-  redis.call('HSET', key, field, pack('>i4', (x - r) / 1000 + (r > 0 and 1 or 0)) .. v)
-  if redis.call('PEXPIRE', key, ttl, 'GT') == 0 then
-    redis.call('PEXPIRE', key, ttl, 'NX')
+  redis.call('HSET', hash, f, pack('>i4', (x - r) / 1000 + (r > 0 and 1 or 0)) .. v)
+  if redis.call('PEXPIRE', hash, ttl, 'GT') == 0 and redis.call('PEXPIRE', hash, ttl, 'NX') == 1 then
+    return -- a new hash: nothing else in it
   end
-  local sample = redis.call('HRANDFIELD', key, 2, 'WITHVALUES')
+  local sample = redis.call('HRANDFIELD', hash, 2, 'WITHVALUES')
   for i = 1, #sample, 2 do
-    if EPOCH_MS + unpack('>i4', sample[i + 1]) * 1000 <= realnow then
-      redis.call('HDEL', key, sample[i])
+    if EPOCH_MS + unpack('>i4', sample[i + 1]) * 1000 <= at then
+      redis.call('HDEL', hash, sample[i])
     end
   end
 end
@@ -294,10 +291,8 @@ if mid then
   end
   -- RELEASE: called after the step's write, forgets a hashed entry (an inline one left the value
   -- with that write). DECIDE: called with the reply of an admitted decision whose entry spills,
-  -- after its SET. The hash's TTL covers its longest-lived entry: PEXPIRE NX gives a new hash its
-  -- TTL, PEXPIRE GT lengthens an existing one's. Each write into an existing hash also deletes the
-  -- expired entries among two sampled fields: expired entries stay about as many as live ones at
-  -- most (an entry that expired is never read as live anyway).
+  -- after its SET; hput keeps the hash's TTL and sweeps its expired entries (in the decision's clock:
+  -- an entry's expiry is its own horizon, not a TTL's).
   remember = function(reply)
     if op == 2 and not claim then
       if not released_inline then
@@ -305,17 +300,8 @@ if mid then
       end
       return
     end
-    redis.call('HSET', entries, mid, pack('>i4', midsec) .. (midtimeonly and sub(reply, 1, 8) or reply) .. midtail)
-    local ttl = math.max(midexp - clocknow + TTL_SLACK_MS, ttlfloor)
-    local created = redis.call('PEXPIRE', entries, ttl, 'GT') == 0 and redis.call('PEXPIRE', entries, ttl, 'NX') == 1
-    if not created then
-      local sample = redis.call('HRANDFIELD', entries, 2, 'WITHVALUES')
-      for i = 1, #sample, 2 do
-        if EPOCH_MS + unpack('>i4', sample[i + 1]) * 1000 <= now then
-          redis.call('HDEL', entries, sample[i])
-        end
-      end
-    end
+    hput(entries, mid, midexp, (midtimeonly and sub(reply, 1, 8) or reply) .. midtail,
+      math.max(midexp - clocknow + TTL_SLACK_MS, ttlfloor), now)
   end
   -- what an admitted DECIDE with an id appends to the value it writes (the fast and the general path
   -- alike): its entry inline while fewer than INLINE_MAX are, else the SPILLED marker (its entry goes to
@@ -592,11 +578,11 @@ if fast and op == 0 and allowed then
     -- caller or injected clock that may lag real time): a second of slack keeps a key alive
     -- until its counters have expired in the decision clock; liveness is decided by 'expires'.
     -- With nothing live left, the key keeps the partition's time alone.
-    local e = math.max(maxexp or clockexp, clockexp, incexp or clockexp)
-    if field then
-      put(clockentry .. incentry .. v, math.max(e - clocknow + TTL_SLACK_MS, ttlfloor))
+    local ttl = math.max(math.max(maxexp or clockexp, clockexp, incexp or clockexp) - clocknow + TTL_SLACK_MS, ttlfloor)
+    if field then -- WHERE THE VALUE LIVES: a field expires when a key of its own would have
+      hput(key, field, realnow + ttl, clockentry .. incentry .. v, ttl, realnow)
     else
-      redis.call('SET', key, clockentry .. incentry .. v, 'PX', math.max(e - clocknow + TTL_SLACK_MS, ttlfloor))
+      redis.call('SET', key, clockentry .. incentry .. v, 'PX', ttl)
     end
   end
 end
@@ -1659,11 +1645,11 @@ if (op == 0 and admitted) or op == 2 then
     end
   end
   -- the partition's time first; with nothing live left, it alone
-  local e = math.max(maxexpires or clockexp, clockexp, incexp or clockexp)
-  if field then
-    put(clockentry .. incentry .. table.concat(parts), math.max(e - clocknow + TTL_SLACK_MS, ttlfloor))
+  local ttl = math.max(math.max(maxexpires or clockexp, clockexp, incexp or clockexp) - clocknow + TTL_SLACK_MS, ttlfloor)
+  if field then -- WHERE THE VALUE LIVES: a field expires when a key of its own would have
+    hput(key, field, realnow + ttl, clockentry .. incentry .. table.concat(parts), ttl, realnow)
   else
-    redis.call('SET', key, clockentry .. incentry .. table.concat(parts), 'PX', math.max(e - clocknow + TTL_SLACK_MS, ttlfloor))
+    redis.call('SET', key, clockentry .. incentry .. table.concat(parts), 'PX', ttl)
   end
 end
 

@@ -25,7 +25,7 @@ import java.util.Set;
  *       optional {@code ?replicaAcks=N&replicaAckTimeout=100ms} answers a writing call only once N
  *       replicas have it (Redis WAIT, standalone and Sentinel; docs/redis.md); optional {@code ?prefix=NAME:} namespaces its keys (default {@code fc:}); optional {@code ?groups=N}
  *       keeps the partitions as fields of N hashes instead of a key each (about half the Redis memory of
- *       a recipient, for 10-15 % more Redis CPU; docs/redis.md, "Several partitions per key").
+ *       a recipient, for about 8 % more Redis CPU per decision; docs/redis.md, "Several partitions per key").
  *       Decisions use Redis {@code TIME}; the server's clock is the local clock the store's
  *       {@code now()} adds the observed offset to.
  *   <li>{@code rules.source}: the same URIs with optional {@code ?key=NAME} (default
