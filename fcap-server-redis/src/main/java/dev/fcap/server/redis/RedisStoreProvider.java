@@ -40,6 +40,7 @@ import java.util.Set;
  * decision's path.
  */
 public final class RedisStoreProvider implements StoreProvider {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RedisStoreProvider.class);
   /** Command timeout of the rules source and the audit sink. */
   static final Duration SIDE_TIMEOUT = Duration.ofSeconds(2);
   static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(2);
@@ -80,12 +81,45 @@ public final class RedisStoreProvider implements StoreProvider {
     } catch (IllegalArgumentException bad) {
       throw new IllegalArgumentException("store.uri: prefix: " + e.scrub(bad.getMessage()));
     }
+    RedisStore store;
     try {
-      return Optional.of(b.build());
+      store = b.build();
     } catch (StoreException failed) {
       throw new StoreException(failed.reason(), "store.uri: cannot open the Redis store at " + e.redacted() + ": "
           + e.scrub(failed.getMessage()), failed);
     }
+    if (groups > 0) {
+      try (RedisEndpoint.Link link = e.connect(SIDE_TIMEOUT, CONNECT_TIMEOUT)) {
+        listpackWarning(link).ifPresent(LOG::warn);
+      } catch (RuntimeException unreachable) {
+        // the store itself just connected: a failure here only skips the advice
+      }
+    }
+    return Optional.of(store);
+  }
+
+  /** The least {@code hash-max-listpack-value} at which the grouped layout's hashes stay listpacks. */
+  static final long LISTPACK_VALUE = 512;
+
+  /**
+   * The grouped layout saves memory only while its hashes stay listpacks, which needs Redis's
+   * {@code hash-max-listpack-value} at least {@link #LISTPACK_VALUE} (docs/redis.md, "Several partitions
+   * per key"; decisions are right either way): advice if this Redis says less, nothing if it cannot
+   * say (CONFIG refused, as on some managed services).
+   */
+  static Optional<String> listpackWarning(RedisEndpoint.Link link) {
+    String value;
+    try {
+      value = link.sync().configGet("hash-max-listpack-value").get("hash-max-listpack-value");
+    } catch (RuntimeException refused) {
+      return Optional.empty();
+    }
+    if (value == null || Long.parseLong(value.trim()) >= LISTPACK_VALUE) {
+      return Optional.empty();
+    }
+    return Optional.of("store.uri: groups: this Redis has hash-max-listpack-value " + value + ", below fcap's values: the "
+        + "groups become hash tables and save about a third of the memory instead of half. Set it to " + LISTPACK_VALUE
+        + " (CONFIG SET hash-max-listpack-value " + LISTPACK_VALUE + ", and in redis.conf)");
   }
 
   @Override
