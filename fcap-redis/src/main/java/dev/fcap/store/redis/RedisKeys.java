@@ -99,17 +99,6 @@ final class RedisKeys {
     return (int) Long.remainderUnsigned(h, groups);
   }
 
-  /**
-   * The key of a partition's entries hash (message ids and release records, docs/redis.md): the
-   * partition key, then {@code '\0' 'M'}. It carries the partition key's hash tag, so it is in the
-   * partition's slot, and no partition key ends with {@code "}\0M"}, so it is nobody else's.
-   */
-  static byte[] entries(byte[] partitionKey) {
-    byte[] k = java.util.Arrays.copyOf(partitionKey, partitionKey.length + 2);
-    k[k.length - 1] = 'M';
-    return k;
-  }
-
   /** The inverse of {@link #key}, for tests and tools; throws on a key this class did not write. */
   byte[] partition(byte[] key) {
     int start = prefix.length + 1;

@@ -202,8 +202,9 @@ end
 -- TTL covers its longest-lived field: a grouped partition's value (WHERE THE VALUE LIVES), or an
 -- entry of the entries hash (below). PEXPIRE GT lengthens an existing hash's TTL, NX gives a new
 -- hash its own; each write into an existing hash also deletes the fields dead at 'at' among two
--- sampled, so dead fields stay about as many as live ones at most (a dead one is never read as
--- live anyway: it only costs memory). (Function literals are made on every call: only if needed.)
+-- sampled, so dead fields stay about as many as live ones at most (they only cost memory: an
+-- expired entry is never read as live, and a grouped value is read as it is, dead or not).
+-- (Function literals are made on every call: this one only where needed.)
 local hput = (field or mid) and function(hash, f, expiresms, v, ttl, at)
   local x = expiresms - EPOCH_MS
   local r = x % 1000

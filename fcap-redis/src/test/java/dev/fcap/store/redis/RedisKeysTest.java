@@ -50,14 +50,22 @@ class RedisKeysTest {
     assertThat(SlotHash.getSlot(key)).isEqualTo(SlotHash.getSlot(tag));
   }
 
-  /** The entries hash (partition.lua names it KEYS[1] .. "\0M") is in its partition's slot and is no partition's key. */
+  /**
+   * The entries hash (partition.lua names it NAME .. "\0M": the key, or in the grouped layout the
+   * group's key, '\0', the field's length and the field) is in its partition's slot and is no
+   * partition's or group's key.
+   */
   @Property(tries = 500)
   void theEntriesHashSharesThePartitionsSlot(@ForAll @Size(min = 1, max = 300) byte[] partition) {
     byte[] key = keys.key(partition);
-    byte[] entries = RedisKeys.entries(key);
-    assertThat(new String(entries, StandardCharsets.ISO_8859_1)).isEqualTo(new String(key, StandardCharsets.ISO_8859_1) + "\0M");
+    byte[] entries = (new String(key, StandardCharsets.ISO_8859_1) + "\0M").getBytes(StandardCharsets.ISO_8859_1);
     assertThat(SlotHash.getSlot(entries)).isEqualTo(SlotHash.getSlot(key));
+    assertThat(StoredValue.kind(new String(entries, StandardCharsets.ISO_8859_1))).isEqualTo('M');
     assertThatThrownBy(() -> keys.partition(entries)).isInstanceOf(IllegalArgumentException.class);
+    String group = new String(new RedisKeys("fc:", 7).key(partition), StandardCharsets.ISO_8859_1);
+    byte[] grouped = (StoredValue.groupedName(group, partition) + "\0M").getBytes(StandardCharsets.ISO_8859_1);
+    assertThat(SlotHash.getSlot(grouped)).isEqualTo(SlotHash.getSlot(group.getBytes(StandardCharsets.ISO_8859_1)));
+    assertThat(StoredValue.kind(new String(grouped, StandardCharsets.ISO_8859_1))).isEqualTo('M');
   }
 
   @Test
