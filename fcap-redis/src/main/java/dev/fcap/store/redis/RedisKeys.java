@@ -26,13 +26,10 @@ final class RedisKeys {
     this(prefix, 0);
   }
 
-  /** Keys under {@code prefix}; {@code groups} partitions' groups, or 0 for a key per partition. */
+  /** Keys under {@code prefix}; {@code groups} groups (RedisStore.Builder checks it), or 0 for a key per partition. */
   RedisKeys(String prefix, int groups) {
     if (prefix.indexOf('{') >= 0 || prefix.indexOf('}') >= 0) {
       throw new IllegalArgumentException("keyPrefix must not contain '{' or '}': the braces delimit the hash tag");
-    }
-    if (groups < 0) {
-      throw new IllegalArgumentException("groups must not be negative");
     }
     this.prefix = prefix.getBytes(StandardCharsets.UTF_8);
     this.groups = groups;

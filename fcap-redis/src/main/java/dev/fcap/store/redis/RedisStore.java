@@ -116,8 +116,7 @@ public final class RedisStore implements Store {
     // warm both connections and the script path before anyone decides: a first decision should not
     // pay for connecting, class loading or the first EVALSHA (it would look like a slow store)
     byte[] probe = keys.key(WARM_UP_PARTITION);
-    byte[][] read = args(RedisRequests.encodeRead(clock == null ? PartitionRequest.STORE_TIME : clock.millis()),
-        WARM_UP_PARTITION);
+    byte[][] read = args(RedisRequests.encodeRead(storeTime()), WARM_UP_PARTITION);
     await(call(backend.evalsha(sha, probe, read), null, probe, read, "READ"), "warm-up READ");
     List<CompletionStage<List<Object>>> pipelined = new ArrayList<>();
     backend.pipelined(() -> pipelined.add(backend.evalshaPipelined(sha, probe, read)));
@@ -166,10 +165,10 @@ public final class RedisStore implements Store {
       return CompletableFuture.failedFuture(new StoreException(Reason.ERROR, invalid));
     }
     byte[] key = keys.key(request.partition());
-    byte[][] arg = args(RedisRequests.encode(request, timeFor(request)), request.partition());
-    CompletionStage<List<Object>> sent = backend.evalsha(sha, key, arg);
+    byte[][] args = args(RedisRequests.encode(request, timeFor(request)), request.partition());
+    CompletionStage<List<Object>> sent = backend.evalsha(sha, key, args);
     CompletionStage<Long> acked = acks(request, false);
-    return call(sent, acked, key, arg, request.operation().name())
+    return call(sent, acked, key, args, request.operation().name())
         .thenApply(reply -> observe(RedisRequests.result(request, reply)));
   }
 
@@ -232,8 +231,8 @@ public final class RedisStore implements Store {
   @Override
   public CompletableFuture<PartitionSnapshot> read(byte[] partition) {
     byte[] key = keys.key(partition);
-    byte[][] arg = args(RedisRequests.encodeRead(clock == null ? PartitionRequest.STORE_TIME : clock.millis()), partition);
-    return call(backend.evalsha(sha, key, arg), null, key, arg, "READ").thenApply(RedisRequests::snapshot);
+    byte[][] args = args(RedisRequests.encodeRead(storeTime()), partition);
+    return call(backend.evalsha(sha, key, args), null, key, args, "READ").thenApply(RedisRequests::snapshot);
   }
 
   /**
@@ -245,8 +244,8 @@ public final class RedisStore implements Store {
   @Override
   public CompletableFuture<Boolean> delete(byte[] partition) {
     byte[] key = keys.key(partition);
-    byte[][] arg = args(RedisRequests.encodeDelete(clock == null ? PartitionRequest.STORE_TIME : clock.millis()), partition);
-    return call(backend.evalsha(sha, key, arg), null, key, arg, "DELETE").thenApply(reply -> ((byte[]) reply.get(0))[0] == 1);
+    byte[][] args = args(RedisRequests.encodeDelete(storeTime()), partition);
+    return call(backend.evalsha(sha, key, args), null, key, args, "DELETE").thenApply(reply -> ((byte[]) reply.get(0))[0] == 1);
   }
 
   /** The store's clock: the builder's clock, else Redis TIME as last observed (offset from the local clock). */
@@ -266,9 +265,11 @@ public final class RedisStore implements Store {
   }
 
   private long timeFor(PartitionRequest request) {
-    if (request.time() != PartitionRequest.STORE_TIME) {
-      return request.time();
-    }
+    return request.time() != PartitionRequest.STORE_TIME ? request.time() : storeTime();
+  }
+
+  /** The time a request without its own is decided at: the builder's clock, else Redis TIME (STORE_TIME). */
+  private long storeTime() {
     return clock == null ? PartitionRequest.STORE_TIME : clock.millis();
   }
 
@@ -291,7 +292,7 @@ public final class RedisStore implements Store {
    * retried EVAL gets a WAIT of its own.
    */
   private CompletableFuture<List<Object>> call(CompletionStage<List<Object>> first, CompletionStage<Long> acked,
-      byte[] key, byte[][] arg, String what) {
+      byte[] key, byte[][] args, String what) {
     CompletableFuture<List<Object>> answered = acked == null ? first.toCompletableFuture()
         : first.toCompletableFuture().thenCombine(acked, this::replicated);
     return answered
@@ -299,7 +300,7 @@ public final class RedisStore implements Store {
           if (!Failures.isNoScript(e)) {
             return CompletableFuture.failedFuture(e);
           }
-          CompletableFuture<List<Object>> again = backend.eval(script, key, arg).toCompletableFuture();
+          CompletableFuture<List<Object>> again = backend.eval(script, key, args).toCompletableFuture();
           return acked == null ? again
               : again.thenCombine(backend.waitReplicas(false, replicaAcks, replicaAckTimeoutMs), this::replicated);
         })
