@@ -167,7 +167,7 @@ public final class FcapServer implements AutoCloseable {
         LoggerFactory.getLogger(RequestGuard.class), clock, ThrottledLog.DEFAULT_INTERVAL_MS));
     sb.decorator(guard);
     sb.errorHandler(new JsonErrorHandler(guard));
-    new HttpApi(decisions, rules, auth, metrics).bind(sb);
+    new HttpApi(decisions, rules, auth, metrics, config.safeguards().limits()).bind(sb);
     // protobuf only: the gRPC-JSON marshaller costs seconds of start-up (bytecode generation); JSON has its own API
     sb.service(GrpcService.builder().supportedSerializationFormats(GrpcSerializationFormats.PROTO)
         .addService(new GrpcApi(decisions, rules, auth))

@@ -1,27 +1,39 @@
 package dev.fcap.server.http;
 
 import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.util.JsonParserDelegate;
 import dev.fcap.server.guard.ApiException;
 import dev.fcap.server.guard.InputLimits;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.util.ArrayDeque;
-import java.util.Deque;
 import java.util.Set;
 
 /**
- * Checks the shape of a JSON body against {@link InputLimits} with one pass of the streaming parser,
- * before any tree, map or message is built: nesting depth, attributes per message, attribute name and
- * id lengths. A body of 200,000 attributes is refused after reading its first 65 names, for the price
- * of a token scan. Malformed JSON passes: the strict parser behind it reports where it breaks.
+ * A parser that holds a JSON body to {@link InputLimits} while it is read: nesting depth, attributes
+ * per message, attribute name and id lengths. The tree is built through it ({@link Json#parse}), so
+ * a body is read once and checked as it goes: a body of 200,000 attributes is refused after its first
+ * 65 names, before the rest is read or a node of it is kept.
+ *
+ * <p><b>Why a delegate.</b> Checking the shape in a pass of its own, then parsing the tree, read every
+ * body twice (two parsers, a frame per container): about 1 KB and a second pass per decision (issue 14).
+ * Every token the tree builder reads comes through {@link #nextToken}: Jackson's own {@code next*}
+ * variants of {@link JsonParser} are written on it, and the two this delegate would pass straight on
+ * ({@link #nextValue}, {@link #skipChildren}) are written on it here too, so no token goes unchecked.
+ * Malformed JSON is the underlying parser's to report ({@link Json#parse} says where).
  */
-final class BodyShape {
+final class BodyShape extends JsonParserDelegate {
   /** Fields whose string value is an id, limited to {@link InputLimits#maxValueLength()}. */
   private static final Set<String> IDS = Set.of("recipient", "channel", "sender", "category", "contentKey");
 
-  private BodyShape() {}
+  private final InputLimits limits;
+  /** The innermost open object or array (null at the top level); its parents chain outwards. */
+  private Frame top;
+  private int depth;
+
+  BodyShape(JsonParser parser, InputLimits limits) {
+    super(parser);
+    this.limits = limits;
+  }
 
   /** One open object or array: where it is, and how many members it has so far. */
   private static final class Frame {
@@ -55,62 +67,81 @@ final class BodyShape {
     }
   }
 
-  /** Throws a 400 naming the field when {@code body} exceeds a limit. */
-  static void check(byte[] body, InputLimits limits) {
-    Deque<Frame> open = new ArrayDeque<>();
-    try (JsonParser p = Json.MAPPER.getFactory().createParser(body)) {
-      Frame top = null;
-      JsonToken t;
-      while ((t = p.nextToken()) != null) {
-        switch (t) {
-          case START_OBJECT, START_ARRAY -> {
-            String name = top == null ? null : top.object ? p.currentName() : "[" + top.members++ + "]";
-            Frame f = new Frame(top, t == JsonToken.START_OBJECT, name);
-            if (open.size() + 1 > limits.maxJsonDepth()) {
-              throw new ApiException(400, "too_deep", "the body nests deeper than " + limits.maxJsonDepth()
-                  + " levels (limits.maxJsonDepth)", f.path());
-            }
-            open.push(f);
-            top = f;
+  @Override
+  public JsonToken nextToken() throws IOException {
+    JsonToken t = delegate.nextToken();
+    if (t != null) {
+      check(t);
+    }
+    return t;
+  }
+
+  @Override
+  public JsonToken nextValue() throws IOException {
+    JsonToken t = nextToken();
+    return t == JsonToken.FIELD_NAME ? nextToken() : t;
+  }
+
+  @Override
+  public JsonParser skipChildren() throws IOException {
+    if (currentToken() == JsonToken.START_OBJECT || currentToken() == JsonToken.START_ARRAY) {
+      for (int open = 1; open > 0; ) {
+        JsonToken t = nextToken();
+        if (t == null) {
+          break;
+        }
+        open += t.isStructStart() ? 1 : t.isStructEnd() ? -1 : 0;
+      }
+    }
+    return this;
+  }
+
+  /** Throws a 400 naming the field when {@code t} takes the body past a limit. */
+  private void check(JsonToken t) throws IOException {
+    switch (t) {
+      case START_OBJECT, START_ARRAY -> {
+        String name = top == null ? null : top.object ? delegate.currentName() : "[" + top.members++ + "]";
+        Frame f = new Frame(top, t == JsonToken.START_OBJECT, name);
+        if (depth + 1 > limits.maxJsonDepth()) {
+          throw new ApiException(400, "too_deep", "the body nests deeper than " + limits.maxJsonDepth()
+              + " levels (limits.maxJsonDepth)", f.path());
+        }
+        depth++;
+        top = f;
+      }
+      case END_OBJECT, END_ARRAY -> {
+        depth--;
+        top = top.parent;
+      }
+      case FIELD_NAME -> {
+        top.members++;
+        if (top.attributes) {
+          String name = delegate.currentName();
+          if (top.members > limits.maxAttributes()) {
+            throw new ApiException(400, "too_many_attributes", "a message carries at most "
+                + limits.maxAttributes() + " attributes (limits.maxAttributes)", top.path());
           }
-          case END_OBJECT, END_ARRAY -> {
-            open.pop();
-            top = open.peek();
-          }
-          case FIELD_NAME -> {
-            top.members++;
-            if (top.attributes) {
-              String name = p.currentName();
-              if (top.members > limits.maxAttributes()) {
-                throw new ApiException(400, "too_many_attributes", "a message carries at most "
-                    + limits.maxAttributes() + " attributes (limits.maxAttributes)", top.path());
-              }
-              if (name.length() > limits.maxAttributeNameLength()) {
-                throw new ApiException(400, "too_long", "attribute names are at most "
-                    + limits.maxAttributeNameLength() + " characters (limits.maxAttributeNameLength)", top.path());
-              }
-            }
-          }
-          case VALUE_STRING -> {
-            if (top != null && !top.object) {
-              top.members++;
-            } else if (top != null && (top.attributes || IDS.contains(p.currentName()))
-                && p.getTextLength() > limits.maxValueLength()) {
-              throw new ApiException(400, "too_long", p.currentName() + " is longer than "
-                  + limits.maxValueLength() + " characters (limits.maxValueLength)", top.child(p.currentName()));
-            }
-          }
-          default -> {
-            if (top != null && !top.object) {
-              top.members++;
-            }
+          if (name.length() > limits.maxAttributeNameLength()) {
+            throw new ApiException(400, "too_long", "attribute names are at most "
+                + limits.maxAttributeNameLength() + " characters (limits.maxAttributeNameLength)", top.path());
           }
         }
       }
-    } catch (JsonProcessingException e) {
-      // malformed: Json.parse says where, with the same parser settings
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
+      case VALUE_STRING -> {
+        if (top != null && !top.object) {
+          top.members++;
+        } else if (top != null && (top.attributes || IDS.contains(delegate.currentName()))
+            && delegate.getTextLength() > limits.maxValueLength()) {
+          String field = delegate.currentName();
+          throw new ApiException(400, "too_long", field + " is longer than " + limits.maxValueLength()
+              + " characters (limits.maxValueLength)", top.child(field));
+        }
+      }
+      default -> {
+        if (top != null && !top.object) {
+          top.members++;
+        }
+      }
     }
   }
 }

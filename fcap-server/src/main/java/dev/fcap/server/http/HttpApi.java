@@ -24,6 +24,7 @@ import dev.fcap.model.Message;
 import dev.fcap.model.Policy;
 import dev.fcap.policy.PolicyParser;
 import dev.fcap.server.guard.ApiException;
+import dev.fcap.server.guard.InputLimits;
 import dev.fcap.server.decision.DecisionService;
 import dev.fcap.server.guard.Messages;
 import dev.fcap.server.admin.RuleChange;
@@ -55,9 +56,12 @@ public final class HttpApi {
   private final RulesAdmin rules;
   private final Authenticator auth;
   private final ServerMetrics metrics;
+  private final InputLimits limits;
 
-  public HttpApi(DecisionService decisions, RulesAdmin rules, Authenticator auth, ServerMetrics metrics) {
+  public HttpApi(DecisionService decisions, RulesAdmin rules, Authenticator auth, ServerMetrics metrics,
+      InputLimits limits) {
     this.decisions = decisions;
+    this.limits = limits;
     this.rules = rules;
     this.auth = auth;
     this.metrics = metrics;
@@ -167,14 +171,14 @@ public final class HttpApi {
   // --- decisions ---------------------------------------------------------------------------------
 
   private CompletableFuture<HttpResponse> decide(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
-    JsonNode body = Json.parse(req.content().array());
+    JsonNode body = Json.parse(req.content().array(), limits);
     Message m = MessageReader.read(body, DECIDE_EXTRA);
     boolean dryRun = MessageReader.bool(body, "dryRun");
     return decisions.decide(who, m, dryRun).thenApply(d -> Json.ok(g -> Json.decision(g, d)));
   }
 
   private CompletableFuture<HttpResponse> batch(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
-    JsonNode body = Json.parse(req.content().array());
+    JsonNode body = Json.parse(req.content().array(), limits);
     if (!body.isObject()) {
       throw ApiException.badRequest("invalid_type", "expected {\"requests\": [...]}", null);
     }
@@ -224,7 +228,7 @@ public final class HttpApi {
   /** Releases by message id: the body names the message as it was decided (tenant, recipient, messageId). */
   private CompletableFuture<HttpResponse> releaseMessage(ServiceRequestContext ctx, AggregatedHttpRequest req,
       Principal who) {
-    Message m = MessageReader.read(Json.parse(req.content().array()), Set.of());
+    Message m = MessageReader.read(Json.parse(req.content().array(), limits), Set.of());
     return decisions.releaseMessage(who, m).thenApply(released -> Json.ok(g -> {
       g.writeStartObject();
       g.writeBooleanField("released", released);
@@ -311,7 +315,7 @@ public final class HttpApi {
       boolean withBody, Principal who, HttpStatus status, RuleChangeOp change) {
     String tenant = Messages.tenant(ctx.queryParam("tenant"));
     who.require(Role.ADMIN, tenant);
-    JsonNode body = withBody ? Json.parse(req.content().array()) : null;
+    JsonNode body = withBody ? Json.parse(req.content().array(), limits) : null;
     Long version = ifMatch(req.headers());
     return CompletableFuture.supplyAsync(() -> policy(status, change.apply(tenant, body, version)),
         ctx.blockingTaskExecutor());
@@ -321,7 +325,7 @@ public final class HttpApi {
       Principal who) {
     String tenant = Messages.tenant(ctx.queryParam("tenant"));
     who.require(Role.READ, tenant);
-    Policy p = rules.validate(tenant, Json.parse(req.content().array()));
+    Policy p = rules.validate(tenant, Json.parse(req.content().array(), limits));
     return CompletableFuture.completedFuture(Json.ok(g -> {
       g.writeStartObject();
       g.writeBooleanField("valid", true);

@@ -3,6 +3,7 @@ package dev.fcap.server.http;
 import com.fasterxml.jackson.core.JsonEncoding;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.core.io.SerializedString;
@@ -21,6 +22,7 @@ import dev.fcap.model.Decision;
 import dev.fcap.model.RuleOutcome;
 import dev.fcap.policy.PolicyError;
 import dev.fcap.server.guard.ApiException;
+import dev.fcap.server.guard.InputLimits;
 import dev.fcap.server.audit.RecentDenials;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -43,13 +45,17 @@ final class Json {
 
   private Json() {}
 
-  /** Parses a request body; malformed JSON is a 400 {@code invalid_json} saying where. */
-  static JsonNode parse(byte[] body) {
+  /**
+   * Parses a request body in one pass, held to {@code limits} as it is read ({@link BodyShape}): the
+   * only way a handler reads a body. Malformed JSON is a 400 {@code invalid_json} saying where; a body
+   * past a limit, a 400 naming the field.
+   */
+  static JsonNode parse(byte[] body, InputLimits limits) {
     if (body.length == 0) {
       throw ApiException.badRequest("invalid_json", "the request body is empty; send a JSON object", null);
     }
-    try {
-      JsonNode n = MAPPER.readTree(body);
+    try (JsonParser p = new BodyShape(FACTORY.createParser(body), limits)) {
+      JsonNode n = MAPPER.readTree(p);
       if (n == null || n.isMissingNode()) {
         throw ApiException.badRequest("invalid_json", "the request body is empty; send a JSON object", null);
       }

@@ -42,7 +42,7 @@ import java.util.stream.Collectors;
  * a byte of body is read: a caller without a key cannot hold a connection open or fill the log. A
  * body that does not arrive within {@code http.requestTimeout} is answered 408 and counted, with one
  * log line per interval ({@link ThrottledLog}), never a stack trace per connection. A JSON body is
- * then checked for its shape ({@link BodyShape}) before any handler parses it.
+ * held to its shape limits as the handler parses it ({@code BodyShape}), in the same pass.
  *
  * <p>Tested by {@code BrowserSafetyIT} (real requests, and headless Chromium on a second origin),
  * {@code HostileInputIT} (slow bodies, shapes) and {@code HostileInputFuzzIT}.
@@ -107,11 +107,8 @@ public final class RequestGuard implements DecoratingHttpServiceFunction {
         return bodyFailed(ctx, error);
       }
       try {
-        if (!agg.content().isEmpty()) {
-          if (type == null) {
-            throw unsupported("none");
-          }
-          BodyShape.check(agg.content().array(), safeguards.limits());
+        if (!agg.content().isEmpty() && type == null) {
+          throw unsupported("none");
         }
         ctx.setAttr(WHOLE_REQUEST, agg);
         return delegate.serve(ctx, req); // read: the handler takes the body from the context
