@@ -64,6 +64,7 @@ class DocumentedBenchmarksIT {
     SHRINK.put("dev.fcap.bench.redis.GroupedKeysCost", args -> options(args, Map.of("--recipients", "2000", "--calls", "2000")));
     SHRINK.put("bench-embedded.sh", args -> positional(args, "1"));
     SHRINK.put("bench-durability", args -> List.of("1", "2000")); // one round, one small recovery
+    SHRINK.put("bench-redis-floor", args -> List.of("1", "2000")); // one rep of 2,000 calls a script
     SHRINK.put(JMH, args -> jmh(args));
   }
 
@@ -91,7 +92,7 @@ class DocumentedBenchmarksIT {
       for (String line : block.group(1).replace("\\\n", " ").split("\n")) {
         String command = line.replaceAll("\\s+#.*$", "").trim();
         if (command.contains("fcap-bench.jar") && !command.startsWith("./mvnw") || command.contains("bench-embedded.sh")
-            || command.startsWith("scripts/bench-durability")) {
+            || command.startsWith("scripts/bench-durability") || command.startsWith("scripts/bench-redis-floor")) {
           out.add(command);
         }
       }
@@ -157,6 +158,9 @@ class DocumentedBenchmarksIT {
       }
       if (w.endsWith("bench-durability")) {
         return "bench-durability";
+      }
+      if (w.endsWith("bench-redis-floor")) {
+        return "bench-redis-floor";
       }
       if (w.equals("-jar") && i + 1 < words.size() && words.get(i + 1).endsWith("fcap-bench.jar")) {
         return JMH;

@@ -108,6 +108,8 @@ class HostileInputIT {
     TestServer.Reply rb = s.post("/v1/decisions/batch", batch.append("}}]}").toString());
     assertThat(rb.status()).isEqualTo(400);
     assertThat(rb.errorField()).isEqualTo("requests[1].attributes");
+    // a shape refusal is counted with the refusals before any handler, whichever endpoint read the body
+    assertThat(s.get("/metrics").raw().body()).contains("fcap_http_refused_total{reason=\"too_many_attributes\"} 2.0");
     nothingRecorded();
     // at the limit is fine
     StringBuilder ok = new StringBuilder("{\"recipient\": \"ok-8\", \"attributes\": {");

@@ -5,6 +5,7 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.metrics.CommandLatencyRecorder;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
@@ -128,11 +129,18 @@ public final class RedisUris {
 
   /**
    * New client resources for one fcap client (pass them to {@code RedisClient.create}): Lettuce's
-   * defaults but the capped reconnect delay. A client leaves resources it was given running: close it
-   * with {@link #shutdown}.
+   * defaults but the capped reconnect delay and no command latency recorder. A client leaves resources
+   * it was given running: close it with {@link #shutdown}.
+   *
+   * <p>Lettuce records every command's latency when HdrHistogram and LatencyUtils are on the class path
+   * (Micrometer brings both): a wrapper, an id and a callback per command, and a histogram update on
+   * the event loop that also reads every reply. Nothing reads those histograms; fcap times its store
+   * calls itself ({@code fcap_store_seconds}). They were about 5 % of what RedisStoreBench's client
+   * allocated (docs/benchmarks.md, "The Redis client's tail").
    */
   public static ClientResources resources() {
-    return DefaultClientResources.builder().reconnectDelay(RedisUris::reconnectDelay).build();
+    return DefaultClientResources.builder().reconnectDelay(RedisUris::reconnectDelay)
+        .commandLatencyRecorder(CommandLatencyRecorder.disabled()).build();
   }
 
   /** Shuts {@code client} down, then the resources {@link #resources()} gave it. */

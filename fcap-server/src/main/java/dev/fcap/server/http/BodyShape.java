@@ -24,6 +24,8 @@ import java.util.Set;
 final class BodyShape extends JsonParserDelegate {
   /** Fields whose string value is an id, limited to {@link InputLimits#maxValueLength()}. */
   private static final Set<String> IDS = Set.of("recipient", "channel", "sender", "category", "contentKey");
+  /** The codes of its refusals: {@link Json#parse}'s only other one is {@code invalid_json}. */
+  static final Set<String> CODES = Set.of("too_deep", "too_many_attributes", "too_long");
 
   private final InputLimits limits;
   /** The innermost open object or array (null at the top level); its parents chain outwards. */

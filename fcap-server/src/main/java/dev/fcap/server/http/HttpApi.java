@@ -168,17 +168,33 @@ public final class HttpApi {
     return Json.error(new ApiException(500, "internal", "internal error: " + t, null));
   }
 
+  /**
+   * The request's JSON body, read once and held to the shape limits as it is read. A body past a limit
+   * is counted with the guard's refusals ({@code fcap_http_refused_total}), as when a pass of its own
+   * checked it before the handler.
+   */
+  private JsonNode body(AggregatedHttpRequest req) {
+    try {
+      return Json.parse(req.content().array(), limits);
+    } catch (ApiException e) {
+      if (BodyShape.CODES.contains(e.code())) {
+        metrics.httpRefused(e.code());
+      }
+      throw e;
+    }
+  }
+
   // --- decisions ---------------------------------------------------------------------------------
 
   private CompletableFuture<HttpResponse> decide(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
-    JsonNode body = Json.parse(req.content().array(), limits);
+    JsonNode body = body(req);
     Message m = MessageReader.read(body, DECIDE_EXTRA);
     boolean dryRun = MessageReader.bool(body, "dryRun");
     return decisions.decide(who, m, dryRun).thenApply(d -> Json.ok(g -> Json.decision(g, d)));
   }
 
   private CompletableFuture<HttpResponse> batch(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
-    JsonNode body = Json.parse(req.content().array(), limits);
+    JsonNode body = body(req);
     if (!body.isObject()) {
       throw ApiException.badRequest("invalid_type", "expected {\"requests\": [...]}", null);
     }
@@ -228,7 +244,7 @@ public final class HttpApi {
   /** Releases by message id: the body names the message as it was decided (tenant, recipient, messageId). */
   private CompletableFuture<HttpResponse> releaseMessage(ServiceRequestContext ctx, AggregatedHttpRequest req,
       Principal who) {
-    Message m = MessageReader.read(Json.parse(req.content().array(), limits), Set.of());
+    Message m = MessageReader.read(body(req), Set.of());
     return decisions.releaseMessage(who, m).thenApply(released -> Json.ok(g -> {
       g.writeStartObject();
       g.writeBooleanField("released", released);
@@ -315,7 +331,7 @@ public final class HttpApi {
       boolean withBody, Principal who, HttpStatus status, RuleChangeOp change) {
     String tenant = Messages.tenant(ctx.queryParam("tenant"));
     who.require(Role.ADMIN, tenant);
-    JsonNode body = withBody ? Json.parse(req.content().array(), limits) : null;
+    JsonNode body = withBody ? body(req) : null;
     Long version = ifMatch(req.headers());
     return CompletableFuture.supplyAsync(() -> policy(status, change.apply(tenant, body, version)),
         ctx.blockingTaskExecutor());
@@ -325,7 +341,7 @@ public final class HttpApi {
       Principal who) {
     String tenant = Messages.tenant(ctx.queryParam("tenant"));
     who.require(Role.READ, tenant);
-    Policy p = rules.validate(tenant, Json.parse(req.content().array(), limits));
+    Policy p = rules.validate(tenant, body(req));
     return CompletableFuture.completedFuture(Json.ok(g -> {
       g.writeStartObject();
       g.writeBooleanField("valid", true);
