@@ -49,8 +49,8 @@ import java.util.regex.Pattern;
  *   <li>{@code fcap_degraded_decisions_total{tenant,action}}: decided by the failure policy
  *   <li>{@code fcap_decision_seconds{op}}: latency of decide, check and batch (histogram)
  *   <li>{@code fcap_store_seconds{op}}, {@code fcap_store_errors_total{reason}}: see {@link MeteredStore}
- *   <li>{@code fcap_http_refused_total{reason}}: requests refused before any handler (Host, Origin, content
- *       type, body shape, request timeout: {@code RequestGuard})
+ *   <li>{@code fcap_http_refused_total{reason}}: requests refused before anything is decided (Host, Origin,
+ *       content type, request timeout: {@code RequestGuard}; body shape: as the handler reads the body)
  *   <li>{@code fcap_auth_failures_total{reason}}: requests with a missing, malformed or unknown API key
  *   <li>{@code fcap_audit_dropped_total}, {@code fcap_policy_version{tenant}}, {@code fcap_store_partitions},
  *       {@code fcap_store_bytes}, {@code fcap_store_up}
@@ -254,7 +254,7 @@ public final class ServerMetrics {
     decisionTimer(op).record(nanos, TimeUnit.NANOSECONDS);
   }
 
-  /** A request refused before any handler ran; {@code reason} is the error code. */
+  /** A request refused before anything was decided for it; {@code reason} is the error code. */
   public void httpRefused(String reason) {
     counter("fcap_http_refused_total", "reason", reason).increment();
   }
