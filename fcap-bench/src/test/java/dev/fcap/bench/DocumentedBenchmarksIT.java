@@ -35,6 +35,9 @@ class DocumentedBenchmarksIT {
   private static final String JMH = "JMH";
   private static final String JMH_QUICK = "-f 1 -wi 0 -i 1 -r 200ms -p streamLength=65536 -jvmArgsAppend -Xmx1g";
 
+  /** The benchmark scripts of {@code scripts/}, each its own entry point. */
+  private static final List<String> SCRIPTS = List.of("bench-durability", "bench-redis-floor");
+
   /** How to shrink each entry point's documented arguments to a run of seconds. */
   private static final Map<String, UnaryOperator<List<String>>> SHRINK = new LinkedHashMap<>();
 
@@ -92,7 +95,7 @@ class DocumentedBenchmarksIT {
       for (String line : block.group(1).replace("\\\n", " ").split("\n")) {
         String command = line.replaceAll("\\s+#.*$", "").trim();
         if (command.contains("fcap-bench.jar") && !command.startsWith("./mvnw") || command.contains("bench-embedded.sh")
-            || command.startsWith("scripts/bench-durability") || command.startsWith("scripts/bench-redis-floor")) {
+            || SCRIPTS.stream().anyMatch(script -> command.startsWith("scripts/" + script))) {
           out.add(command);
         }
       }
@@ -156,11 +159,10 @@ class DocumentedBenchmarksIT {
       if (w.endsWith("bench-embedded.sh")) {
         return "bench-embedded.sh";
       }
-      if (w.endsWith("bench-durability")) {
-        return "bench-durability";
-      }
-      if (w.endsWith("bench-redis-floor")) {
-        return "bench-redis-floor";
+      for (String script : SCRIPTS) {
+        if (w.endsWith(script)) {
+          return script;
+        }
       }
       if (w.equals("-jar") && i + 1 < words.size() && words.get(i + 1).endsWith("fcap-bench.jar")) {
         return JMH;

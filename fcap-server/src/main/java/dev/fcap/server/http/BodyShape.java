@@ -7,6 +7,7 @@ import dev.fcap.server.guard.ApiException;
 import dev.fcap.server.guard.InputLimits;
 import java.io.IOException;
 import java.util.Set;
+import java.util.function.Consumer;
 
 /**
  * A parser that holds a JSON body to {@link InputLimits} while it is read: nesting depth, attributes
@@ -24,17 +25,17 @@ import java.util.Set;
 final class BodyShape extends JsonParserDelegate {
   /** Fields whose string value is an id, limited to {@link InputLimits#maxValueLength()}. */
   private static final Set<String> IDS = Set.of("recipient", "channel", "sender", "category", "contentKey");
-  /** The codes of its refusals: {@link Json#parse}'s only other one is {@code invalid_json}. */
-  static final Set<String> CODES = Set.of("too_deep", "too_many_attributes", "too_long");
 
   private final InputLimits limits;
+  /** Told the code of each refusal before it is thrown (the server counts them with its other refusals). */
+  private final Consumer<String> refused;
   /** The innermost open object or array (null at the top level); its parents chain outwards. */
   private Frame top;
-  private int depth;
 
-  BodyShape(JsonParser parser, InputLimits limits) {
+  BodyShape(JsonParser parser, InputLimits limits, Consumer<String> refused) {
     super(parser);
     this.limits = limits;
+    this.refused = refused;
   }
 
   /** One open object or array: where it is, and how many members it has so far. */
@@ -43,12 +44,15 @@ final class BodyShape extends JsonParserDelegate {
     final boolean object;
     final String name;
     final boolean attributes;
+    /** 1 for the top level's object or array. */
+    final int depth;
     int members;
 
     Frame(Frame parent, boolean object, String name) {
       this.parent = parent;
       this.object = object;
       this.name = name;
+      this.depth = parent == null ? 1 : parent.depth + 1;
       this.attributes = object && "attributes".equals(name) && parent != null && parent.object;
     }
 
@@ -103,30 +107,22 @@ final class BodyShape extends JsonParserDelegate {
     switch (t) {
       case START_OBJECT, START_ARRAY -> {
         String name = top == null ? null : top.object ? delegate.currentName() : "[" + top.members++ + "]";
-        Frame f = new Frame(top, t == JsonToken.START_OBJECT, name);
-        if (depth + 1 > limits.maxJsonDepth()) {
-          throw new ApiException(400, "too_deep", "the body nests deeper than " + limits.maxJsonDepth()
-              + " levels (limits.maxJsonDepth)", f.path());
+        top = new Frame(top, t == JsonToken.START_OBJECT, name);
+        if (top.depth > limits.maxJsonDepth()) {
+          throw refuse("too_deep", "the body nests deeper than " + limits.maxJsonDepth()
+              + " levels (limits.maxJsonDepth)", top.path());
         }
-        depth++;
-        top = f;
       }
-      case END_OBJECT, END_ARRAY -> {
-        depth--;
-        top = top.parent;
-      }
+      case END_OBJECT, END_ARRAY -> top = top.parent;
       case FIELD_NAME -> {
         top.members++;
-        if (top.attributes) {
-          String name = delegate.currentName();
-          if (top.members > limits.maxAttributes()) {
-            throw new ApiException(400, "too_many_attributes", "a message carries at most "
-                + limits.maxAttributes() + " attributes (limits.maxAttributes)", top.path());
-          }
-          if (name.length() > limits.maxAttributeNameLength()) {
-            throw new ApiException(400, "too_long", "attribute names are at most "
-                + limits.maxAttributeNameLength() + " characters (limits.maxAttributeNameLength)", top.path());
-          }
+        if (top.attributes && top.members > limits.maxAttributes()) {
+          throw refuse("too_many_attributes", "a message carries at most " + limits.maxAttributes()
+              + " attributes (limits.maxAttributes)", top.path());
+        }
+        if (top.attributes && delegate.currentName().length() > limits.maxAttributeNameLength()) {
+          throw refuse("too_long", "attribute names are at most " + limits.maxAttributeNameLength()
+              + " characters (limits.maxAttributeNameLength)", top.path());
         }
       }
       case VALUE_STRING -> {
@@ -135,7 +131,7 @@ final class BodyShape extends JsonParserDelegate {
         } else if (top != null && (top.attributes || IDS.contains(delegate.currentName()))
             && delegate.getTextLength() > limits.maxValueLength()) {
           String field = delegate.currentName();
-          throw new ApiException(400, "too_long", field + " is longer than " + limits.maxValueLength()
+          throw refuse("too_long", field + " is longer than " + limits.maxValueLength()
               + " characters (limits.maxValueLength)", top.child(field));
         }
       }
@@ -145,5 +141,10 @@ final class BodyShape extends JsonParserDelegate {
         }
       }
     }
+  }
+
+  private ApiException refuse(String code, String message, String field) {
+    refused.accept(code);
+    return new ApiException(400, code, message, field);
   }
 }

@@ -61,10 +61,10 @@ public final class HttpApi {
   public HttpApi(DecisionService decisions, RulesAdmin rules, Authenticator auth, ServerMetrics metrics,
       InputLimits limits) {
     this.decisions = decisions;
-    this.limits = limits;
     this.rules = rules;
     this.auth = auth;
     this.metrics = metrics;
+    this.limits = limits;
   }
 
   /** Binds every route. */
@@ -169,19 +169,11 @@ public final class HttpApi {
   }
 
   /**
-   * The request's JSON body, read once and held to the shape limits as it is read. A body past a limit
-   * is counted with the guard's refusals ({@code fcap_http_refused_total}), as when a pass of its own
-   * checked it before the handler.
+   * The request's JSON body, read once and held to the shape limits as it is read; a body past one is
+   * counted with the guard's refusals ({@code fcap_http_refused_total}).
    */
   private JsonNode body(AggregatedHttpRequest req) {
-    try {
-      return Json.parse(req.content().array(), limits);
-    } catch (ApiException e) {
-      if (BodyShape.CODES.contains(e.code())) {
-        metrics.httpRefused(e.code());
-      }
-      throw e;
-    }
+    return Json.parse(req.content().array(), limits, metrics::httpRefused);
   }
 
   // --- decisions ---------------------------------------------------------------------------------

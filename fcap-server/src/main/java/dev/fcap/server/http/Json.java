@@ -29,6 +29,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /** JSON in and out: strict parsing, and streaming writers for the hot responses. */
 final class Json {
@@ -48,13 +49,13 @@ final class Json {
   /**
    * Parses a request body in one pass, held to {@code limits} as it is read ({@link BodyShape}): the
    * only way a handler reads a body. Malformed JSON is a 400 {@code invalid_json} saying where; a body
-   * past a limit, a 400 naming the field.
+   * past a limit, a 400 naming the field, its code told to {@code refused} first.
    */
-  static JsonNode parse(byte[] body, InputLimits limits) {
+  static JsonNode parse(byte[] body, InputLimits limits, Consumer<String> refused) {
     if (body.length == 0) {
       throw ApiException.badRequest("invalid_json", "the request body is empty; send a JSON object", null);
     }
-    try (JsonParser p = new BodyShape(FACTORY.createParser(body), limits)) {
+    try (JsonParser p = new BodyShape(FACTORY.createParser(body), limits, refused)) {
       JsonNode n = MAPPER.readTree(p);
       if (n == null || n.isMissingNode()) {
         throw ApiException.badRequest("invalid_json", "the request body is empty; send a JSON object", null);
