@@ -1,0 +1,95 @@
+package dev.fcap.engine;
+
+import dev.fcap.algorithm.PartitionStep;
+import dev.fcap.model.Rule;
+import dev.fcap.store.CounterRequest;
+import dev.fcap.store.Operation;
+import dev.fcap.store.PartitionRequest;
+import dev.fcap.store.PartitionResult;
+import dev.fcap.store.Store;
+import dev.fcap.store.StoredCounter;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A recipient's live counters as the rules in force read them: the partition is read once, each
+ * small counter evaluated in memory, and each large log (never read whole) by a dry run in the store.
+ */
+final class Inspector {
+  private final Store store;
+  private final PolicyRegistry policies;
+
+  Inspector(Store store, PolicyRegistry policies) {
+    this.store = store;
+    this.policies = policies;
+  }
+
+  CompletableFuture<Inspection> inspect(String tenant, String recipient) {
+    CompiledPolicy cp = policies.get(tenant);
+    byte[] partition = Keys.recipientPartition(tenant, recipient);
+    return store.read(partition).thenCompose(snapshot -> {
+      // the dry runs of large logs may answer on the store's threads while this one adds the others
+      List<CounterView> views = Collections.synchronizedList(new ArrayList<>());
+      List<CompletableFuture<Void>> large = new ArrayList<>();
+      if (cp != null) {
+        for (StoredCounter sc : snapshot.counters()) {
+          CompiledPolicy.Group g = groupOf(cp, sc);
+          if (g == null) {
+            continue; // a counter of a rule that is no longer in the policy
+          }
+          CounterRequest c = new CounterRequest(sc.key(), g.spec, g.alignMs(snapshot.time()));
+          if (sc.state() != null) {
+            long[] used = new long[g.spec.checks()];
+            long[] retryAt = new long[g.spec.checks()];
+            PartitionStep.inspect(sc.state(), c, snapshot.time(), used, retryAt, 0);
+            addViews(cp, g, sc.key(), used, retryAt, snapshot.time(), views);
+          } else {
+            large.add(store.apply(PartitionRequest.of(partition, Operation.CHECK, PartitionRequest.STORE_TIME, 1,
+                List.of(c))).thenAccept(r -> addViews(cp, g, sc.key(), r.used(), r.retryAt(), r.time(), views)));
+          }
+        }
+      }
+      return CompletableFuture.allOf(large.toArray(new CompletableFuture<?>[0]))
+          .thenApply(done -> inspection(tenant, recipient, cp, snapshot.time(), views));
+    });
+  }
+
+  private static Inspection inspection(String tenant, String recipient, CompiledPolicy cp, long time,
+      List<CounterView> views) {
+    Map<String, Integer> order = new HashMap<>();
+    if (cp != null) {
+      for (int i = 0; i < cp.rules.length; i++) {
+        order.put(cp.rules[i].id(), i);
+      }
+    }
+    List<CounterView> sorted = new ArrayList<>(views);
+    sorted.sort(Comparator.comparing((CounterView v) -> order.getOrDefault(v.ruleId(), Integer.MAX_VALUE))
+        .thenComparing(v -> v.values().toString()));
+    return new Inspection(tenant, recipient, time, cp == null ? 0 : cp.policy.version(), sorted);
+  }
+
+  /** The group in force that a stored counter belongs to; null if its rule is no longer in the policy. */
+  private static CompiledPolicy.Group groupOf(CompiledPolicy cp, StoredCounter sc) {
+    if (sc.key().length < 8) {
+      return null;
+    }
+    CompiledPolicy.Group g = cp.groupById(Keys.groupId(sc.key()));
+    return g == null || g.spec.algorithm() != sc.algorithm() || !g.recipientKeyed ? null : g;
+  }
+
+  private static void addViews(CompiledPolicy cp, CompiledPolicy.Group g, byte[] key, long[] used, long[] retryAt,
+      long time, List<CounterView> views) {
+    Map<String, String> values = Keys.counterValues(key, g.key);
+    for (int c = 0; c < g.rules.length; c++) {
+      Rule r = cp.rule(g.rules[c]);
+      long frees = retryAt[c] == PartitionResult.NEVER ? -1 : retryAt[c] - time;
+      views.add(new CounterView(r.id(), r.limit(), r.windowMs(), r.enforced(), values, used[c],
+          Math.max(0, r.limit() - used[c]), frees));
+    }
+  }
+}

@@ -1,0 +1,190 @@
+package dev.fcap.engine;
+
+import dev.fcap.model.Dimension;
+import dev.fcap.model.Message;
+import dev.fcap.store.Clock;
+import dev.fcap.store.Idempotency;
+import dev.fcap.store.Operation;
+import dev.fcap.store.PartitionRequest;
+import dev.fcap.store.ReusableRequest;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Turns a message into one store request per partition of its plan: the partition and counter keys,
+ * each counter's spec and calendar alignment, and the record that remembers the decision (under its
+ * message id, or a random key for a decision releasable by id) in the same atomic step as its counts.
+ * Keys are written in the thread's buffers for a store that answers on the calling thread, else in
+ * arrays of their own, which a store may keep.
+ */
+final class RequestBuilder {
+  private final Clock clock;
+  /** How long admitted decisions stay releasable by decision id: -1 the policy's longest window, 0 never. */
+  private final long releaseHorizonMs;
+
+  RequestBuilder(Clock clock, long releaseHorizonMs) {
+    this.clock = clock;
+    this.releaseHorizonMs = releaseHorizonMs;
+  }
+
+  /** {@code m} as store requests of their own, which a store may keep. */
+  Prepared prepare(CompiledPolicy cp, Message m, Operation op, long time) {
+    Scratch scratch = Scratch.take();
+    try {
+      return prepare(cp, m, op, time, scratch, false);
+    } finally {
+      scratch.release();
+    }
+  }
+
+  /**
+   * {@code m} as store requests, filled in {@code scratch}'s; with {@code buffered}, a one-partition
+   * message's request is left there, its keys in the scratch's buffers (the {@code Prepared}'s
+   * requests null: valid until the scratch is released).
+   */
+  Prepared prepare(CompiledPolicy cp, Message m, Operation op, long time, Scratch scratch, boolean buffered) {
+    if (cp == null) {
+      return new Prepared(m, null, null, op, new PartitionRequest[0], null, null, 0, releaseHorizonMs != 0, true, null,
+          time);
+    }
+    CompiledPolicy.Plan plan = cp.plan(m);
+    long releaseHorizon = releaseHorizonMs < 0 ? cp.messageHorizonMs : releaseHorizonMs;
+    int partitions = plan.partitions.length;
+    byte[] key = recordKey(m, op, partitions, releaseHorizon);
+    long horizon = key == null ? 0 : recordHorizon(cp, m, releaseHorizon);
+    boolean inBuffers = buffered && partitions == 1;
+    ReusableRequest[] built = scratch.requests(partitions);
+    byte[] sealedTail = fill(m, cp, plan, op, time, key, horizon, built, partitions, inBuffers ? scratch : null);
+    // the first partition's record is releasable unless its tail did not fit (sealed or not, the
+    // request's tail is then not NOT_RELEASABLE)
+    Idempotency first = partitions == 0 ? null : built[0].idempotency();
+    boolean releasable = first != null && first.tail() != ReleaseRecord.NOT_RELEASABLE;
+    return new Prepared(m, cp, plan, op, inBuffers ? null : toRequests(built, partitions),
+        partitions == 0 ? null : built[0].partition(), key, horizon, releaseHorizon > 0, releasable, sealedTail, time);
+  }
+
+  /**
+   * Fills {@code requests[0, partitions)} for a decision that no id can release (an engine without
+   * releases by decision id): nothing of it is remembered but its message id, if it has one. The
+   * keys are written in {@code buffers} (one partition only), or when it is null in arrays of their own.
+   */
+  void fillUnreleasable(Message m, CompiledPolicy cp, CompiledPolicy.Plan plan, long time,
+      ReusableRequest[] requests, int partitions, Scratch buffers) {
+    byte[] key = recordKey(m, Operation.DECIDE, partitions, 0); // a message id's, or none
+    long horizon = key == null ? 0 : recordHorizon(cp, m, 0);
+    fill(m, cp, plan, Operation.DECIDE, time, key, horizon, requests, partitions, buffers);
+  }
+
+  /**
+   * The key a decision is remembered under in its first partition: the message id's fingerprint, or
+   * for a decision releasable by id ({@code releaseHorizon} above 0) a random one; null for none.
+   */
+  private static byte[] recordKey(Message m, Operation op, int partitions, long releaseHorizon) {
+    if (m.messageId() != null && partitions > 0 && op != Operation.RELEASE) {
+      return Fingerprint.ofMessageId(m.messageId());
+    }
+    if (op == Operation.DECIDE && partitions > 0 && releaseHorizon > 0) {
+      byte[] key = new byte[16];
+      ThreadLocalRandom.current().nextBytes(key);
+      return key;
+    }
+    return null;
+  }
+
+  /** How long the record under {@link #recordKey} is kept: a message id as long as any rule reads it. */
+  private static long recordHorizon(CompiledPolicy cp, Message m, long releaseHorizon) {
+    return m.messageId() != null ? Math.max(cp.messageHorizonMs, releaseHorizon) : releaseHorizon;
+  }
+
+  /**
+   * Fills {@code requests[0, partitions)}, one per partition of {@code plan}, remembering the decision
+   * under {@code key} (null: not remembered) for {@code horizon} ms; returns the release record's tail
+   * when the decision id is to seal it (the store then keeps nothing of it), else null. The keys are
+   * written in {@code buffers} (one partition only: the buffers are one request's), or when it is
+   * null in arrays of their own, which a store may keep ({@link #toRequests}).
+   */
+  private byte[] fill(Message m, CompiledPolicy cp, CompiledPolicy.Plan plan, Operation op, long time,
+      byte[] key, long horizon, ReusableRequest[] requests, int partitions, Scratch buffers) {
+    assert buffers == null || partitions == 1;
+    // copied into the keys below and kept by none of them: the thread's scratch, not an array per decision
+    byte[] fingerprint = Fingerprint.ofMessageContentInScratch(m);
+    long alignAt = time == PartitionRequest.STORE_TIME ? clock.millis() : time;
+    boolean decide = op == Operation.DECIDE && partitions > 0;
+    byte[] sealedTail = null;
+    // Built last to first, each once: the first partition's record lists the others' keys.
+    for (int j = partitions - 1; j >= 0; j--) {
+      CompiledPolicy.Partition partition = plan.partitions[j];
+      byte[] partitionKey = partition.recipient
+          ? buffers != null ? Keys.recipientPartition(cp.tenantUtf8, m.recipient(), buffers.partitionKey)
+              : Keys.recipientPartition(cp.tenantUtf8, m.recipient())
+          : Keys.sharedPartition(m.tenant(), partition.dims, values(m, partition.dims), fingerprint);
+      ReusableRequest request = requests[j].set(partitionKey, op, time, m.cost(), 0L, null, m.category());
+      addCounters(request, m, partition, fingerprint, alignAt, buffers);
+      if (key != null && (j == 0 || decide)) {
+        // Each partition remembers the decision (the recipient's first, when a rule is keyed by it),
+        // atomically with its counts: the first under the message id or a random key, with the other
+        // partitions listed; a refusal further on releases it, and the record with it.
+        byte[] tail = decide ? ReleaseRecord.encode(m.cost(), request, requests, partitions, j == 0)
+            : ReleaseRecord.NOT_RELEASABLE;
+        if (partitions == 1 && m.messageId() == null && tail != ReleaseRecord.NOT_RELEASABLE
+            && DecisionIds.sealsRelease(partitionKey.length, tail.length)) {
+          // the usual decision: its id seals the release, and the store keeps nothing of it (or, one
+          // without incarnations, a record that is the claim alone)
+          sealedTail = tail;
+          request.idempotency(new Idempotency(key, horizon, ReleaseRecord.IN_ID, false, incarnationCandidate(key)));
+        } else {
+          request.idempotency(new Idempotency(ReleaseRecord.keyIn(key, j), horizon, tail, j == 0 && m.messageId() != null));
+        }
+      }
+    }
+    return sealedTail;
+  }
+
+  /** The first {@code n} requests as immutable ones, sharing their arrays (filled without buffers). */
+  static PartitionRequest[] toRequests(ReusableRequest[] requests, int n) {
+    PartitionRequest[] out = new PartitionRequest[n];
+    for (int i = 0; i < n; i++) {
+      out[i] = requests[i].toRequest();
+    }
+    return out;
+  }
+
+  /** The incarnation a partition takes if this decision creates it: the random key's first 8 bytes, never 0. */
+  private static long incarnationCandidate(byte[] key) {
+    long v = 0;
+    for (int i = 0; i < 8; i++) {
+      v = v << 8 | (key[i] & 0xff);
+    }
+    return v != 0 ? v : 1;
+  }
+
+  /** Adds the partition's counters for {@code m} to {@code request}, their keys in {@code buffers} if not null. */
+  private static void addCounters(ReusableRequest request, Message m, CompiledPolicy.Partition partition,
+      byte[] fingerprint, long alignAt, Scratch buffers) {
+    CompiledPolicy.Group[] groups = partition.groups;
+    for (int i = 0; i < groups.length; i++) {
+      CompiledPolicy.Group g = groups[i];
+      if (g.fixedRequest != null) {
+        request.addCounter(g.fixedRequest); // the same for every message: no key to build
+        continue;
+      }
+      // Recipient and content are not read as values (the partition names one, the fingerprint the other).
+      byte[] key;
+      if (g.plainKey && g.contentKeyed && partition.recipient) {
+        int length = 8 + fingerprint.length;
+        key = Keys.contentCounterKey(g.id, fingerprint, buffers != null ? buffers.counterKey(i, length) : new byte[length]);
+      } else {
+        key = Keys.counterKey(g.id, g.key, g.plainKey ? null : values(m, g.key), fingerprint, partition.recipient);
+      }
+      request.addCounter(key, g.spec, g.alignMs(alignAt));
+    }
+  }
+
+  private static String[] values(Message m, List<Dimension> dims) {
+    String[] values = new String[dims.size()];
+    for (int i = 0; i < values.length; i++) {
+      values[i] = dims.get(i).valueOf(m);
+    }
+    return values;
+  }
+}
