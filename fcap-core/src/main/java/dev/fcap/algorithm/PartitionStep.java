@@ -2,53 +2,118 @@ package dev.fcap.algorithm;
 
 import dev.fcap.store.CounterRequest;
 import dev.fcap.store.CounterSpec;
+import dev.fcap.store.Idempotency;
+import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionAnswer;
 import dev.fcap.store.PartitionResult;
 import dev.fcap.store.ReusableRequest;
 import dev.fcap.store.ReusableResult;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 
 /**
- * One atomic step over the counters of a partition, as a pure function: given the states of the
- * request's counters (in request order) and the time, it computes the result and the next states.
- * A Java store calls it under its partition lock and then stores {@code states} back; the Redis
- * script {@code partition.lua} is its mirror.
+ * The whole atomic step of a partition, as a pure function: given the states of the request's
+ * counters (in request order), what the partition remembers under the request's message id, its
+ * incarnation and the time, it computes the answer, the next states and what else to write
+ * ({@link StepWrites}). A Java store gathers those inputs under its partition lock, calls
+ * {@link #apply} and stores what it says; the Redis script {@code partition.lua} is its mirror, and
+ * does the same in one script call.
  *
  * <p>All-or-nothing: on DECIDE, every counter is evaluated first, and the message is recorded in
- * every counter (shadow checks too) only if every enforced check admitted.
+ * every counter (shadow checks too) only if every enforced check admitted. A dry run, a refusal or a
+ * replayed decision writes nothing.
  *
- * <p><b>Message ids.</b> A request with an {@link dev.fcap.store.Idempotency} is first looked up in
- * the partition's remembered decisions: if the store holds one for its key, {@link #apply(ReusableRequest,
- * long, CounterStates, LargeLog[], byte[], ReusableResult)} answers it again ({@link PartitionResult#replayOf()}) and changes no state.
- * A RELEASE carrying one undoes the counts only while the id is remembered, and forgets it (its
- * result's {@code allowed} says whether it released anything). An admitted DECIDE is remembered as
- * {@link #remember} bytes, beside the counters, in the same
- * write: {@code time:i64 allowed:u8 (used:i64 retryDelta:i64)* decisionId idLength:u16}, which is the
- * Redis script's reply plus the id, so both stores keep the same bytes.
+ * <p><b>Message ids.</b> A request with an {@link Idempotency} is first looked up in the partition's
+ * remembered decisions: if the store holds one for its key, {@link #apply} answers it again
+ * ({@link PartitionResult#replayOf()}) and changes no state. A RELEASE carrying one undoes the counts
+ * only while the id is remembered, and forgets it (its result's {@code allowed} says whether it
+ * released anything). An admitted DECIDE is remembered as {@link #remember} bytes, beside the
+ * counters, in the same write: {@code time:i64 allowed:u8 (used:i64 retryDelta:i64)* decisionId
+ * idLength:u16}, which is the Redis script's reply plus the id, so both stores keep the same bytes.
+ *
+ * <p><b>Stored as nothing.</b> A DECIDE whose id carries an incarnation remembers nothing: it stamps
+ * the partition's incarnation (the request's, if the partition has no live one); its release (a
+ * claim) undoes only in that incarnation, within its horizon, and only once: it remembers its claim.
  */
 public final class PartitionStep {
 
   private PartitionStep() {}
 
   /**
-   * Applies {@code request} at {@code now}, answering into {@code out} (a store's or its caller's:
-   * nothing is allocated for the answer). State i of {@code states} is the state of counter i on
+   * Whether {@link #apply} needs the partition's incarnation: only the release of a decision stored as
+   * nothing (its claim), which undoes only in the incarnation it was decided in.
+   */
+  public static boolean needsIncarnation(ReusableRequest request) {
+    Idempotency id = request.idempotency();
+    return id != null && id.incarnation() != 0 && request.operation() != Operation.DECIDE;
+  }
+
+  /**
+   * Whether the step must look up what the partition remembers under the request's message id: not
+   * for a decision writing its own release record (not replayable), whose key is fresh and random
+   * (its release, the same key on a RELEASE, does look it up; so does a claim's).
+   */
+  public static boolean looksUp(ReusableRequest request) {
+    Idempotency id = request.idempotency();
+    return id != null && (request.operation() != Operation.DECIDE || id.replayable());
+  }
+
+  /**
+   * The whole atomic step of a partition: applies {@code request} at {@code now}, answering into
+   * {@code out} (a store's or its caller's: nothing is allocated for the answer), and says in
+   * {@code writes} what the store must write. State i of {@code states} is the state of counter i on
    * entry, read where it lies, and its next state on return: a state the step changed is an array of
    * its own ({@link CounterStates#set}) or a slice of the states' scratch
    * ({@link CounterStates#newState}); one it did not change is left as it was. {@code remembered}
-   * is what the partition remembers under the request's message id (null: nothing); counter i is the
-   * {@link LargeLog} {@code large[i]} when {@code large} and {@code large[i]} are not null (then state
-   * i is unused: the log is read in place and, on record or release, changed in place, after every
-   * counter was evaluated). A DECIDE or CHECK of a remembered id gets the remembered result again
-   * and no state changes.
+   * is what the partition remembers under the request's message id (null: nothing; read only where
+   * {@link #looksUp}); {@code incarnation} is the partition's live incarnation (0: none; read only
+   * where {@link #needsIncarnation}). Counter i is the {@link LargeLog} {@code large[i]} when
+   * {@code large} and {@code large[i]} are not null (then state i is unused: the log is read in place
+   * and, on record or release, changed in place, after every counter was evaluated). A DECIDE or
+   * CHECK of a remembered id gets the remembered result again and no state changes.
    */
   public static void apply(ReusableRequest request, long now, CounterStates states, LargeLog[] large,
+      byte[] remembered, long incarnation, ReusableResult out, StepWrites writes) {
+    writes.clear();
+    Idempotency id = request.idempotency();
+    if (needsIncarnation(request) && incarnation != id.incarnation()) {
+      nothing(request, now, out); // reset or expired since the decision: nothing of it is left
+      return;
+    }
+    count(request, now, states, large, remembered, out);
+    Operation op = request.operation();
+    if (op == Operation.CHECK || !out.allowed() || out.replayOf() != null) {
+      return; // a dry run, a refused decision or a replayed one changes no state
+    }
+    writes.changed();
+    if (id == null) {
+      return;
+    }
+    boolean decide = op == Operation.DECIDE;
+    boolean storedAsNothing = id.incarnation() != 0;
+    if (decide == storedAsNothing) {
+      // a stamping DECIDE keeps the incarnation (or gives its own) for as long as its id may be released;
+      // a release by message id forgets the id with its counts
+      if (decide) {
+        writes.stamp(id.incarnation(), now + id.horizonMs());
+      } else {
+        writes.forget();
+      }
+    } else {
+      // an admitted DECIDE remembers its record, a claim's release its claim
+      writes.remember(remember(out, id), decide ? now + id.horizonMs() : claimExpiresAt(request));
+    }
+  }
+
+  /** The counters' part of {@link #apply}: evaluate every one, record in all or none. */
+  private static void count(ReusableRequest request, long now, CounterStates states, LargeLog[] large,
       byte[] remembered, ReusableResult out) {
-    if (remembered != null && request.operation() != dev.fcap.store.Operation.RELEASE) {
+    if (remembered != null && request.operation() != Operation.RELEASE) {
       replay(remembered, request.checks(), out);
       return;
     }
-    dev.fcap.store.Idempotency id = request.idempotency();
-    if (id != null && request.operation() == dev.fcap.store.Operation.RELEASE
+    Idempotency id = request.idempotency();
+    if (id != null && request.operation() == Operation.RELEASE
         && (id.incarnation() == 0 ? remembered == null : remembered != null || !claimable(request, now))) {
       // a release by message id undoes only what the id still holds: released before, expired or
       // never admitted, it changes nothing (so two releases never give back twice); the release of a
@@ -60,7 +125,7 @@ public final class PartitionStep {
       remembered = null; // a claim's release undoes at the request's event time
     }
     // released by message id, the counts are undone at the time the store remembered, whoever asks
-    long eventTime = remembered != null ? java.nio.ByteBuffer.wrap(remembered).getLong() : request.eventTime();
+    long eventTime = remembered != null ? ByteBuffer.wrap(remembered).getLong() : request.eventTime();
     int counters = request.counters();
     out.reset(request.checks());
     long[] used = out.usedArray();
@@ -72,12 +137,12 @@ public final class PartitionStep {
       CounterAlgorithm algorithm = CounterAlgorithm.of(spec.algorithm());
       LargeLog log = large == null ? null : large[i];
       if (log != null) {
-        if (request.operation() == dev.fcap.store.Operation.RELEASE) {
+        if (request.operation() == Operation.RELEASE) {
           log.release(spec, now, eventTime, request.cost());
         } else {
           allowed &= log.evaluate(spec, now, request.cost(), used, retryAt, at);
         }
-      } else if (request.operation() == dev.fcap.store.Operation.RELEASE) {
+      } else if (request.operation() == Operation.RELEASE) {
         // rare: the state as an array of its own, which a release may answer unchanged
         states.set(i, algorithm.release(states.get(i), spec, request.alignMs(i), now, eventTime, request.cost()));
       } else {
@@ -86,7 +151,7 @@ public final class PartitionStep {
       }
       at += spec.checks();
     }
-    if (allowed && request.operation() == dev.fcap.store.Operation.DECIDE) {
+    if (allowed && request.operation() == Operation.DECIDE) {
       for (int i = 0; i < counters; i++) {
         CounterSpec spec = request.spec(i);
         if (large != null && large[i] != null) {
@@ -124,14 +189,14 @@ public final class PartitionStep {
    * release record that is not {@link dev.fcap.store.Idempotency#replayable()}, only
    * {@code time:i64 tail tailLength:u16}.
    */
-  public static byte[] remember(PartitionAnswer result, dev.fcap.store.Idempotency id) {
+  public static byte[] remember(PartitionAnswer result, Idempotency id) {
     byte[] decisionId = id.tail();
     if (!id.replayable()) {
-      return java.nio.ByteBuffer.allocate(10 + decisionId.length).putLong(result.time()).put(decisionId)
+      return ByteBuffer.allocate(10 + decisionId.length).putLong(result.time()).put(decisionId)
           .putShort((short) decisionId.length).array();
     }
     int checks = result.checks();
-    java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(11 + 16 * checks + decisionId.length);
+    ByteBuffer b = ByteBuffer.allocate(11 + 16 * checks + decisionId.length);
     b.putLong(result.time()).put((byte) (result.allowed() ? 1 : 0));
     for (int i = 0; i < checks; i++) {
       long retryAt = result.retryAt(i);
@@ -148,7 +213,7 @@ public final class PartitionStep {
   }
 
   private static void replay(byte[] remembered, int checks, ReusableResult out) {
-    java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(remembered);
+    ByteBuffer b = ByteBuffer.wrap(remembered);
     long time = b.getLong();
     boolean allowed = b.get() == 1;
     out.reset(checks);
@@ -168,7 +233,7 @@ public final class PartitionStep {
       }
     }
     out.decided(time, allowed);
-    out.replayOf(new String(remembered, idAt, idLength, java.nio.charset.StandardCharsets.ISO_8859_1));
+    out.replayOf(new String(remembered, idAt, idLength, StandardCharsets.ISO_8859_1));
   }
 
   /** The length of the tail that {@link #remember} bytes end with (a u16 after it). */

@@ -3,6 +3,7 @@ package dev.fcap.store.memory;
 import dev.fcap.algorithm.CounterStates;
 import dev.fcap.algorithm.LargeLog;
 import dev.fcap.algorithm.PartitionStep;
+import dev.fcap.algorithm.StepWrites;
 import dev.fcap.model.Algorithm;
 import dev.fcap.store.Clock;
 import dev.fcap.store.CounterSpec;
@@ -244,12 +245,7 @@ public final class MemoryStore implements Store {
         PartitionRecord.readStates(record, request, now, states);
       }
       Idempotency id = request.idempotency();
-      boolean decide = request.operation() == Operation.DECIDE;
-      // stored as nothing (Idempotency's note): a DECIDE stamps the partition's incarnation, a RELEASE claims
-      boolean storedAsNothing = id != null && id.incarnation() != 0;
-      // a decision writing its own release record (not replayable) has a fresh random key: nothing to
-      // look up (its release, the same key on a RELEASE, does look it up; so does a claim's)
-      boolean lookUp = id != null && (!decide || id.replayable());
+      boolean lookUp = PartitionStep.looksUp(request);
       byte[] remembered = lookUp && record != null ? PartitionRecord.readMessage(record, id.key(), now) : null;
       boolean inline = remembered != null;
       RememberedDecisions.Entry entry = lookUp && !inline
@@ -258,45 +254,29 @@ public final class MemoryStore implements Store {
         remembered = RememberedDecisions.find(segment, entry, now);
       }
       LargeLog[] large = largeLogs(segment, request, states, now);
-      boolean otherIncarnation = storedAsNothing && !decide
-          && PartitionRecord.incarnation(record, now) != id.incarnation();
+      long incarnation = PartitionStep.needsIncarnation(request) ? PartitionRecord.incarnation(record, now) : 0;
       ReusableResult result = into != null ? into : segment.result;
-      if (otherIncarnation) {
-        PartitionStep.nothing(request, now, result); // reset or expired since the decision: nothing of it is left
-      } else {
-        PartitionStep.apply(request, now, states, large, remembered, result);
-      }
-      // A dry run, a refused decision or a replayed one changes no state: leave the record as it is
-      // (expired counters in it are dropped by the next write or the sweep).
-      if ((request.operation() == Operation.RELEASE || request.operation() == Operation.DECIDE) && result.allowed()
-          && result.replayOf() == null) {
+      StepWrites writes = segment.writes;
+      PartitionStep.apply(request, now, states, large, remembered, incarnation, result, writes);
+      if (writes.isChanged()) {
         byte[] next;
         byte[] entryRecord = null;
-        // an admitted DECIDE remembers its record, a claim's release its claim; a stamping DECIDE nothing
-        boolean remembers = id != null && decide != storedAsNothing;
-        // a release's entry has a record of its own (a remembering step decides below where its entry goes)
-        boolean beside = id != null && !inline && !decide;
-        if (remembers) {
-          byte[] state = PartitionStep.remember(result, id);
-          long until = decide ? now + id.horizonMs() : PartitionStep.claimExpiresAt(request);
+        // a released entry of its own is dropped after the counts; a remembered one goes inline while
+        // the record holds fewer than INLINE_MAX, else in a record of its own beside it
+        boolean beside = writes.forgets() && !inline;
+        if (writes.remembered() != null) {
           beside = record != null && PartitionRecord.messages(record, now) >= RememberedDecisions.INLINE_MAX;
-          if (!beside) { // the usual case: the entry is written with the counts, in the record's one copy
-            next = PartitionRecord.write(record, request, states, now, id.key(), state,
-                until, 0, 0);
-          } else {
-            next = PartitionRecord.write(record, request, states, now);
+          next = PartitionRecord.write(record, request, states, now, writes, !beside);
+          if (beside) {
             entry = entry != null ? entry : rememberedDecisions.entry(segment, request.partition(), id.key(), now);
-            entryRecord = RememberedDecisions.record(entry, state, until);
+            entryRecord = RememberedDecisions.record(entry, writes.remembered(), writes.rememberedUntil());
           }
         } else {
-          // a stamping DECIDE keeps the incarnation (or gives its own) for as long as its id may be released
-          boolean stamps = decide && storedAsNothing;
-          next = PartitionRecord.write(record, request, states, now, null, null, 0,
-              stamps ? id.incarnation() : 0, stamps ? now + id.horizonMs() : 0);
-          if (stamps) {
+          next = PartitionRecord.write(record, request, states, now, writes, false);
+          if (writes.stamp() != 0) {
             result.incarnation(PartitionRecord.writtenIncarnation(next));
           }
-          if (id != null && inline) {
+          if (writes.forgets() && inline) {
             next = PartitionRecord.withoutMessage(next, id.key()); // released: it leaves with this write
           }
         }

@@ -1,6 +1,7 @@
 package dev.fcap.store.memory;
 
 import dev.fcap.algorithm.CounterStates;
+import dev.fcap.algorithm.StepWrites;
 import dev.fcap.algorithm.PartitionStep;
 import dev.fcap.model.Algorithm;
 import dev.fcap.store.ReusableRequest;
@@ -207,7 +208,7 @@ final class PartitionRecord {
    * records of busy recipients reach kilobytes, so no intermediate buffer is worth its copy.
    */
   static byte[] write(byte[] old, ReusableRequest request, CounterStates states, long now) {
-    return write(old, request, states, now, null, null, 0, 0, 0);
+    return write(old, request, states, now, null, false);
   }
 
   /**
@@ -234,15 +235,21 @@ final class PartitionRecord {
   }
 
   /**
-   * {@link #write(byte[], byte[], List, byte[][], long)} plus, when {@code messageKey} is not null, a
-   * remembered decision under it until {@code messageExpiresAt} (epoch ms), in the same pass: the
-   * usual admission with a release record copies the record once, not twice. {@code incarnation}: the
-   * one the partition takes if the old record has no live one (0: none); a live one is carried over,
-   * kept at least until {@code incarnationUntil} (epoch ms) and as long as it was. It is written last
-   * ({@link #writtenIncarnation}).
+   * The record after a step: {@code old} (null: none) with the request's counters in their next
+   * states, and what else the step wrote ({@code writes}; null: nothing else). With
+   * {@code rememberInline}, the entry the step remembers under the request's message id is kept in
+   * the record, written in the same pass (the usual admission with a release record copies the record
+   * once, not twice). The incarnation the step stamps is taken if the old record has no live one; a
+   * live one is carried over, kept at least until the step's stamp expires and as long as it was. It
+   * is written last ({@link #writtenIncarnation}).
    */
-  static byte[] write(byte[] old, ReusableRequest request, CounterStates states, long now,
-      byte[] messageKey, byte[] remembered, long messageExpiresAt, long incarnation, long incarnationUntil) {
+  static byte[] write(byte[] old, ReusableRequest request, CounterStates states, long now, StepWrites writes,
+      boolean rememberInline) {
+    byte[] messageKey = rememberInline && writes.remembered() != null ? request.idempotency().key() : null;
+    byte[] remembered = writes == null ? null : writes.remembered();
+    long messageExpiresAt = writes == null ? 0 : writes.rememberedUntil();
+    long incarnation = writes == null ? 0 : writes.stamp();
+    long incarnationUntil = writes == null ? 0 : writes.stampedUntil();
     byte[] key = request.partition();
     int n = request.counters();
     int size = HEAD + Varint.size(key.length) + key.length;

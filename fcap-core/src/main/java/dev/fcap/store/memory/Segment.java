@@ -31,6 +31,8 @@ final class Segment {
   private final dev.fcap.algorithm.CounterStates states = new dev.fcap.algorithm.CounterStates(4);
   /** The answer of a request applied through {@link dev.fcap.store.Store#apply}, copied out before the lock is let go. */
   final dev.fcap.store.ReusableResult result = new dev.fcap.store.ReusableResult();
+  /** What the step under this segment's lock leaves to write (overwritten by each step). */
+  final dev.fcap.algorithm.StepWrites writes = new dev.fcap.algorithm.StepWrites();
   private int sweepCursor;
   private int sweepTicks;
   static final int SWEEP_EVERY = 8;

@@ -167,25 +167,4 @@ class RememberedDecisionsTest {
     assertThat(used(again, CHANNEL)).isEqualTo(1);
     again.close();
   }
-
-  @Test
-  void decisionsThatLayout2RememberedWithAShortTailLengthAreReadAfterConversion() {
-    // a record of layout 2: the counters, then a remembered decision whose state ends with a u8 tail length
-    MemoryStore writer = MemoryStore.builder().clock(clock).segments(1).build();
-    long at = writer.applyNow(decide(CHANNEL, null)).time();
-    Idempotency id = messageId(5);
-    byte[] state = java.nio.ByteBuffer.allocate(8 + TAIL.length + 1).putLong(at).put(TAIL).put((byte) TAIL.length).array();
-    byte[] legacy = PartitionRecord.write(writer.record(CHANNEL), PartitionRecordTest.request(CHANNEL, List.of()), new dev.fcap.algorithm.CounterStates(0).reset(0), at, id.key(), state,
-        at + HOUR, 0, 0);
-
-    MemoryStore store = MemoryStore.builder().clock(clock).segments(4).build();
-    store.restore(CHANNEL, PartitionRecord.fromLayout2(legacy)); // as Journal reads a file of layout 2
-    PartitionResult again = store.applyNow(decide(CHANNEL, id));
-    assertThat(again.replayOf()).as("the message id is still remembered, its decision id whole")
-        .isEqualTo(new String(TAIL, java.nio.charset.StandardCharsets.ISO_8859_1));
-    assertThat(used(store, CHANNEL)).isEqualTo(1);
-    assertThat(release(store, CHANNEL, id, 0)).as("released from the converted entry").isTrue();
-    assertThat(used(store, CHANNEL)).isZero();
-    assertThat(PartitionRecord.fromLayout2(store.record(CHANNEL))).as("nothing left to convert").isSameAs(store.record(CHANNEL));
-  }
 }
