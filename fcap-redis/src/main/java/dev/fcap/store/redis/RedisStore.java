@@ -63,7 +63,6 @@ import java.util.concurrent.TimeUnit;
  * a managed Redis that forbids TIME in scripts), and a request's own time always wins (replays).
  */
 public final class RedisStore implements Store {
-  private static final String SCRIPT = "partition.lua";
   private static final byte[] LAYOUT_SCRIPT = loadScript("layout.lua");
   private static final byte[] WARM_UP_PARTITION = {'f', 'c', 'a', 'p', ':', 'w', 'a', 'r', 'm'};
 
@@ -85,7 +84,7 @@ public final class RedisStore implements Store {
     this.keys = new RedisKeys(b.keyPrefix, b.groups);
     this.prefix = b.keyPrefix;
     this.layout = b.groups == 0 ? "keys" : "groups=" + b.groups;
-    this.script = loadScript(SCRIPT);
+    this.script = b.script;
     this.sha = sha1(script);
     this.clock = b.clock;
     this.localClock = b.localClock;
@@ -354,6 +353,7 @@ public final class RedisStore implements Store {
     private int replicaAcks;
     private Duration replicaAckTimeout = Duration.ofMillis(100);
     private int groups;
+    private byte[] script = PartitionScript.assembled();
 
     private Builder(String uri) {
       this.uri = Objects.requireNonNull(uri, "uri");
@@ -432,6 +432,12 @@ public final class RedisStore implements Store {
       }
       this.replicaAcks = replicas;
       this.replicaAckTimeout = positive(timeout, "replicaAckTimeout");
+      return this;
+    }
+
+    /** The partition script to run instead of {@link PartitionScript#assembled} (tests of its paths). */
+    Builder script(byte[] script) {
+      this.script = script.clone();
       return this;
     }
 

@@ -12,7 +12,6 @@ import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
 import dev.fcap.store.redis.testing.RedisExtension;
 import dev.fcap.store.redis.testing.RedisServer;
-import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -183,37 +182,6 @@ class RedisEntriesIT {
         assertThat(release(store, SHARED, CHANNEL, record).allowed()).isFalse();
       }
       assertThat(check(store, SHARED, CHANNEL).used()[0]).isEqualTo(1);
-    }
-  }
-
-  /**
-   * A value written by a version that kept message ids in it: the entry is not read (the id is
-   * unknown, so its retry is decided afresh) and is dropped from the value at the next write.
-   */
-  @Test
-  void aMessageIdKeptInTheValueByAnOlderVersionIsDroppedAtTheNextWrite() throws Exception {
-    try (RedisStore store = RedisStore.builder(REDIS.uri()).clock(clock).build()) {
-      byte[] key = store.keyOf(SMALL);
-      byte[] id = randomKey();
-      long seconds = (clock.millis() + HORIZON_MS - 1_577_836_800_000L) / 1000 + 1;
-      ByteArrayOutputStream legacy = new ByteArrayOutputStream();
-      legacy.write(16);
-      legacy.writeBytes(id);
-      legacy.write(StoredValue.MESSAGE);
-      legacy.writeBytes(ByteBuffer.allocate(4).putInt((int) seconds).array());
-      byte[] state = ByteBuffer.allocate(8 + TAIL.length + 1).putLong(clock.millis() - 1).put(TAIL)
-          .put((byte) TAIL.length).array();
-      legacy.write(state.length);
-      legacy.writeBytes(state);
-      server.call("SET", key, legacy.toByteArray(), "PX", 600_000);
-      PartitionResult again = decide(store, SMALL, BURST, new Idempotency(id, HORIZON_MS, TAIL, true));
-      assertThat(again.allowed()).isTrue();
-      assertThat(again.replayOf()).as("an id remembered before the upgrade is unknown").isNull();
-      StoredValue value = StoredValue.all(REDIS.uri()).get(new String(key, StandardCharsets.ISO_8859_1));
-      assertThat(value.counters()).extracting(StoredValue.Counter::kind)
-          .containsExactly(StoredValue.GAPS, StoredValue.ENTRY); // the legacy entry gone, the new one inline
-      assertThat(StoredValue.allEntries(REDIS.uri()).values()).singleElement()
-          .satisfies(entries -> assertThat(entries).extracting(e -> ByteBuffer.wrap(e.id())).containsExactly(ByteBuffer.wrap(id)));
     }
   }
 

@@ -22,8 +22,6 @@ import java.util.Map;
 record StoredValue(Long latest, List<Counter> counters) {
   static final int GAPS = 4;
   static final int CLOCK = 120;
-  /** A remembered message id or release record as older versions kept it in the value (partition.lua, MESSAGE IDS). */
-  static final int MESSAGE = 127;
   /** A remembered message id or release record kept inline in the value (partition.lua, "Where entries live"). */
   static final int ENTRY = 126;
   /** The marker of a value whose partition has entries in its hash. */

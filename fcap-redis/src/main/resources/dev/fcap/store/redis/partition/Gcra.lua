@@ -1,0 +1,81 @@
+-- ------------------------------------------------------------------------------------------------
+-- gcra: tat:i64 interval:i64, both in microseconds; a state written at another interval (the rule
+-- was edited) is rescaled to the same number of messages in flight, rounded up, plus 1 us
+
+local function gcra_interval(spec)
+  return ceildiv(spec.windows[1] * 1000, spec.limits[1])
+end
+
+local function gcra_tat(state, t, nowus)
+  if not state then
+    return nowus
+  end
+  local tat, old = unpack('>i8i8', state, 1)
+  if tat <= nowus then
+    return nowus
+  end
+  if old == t then
+    return tat
+  end
+  local ahead = tat - nowus
+  local whole = floordiv(ahead, old)
+  local rest = ahead - whole * old
+  -- Gcra.java computes this term in doubles too: (long) Math.ceil(rest * (double) t / old)
+  return nowus + whole * t + math.ceil(rest * t / old) + 1
+end
+
+local function gcra_evaluate(state, spec, align, now, cost, used, retry, at)
+  local t = gcra_interval(spec)
+  local limit = spec.limits[1]
+  local nowus = now * 1000
+  local tat = gcra_tat(state, t, nowus)
+  used[at + 1] = math.min(limit, ceildiv(tat - nowus, t))
+  local r
+  if tat - nowus + cost * t <= limit * t then
+    r = now
+  elseif cost > limit then
+    r = NEVER
+  else
+    r = ceildiv(tat - (limit - cost) * t, 1000)
+  end
+  retry[at + 1] = r
+  return r == now or not spec.enforced[1]
+end
+
+local function gcra_record(state, spec, align, now, cost)
+  local t = gcra_interval(spec)
+  return pack('>i8i8', gcra_tat(state, t, now * 1000) + cost * t, t)
+end
+
+local function gcra_release(state, spec, align, now, eventtime, cost)
+  if not state then
+    return nil
+  end
+  local t = gcra_interval(spec)
+  local nowus = now * 1000
+  -- Gcra.release: only what is left of the event's cell [eventtime, eventtime + cost T)
+  local held = math.min(cost * t, eventtime * 1000 + cost * t - nowus)
+  if held <= 0 then
+    return state
+  end
+  local tat = gcra_tat(state, t, nowus) - held
+  if tat <= nowus then
+    return nil
+  end
+  return pack('>i8i8', tat, t)
+end
+
+local function gcra_expires(state, spec, align)
+  if not state then
+    return nil
+  end
+  return ceildiv(unpack('>i8', state, 1), 1000)
+end
+
+-- algorithm codes are the ordinals of dev.fcap.model.Algorithm
+local ALGORITHMS = {
+  [0] = { evaluate = log_evaluate, record = log_record, release = log_release, expires = log_expires },
+  [1] = { evaluate = sc_evaluate, record = sc_record, release = sc_release, expires = sc_expires },
+  [2] = { evaluate = fw_evaluate, record = fw_record, release = fw_release, expires = fw_expires },
+  [3] = { evaluate = gcra_evaluate, record = gcra_record, release = gcra_release, expires = gcra_expires },
+}

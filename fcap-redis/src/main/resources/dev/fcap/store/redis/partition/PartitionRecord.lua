@@ -1,0 +1,124 @@
+-- ------------------------------------------------------------------------------------------------
+-- the partition value: counter* ; counter := varint(idLen) id kind:u8 expires:i32 varint(len) state
+-- (kind: the algorithm, or GAPS for a sliding log in gap form; states here are canonical)
+
+local function parse_value()
+  local stored = {}
+  if not value then
+    return stored
+  end
+  local p, len = 1, #value
+  while p <= len do
+    local start = p
+    local idlen
+    idlen, p = readvarint(value, p)
+    local id = sub(value, p, p + idlen - 1)
+    p = p + idlen
+    local kind = byte(value, p)
+    local expires = unpack('>i4', value, p + 1)
+    local statelen
+    statelen, p = readvarint(value, p + 5)
+    local s = { id = id, alg = kind, expiresms = EPOCH_MS + expires * 1000,
+                state = sub(value, p, p + statelen - 1), raw = sub(value, start, p + statelen - 1) }
+    if kind == LARGE then
+      s.alg, s.large = 0, true -- a large sliding log: the state is its descriptor
+    elseif kind == GAPS then
+      local times, m = gaps_decode(s.state, s.expiresms)
+      local ones = {}
+      for i = 1, m do
+        ones[i] = 1
+      end
+      s.alg, s.state = 0, log_encode(times, ones, m)
+    end
+    stored[#stored + 1] = s
+    p = p + statelen
+  end
+  return stored
+end
+
+local function to_seconds(ms)
+  local s = ceildiv(ms - EPOCH_MS, 1000)
+  return math.max(-2147483647, math.min(2147483647, s))
+end
+
+local function encode_counter(id, alg, expiresms, state)
+  local seconds = to_seconds(expiresms)
+  if alg == 0 then
+    local gaps = gaps_encode(state, seconds)
+    if gaps then
+      alg, state = GAPS, gaps
+    end
+  end
+  return varint(#id) .. id .. char(alg) .. pack('>i4', seconds) .. varint(#state) .. state
+end
+
+local function parse_request()
+  local counters = {}
+  local p = 29
+  for i = 1, n do
+    local alg, checks, keylen, align, precision
+    alg, checks, keylen, align, precision, p = unpack('>BBI2i8I4', req, p)
+    local id = sub(req, p, p + keylen - 1)
+    p = p + keylen
+    local spec = { checks = checks, precision = precision, limits = {}, windows = {}, enforced = {},
+                   maxlimit = 0, maxwindow = 0 }
+    for c = 1, checks do
+      local limit, window, enforced
+      limit, window, enforced, p = unpack('>i8i8B', req, p)
+      spec.limits[c], spec.windows[c], spec.enforced[c] = limit, window, enforced ~= 0
+      spec.maxlimit = math.max(spec.maxlimit, limit)
+      spec.maxwindow = math.max(spec.maxwindow, window)
+    end
+    counters[i] = { id = id, alg = alg, align = align, spec = spec }
+  end
+  return counters
+end
+
+local counters = parse_request()
+local stored = parse_value()
+
+if op == 3 then
+  -- READ: the live counters, for inspection. A large log is named, not decoded (O(n): seconds at
+  -- 10^6 entries, and Redis serves nobody meanwhile): the caller asks a CHECK of it, O(log n)
+  local result = { now }
+  for _, s in ipairs(stored) do
+    if s.expiresms > now and s.alg ~= CLOCK and s.alg ~= ENTRY and s.alg ~= SPILLED
+        and s.alg ~= INCARNATION then
+      result[#result + 1] = s.id
+      result[#result + 1] = s.large and LARGE or s.alg
+      result[#result + 1] = s.large and '' or s.state
+    end
+  end
+  return result
+end
+
+-- the live state of each requested counter (same id and algorithm)
+local states, found = {}, {}
+for i, c in ipairs(counters) do
+  for _, s in ipairs(stored) do
+    if s.expiresms > now and s.alg == c.alg and s.id == c.id then
+      states[i], found[i] = s.state, s
+    end
+  end
+end
+
+-- the large logs (LARGE_FROM): a log written in the compact layout before its rule grew moves into
+-- blocks; a large log whose rule shrank comes back as a compact state
+local larges = {}
+for i, c in ipairs(counters) do
+  if c.alg == 0 then
+    local s = found[i]
+    if log_capacity(c.spec) > LARGE_FROM then
+      local L = large_open(c.id, s and s.large and s.state or nil)
+      if s and not s.large then
+        local times, costs, m = log_decode_uncached(s.state)
+        for k = m, 1, -1 do
+          large_append(L, times[k], costs[k])
+        end
+      end
+      larges[i], states[i] = L, nil
+    elseif s and s.large then
+      states[i] = large_canonical(large_open(c.id, s.state))
+    end
+  end
+end

@@ -1,0 +1,166 @@
+-- ------------------------------------------------------------------------------------------------
+-- sliding-log (canonical layout, fcap-core's SlidingLog): flags:u8 newest:i64 entries newest
+-- first: age:u32 (i64 if WIDE) [cost:u32 if COSTS]
+local WIDE, COSTS = 1, 2
+local band, bor = bit.band, bit.bor
+
+-- evaluate and record read the same state: decode it once per script call
+local log_cache_state, log_cache_times, log_cache_costs, log_cache_n
+
+local function log_decode_uncached(state)
+  local times, costs = {}, {}
+  if not state then
+    return times, costs, 0
+  end
+  local flags = byte(state, 1)
+  local newest = unpack('>i8', state, 2)
+  local wide, hascost = band(flags, WIDE) ~= 0, band(flags, COSTS) ~= 0
+  local size = (wide and 8 or 4) + (hascost and 4 or 0)
+  local n = (#state - 9) / size
+  local at = 10
+  for i = 1, n do
+    if wide then
+      times[i] = newest - unpack('>i8', state, at)
+    else
+      times[i] = newest - unpack('>I4', state, at)
+    end
+    costs[i] = hascost and unpack('>I4', state, at + size - 4) or 1
+    at = at + size
+  end
+  return times, costs, n
+end
+
+-- the decoded entries of a state; callers that modify them (record, release) pass mutable and get
+-- their own copy, so the cached view stays intact
+local function log_decode(state, mutable)
+  if not state then
+    return {}, {}, 0
+  end
+  if state ~= log_cache_state then
+    log_cache_times, log_cache_costs, log_cache_n = log_decode_uncached(state)
+    log_cache_state = state
+  end
+  if not mutable then
+    return log_cache_times, log_cache_costs, log_cache_n
+  end
+  local times, costs = {}, {}
+  for i = 1, log_cache_n do
+    times[i], costs[i] = log_cache_times[i], log_cache_costs[i]
+  end
+  return times, costs, log_cache_n
+end
+
+local function log_encode(times, costs, n)
+  if n == 0 then
+    return nil
+  end
+  local newest, flags = times[1], 0
+  for i = 1, n do
+    if newest - times[i] > 4294967295 then
+      flags = bor(flags, WIDE)
+    end
+    if costs[i] ~= 1 then
+      flags = bor(flags, COSTS)
+    end
+  end
+  local wide, hascost = band(flags, WIDE) ~= 0, band(flags, COSTS) ~= 0
+  local out = { pack('>Bi8', flags, newest) }
+  for i = 1, n do
+    local age = newest - times[i]
+    local e = wide and pack('>i8', age) or pack('>I4', age)
+    if hascost then
+      e = e .. pack('>I4', costs[i])
+    end
+    out[i + 1] = e
+  end
+  return table.concat(out)
+end
+
+-- SlidingLog.capacity: enforced checks never hold more than their limit; a log with shadow checks
+-- keeps a margin so that their counts stay exact after releases
+local function log_capacity(spec)
+  for c = 1, spec.checks do
+    if not spec.enforced[c] then
+      return math.max(2 * spec.maxlimit, spec.maxlimit + 64)
+    end
+  end
+  return spec.maxlimit
+end
+
+local function log_prune(times, costs, n, spec, now)
+  local horizon = now - spec.maxwindow
+  local capacity = log_capacity(spec)
+  local newer, keep = 0, 0
+  while keep < n and times[keep + 1] > horizon and newer < capacity do
+    newer = newer + costs[keep + 1]
+    keep = keep + 1
+  end
+  return keep
+end
+
+local function log_evaluate(state, spec, align, now, cost, used, retry, at)
+  local times, costs, n = log_decode(state)
+  local admitted = true
+  for c = 1, spec.checks do
+    local limit, window = spec.limits[c], spec.windows[c]
+    local sum, inwindow = 0, 0
+    while inwindow < n and times[inwindow + 1] > now - window do
+      inwindow = inwindow + 1
+      sum = sum + costs[inwindow]
+    end
+    used[at + c] = sum
+    local r
+    if sum + cost <= limit then
+      r = now
+    elseif cost > limit then
+      r = NEVER
+    else
+      -- let the oldest entries of the window age out until the message fits
+      r = NEVER
+      local remaining = sum
+      for i = inwindow, 1, -1 do
+        remaining = remaining - costs[i]
+        if remaining + cost <= limit then
+          r = times[i] + window
+          break
+        end
+      end
+    end
+    retry[at + c] = r
+    if r ~= now and spec.enforced[c] then
+      admitted = false
+    end
+  end
+  return admitted
+end
+
+local function log_record(state, spec, align, now, cost)
+  local times, costs, n = log_decode(state, true)
+  local pos = 1
+  while pos <= n and times[pos] > now do
+    pos = pos + 1 -- the clock went back: keep the log ordered newest first
+  end
+  table.insert(times, pos, now)
+  table.insert(costs, pos, cost)
+  n = n + 1
+  return log_encode(times, costs, log_prune(times, costs, n, spec, now))
+end
+
+local function log_release(state, spec, align, now, eventtime, cost)
+  local times, costs, n = log_decode(state, true)
+  for i = 1, n do
+    if times[i] == eventtime and costs[i] == cost then
+      table.remove(times, i)
+      table.remove(costs, i)
+      return log_encode(times, costs, n - 1) -- pruning belongs to record: only the released event goes
+    end
+  end
+  return state
+end
+
+local function log_expires(state, spec, align)
+  if not state or #state <= 9 then
+    return nil
+  end
+  return unpack('>i8', state, 2) + spec.maxwindow
+end
