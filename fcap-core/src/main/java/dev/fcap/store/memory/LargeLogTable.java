@@ -1,6 +1,10 @@
 package dev.fcap.store.memory;
 
+import dev.fcap.algorithm.CounterStates;
 import dev.fcap.algorithm.LargeLog;
+import dev.fcap.model.Algorithm;
+import dev.fcap.store.CounterSpec;
+import dev.fcap.store.ReusableRequest;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -198,5 +202,60 @@ final class LargeLogTable {
       }
     }
     return dropped;
+  }
+
+  /**
+   * The {@link LargeLog} of each request counter whose rule needs one (null entries: the counter is
+   * in the record; null: none is), taking over a record state written before the rule grew; and
+   * the other way, a held large log as a record state when the rule shrank below the threshold.
+   */
+  static LargeLog[] gather(Segment segment, ReusableRequest request, CounterStates states, long now) {
+    int counters = request.counters();
+    LargeLog[] large = null;
+    for (int i = 0; i < counters; i++) {
+      CounterSpec spec = request.spec(i);
+      boolean isLarge = LargeLog.isLarge(spec);
+      if (!isLarge && segment.large.isEmpty()) {
+        continue;
+      }
+      LargeLogTable.Held held = spec.algorithm() == Algorithm.SLIDING_LOG
+          ? segment.large.find(request.partition(), request.key(i)) : null;
+      LargeLog live = held != null && held.expiresAt > now ? held.log : null;
+      if (isLarge) {
+        if (large == null) {
+          large = new LargeLog[counters];
+        }
+        large[i] = live != null ? live : LargeLog.of(states.get(i));
+        if (sameCounterBefore(request, large, i)) {
+          large[i] = LargeLog.of(large[i].encode()); // the same counter twice: the first write wins, as in the record
+        }
+        states.set(i, null);
+      } else if (live != null) {
+        states.set(i, live.encode());
+      }
+    }
+    return large;
+  }
+
+  /** After a write: the request's large logs into the table; logs of rules that shrank out of it. */
+  static void storeAfter(Segment segment, ReusableRequest request, LargeLog[] large) {
+    for (int i = 0; i < request.counters(); i++) {
+      if (large != null && large[i] != null) {
+        if (!sameCounterBefore(request, large, i)) {
+          segment.large.put(request.partition(), request.key(i), large[i], large[i].expiresAt(request.spec(i)));
+        }
+      } else if (request.spec(i).algorithm() == Algorithm.SLIDING_LOG && !segment.large.isEmpty()) {
+        segment.large.remove(request.partition(), request.key(i));
+      }
+    }
+  }
+
+  private static boolean sameCounterBefore(ReusableRequest request, LargeLog[] large, int i) {
+    for (int j = 0; j < i; j++) {
+      if (large[j] != null && Arrays.equals(request.key(j), request.key(i))) {
+        return true;
+      }
+    }
+    return false;
   }
 }

@@ -21,7 +21,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The embedded store: every partition's counters packed into one {@code byte[]}, in lock-striped
@@ -38,17 +37,8 @@ import java.util.concurrent.atomic.LongAdder;
  * when touched, by an incremental sweep that visits a slot on every write, and by a full sweep of a
  * segment before it would exceed its share of {@code maxBytes}.
  *
- * <p><b>When full.</b> A segment's share of {@code maxBytes} bounds its records and its tables (a
- * resize the insert would cause included): a new partition is taken only while {@link #bytes()}
- * stays within {@code maxBytes}. Partitions already held may still grow past it, each by at most its
- * counters' own limits (a sliding log by 4 bytes per admission up to its limit): that is the margin,
- * 3 % in {@code FullStoreIT} (limit 3), where the bound without the tables overshot by about 30 %. If a segment
- * is still over its share after dropping everything expired, a request that would add a new
- * partition fails with {@link StoreException.Reason#FULL} (and is counted in {@link #rejected()});
- * partitions already held keep working, and only that request fails. A refusal is as cheap as a
- * decision: the segment sweeps again only once a record can have expired ({@code Segment.nextExpiry}). Evicting live counters instead would
- * silently admit more than the rules allow, which is the one thing fcap must not do; the failure
- * policy of the server decides what a refused request means.
+ * <p><b>When full.</b> See {@link SegmentBudget}: a new partition is refused ({@link #rejected()})
+ * rather than a live counter evicted.
  *
  * <p><b>Durable or not.</b> Built with {@link Builder#durable}, every write is also appended to a
  * journal on disk (see {@link Journal}: recovery at build, a forced journal every
@@ -83,8 +73,6 @@ import java.util.concurrent.atomic.LongAdder;
 public final class MemoryStore implements Store {
   /** See {@link Builder#clockStepGrace}. */
   static final long DEFAULT_CLOCK_STEP_GRACE_MS = 10_000;
-  private static final java.lang.invoke.VarHandle INT =
-      java.lang.invoke.MethodHandles.byteArrayViewVarHandle(int[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
   /** Per thread: {@link #applyNow(PartitionRequest, CompletableFuture[])} calls nothing that could apply again. */
   private static final ThreadLocal<ReusableRequest> READABLE = ThreadLocal.withInitial(ReusableRequest::new);
   /**
@@ -94,12 +82,9 @@ public final class MemoryStore implements Store {
    */
   public static final int AHEAD = 16;
   private final Clock clock;
-  private final Segment[] segments;
-  private final int segmentShift;
-  private final long segmentBudget;
-  private final int seed;
+  private final Segments segments;
+  private final SegmentBudget budget;
   private final long clockStepGraceMs;
-  private final LongAdder rejected = new LongAdder();
   /** Null: memory only. */
   private final Journal journal;
   private final RememberedDecisions rememberedDecisions;
@@ -110,19 +95,13 @@ public final class MemoryStore implements Store {
 
   private MemoryStore(Builder b) {
     this.clock = b.clock;
-    int n = b.segments == 1 ? 1 : Integer.highestOneBit(b.segments - 1) << 1;
-    this.segments = new Segment[n];
-    for (int i = 0; i < n; i++) {
-      segments[i] = new Segment();
-    }
-    this.segmentShift = 32 - Integer.numberOfTrailingZeros(n);
-    this.segmentBudget = Math.max(1, b.maxBytes / n);
-    this.seed = b.hashSeed;
+    this.segments = new Segments(b.segments, b.hashSeed);
+    this.budget = new SegmentBudget(Math.max(1, b.maxBytes / segments.all.length), this::sweepTime);
     this.clockStepGraceMs = b.clockStepGraceMs;
-    this.journal = b.durability == null ? null : Journal.open(b.durability, segments, clock, this);
-    this.rememberedDecisions = new RememberedDecisions(this::hash, journal);
+    this.journal = b.durability == null ? null : Journal.open(b.durability, segments.all, clock, this);
+    this.rememberedDecisions = new RememberedDecisions(segments::hash, journal);
     if (journal != null) {
-      for (Segment s : segments) {
+      for (Segment s : segments.all) {
         synchronized (s) {
           s.large.track(); // after recovery: from now on a changed large log is listed for the journal
         }
@@ -222,9 +201,9 @@ public final class MemoryStore implements Store {
    */
   private PartitionResult applyNow(ReusableRequest request, CompletableFuture<Void>[] durable, ReusableResult into) {
     RememberedDecisions.checkPartition(request.partition());
-    int hash = hash(request.partition());
-    int index = segmentIndex(hash);
-    Segment segment = segments[index];
+    int hash = segments.hash(request.partition());
+    int index = segments.index(hash);
+    Segment segment = segments.all[index];
     synchronized (segment) {
       long now;
       if (request.time() == PartitionRequest.STORE_TIME) {
@@ -253,7 +232,7 @@ public final class MemoryStore implements Store {
       if (entry != null) {
         remembered = RememberedDecisions.find(segment, entry, now);
       }
-      LargeLog[] large = largeLogs(segment, request, states, now);
+      LargeLog[] large = LargeLogTable.gather(segment, request, states, now);
       long incarnation = PartitionStep.needsIncarnation(request) ? PartitionRecord.incarnation(record, now) : 0;
       ReusableResult result = into != null ? into : segment.result;
       StepWrites writes = segment.writes;
@@ -281,13 +260,13 @@ public final class MemoryStore implements Store {
           }
         }
         // an entry of its own and, if new, the partition's record: room for both before either is written
-        if (entryRecord != null && makeRoom(segment, entryRecord, slot < 0 ? Segment.cost(next) + 12 : 0)) {
+        if (entryRecord != null && budget.makeRoom(segment, entryRecord, slot < 0 ? Segment.cost(next) + 12 : 0)) {
           slot = segment.find(hash, request.partition()); // a sweep made room: slots moved
         }
         // first: a FULL refusal must find nothing written (a large log included)
-        store(segment, hash, slot, next, large != null && request.operation() == Operation.DECIDE);
+        budget.store(segment, hash, slot, next, large != null && request.operation() == Operation.DECIDE);
         if (large != null || !segment.large.isEmpty()) {
-          storeLargeLogs(segment, request, large);
+          LargeLogTable.storeAfter(segment, request, large);
         }
         CompletableFuture<Void> written = journal == null ? null : journal.append(index, request.partition(), next);
         if (beside) {
@@ -306,113 +285,10 @@ public final class MemoryStore implements Store {
     }
   }
 
-  /**
-   * The {@link LargeLog} of each request counter whose rule needs one (null entries: the counter is
-   * in the record; null: none is), taking over a record state written before the rule grew; and
-   * the other way, a held large log as a record state when the rule shrank below the threshold.
-   */
-  private static LargeLog[] largeLogs(Segment segment, ReusableRequest request, CounterStates states, long now) {
-    int counters = request.counters();
-    LargeLog[] large = null;
-    for (int i = 0; i < counters; i++) {
-      CounterSpec spec = request.spec(i);
-      boolean isLarge = LargeLog.isLarge(spec);
-      if (!isLarge && segment.large.isEmpty()) {
-        continue;
-      }
-      LargeLogTable.Held held = spec.algorithm() == Algorithm.SLIDING_LOG
-          ? segment.large.find(request.partition(), request.key(i)) : null;
-      LargeLog live = held != null && held.expiresAt > now ? held.log : null;
-      if (isLarge) {
-        if (large == null) {
-          large = new LargeLog[counters];
-        }
-        large[i] = live != null ? live : LargeLog.of(states.get(i));
-        if (sameCounterBefore(request, large, i)) {
-          large[i] = LargeLog.of(large[i].encode()); // the same counter twice: the first write wins, as in the record
-        }
-        states.set(i, null);
-      } else if (live != null) {
-        states.set(i, live.encode());
-      }
-    }
-    return large;
-  }
-
-  /** After a write: the request's large logs into the table; logs of rules that shrank out of it. */
-  private static void storeLargeLogs(Segment segment, ReusableRequest request, LargeLog[] large) {
-    for (int i = 0; i < request.counters(); i++) {
-      if (large != null && large[i] != null) {
-        if (!sameCounterBefore(request, large, i)) {
-          segment.large.put(request.partition(), request.key(i), large[i], large[i].expiresAt(request.spec(i)));
-        }
-      } else if (request.spec(i).algorithm() == Algorithm.SLIDING_LOG && !segment.large.isEmpty()) {
-        segment.large.remove(request.partition(), request.key(i));
-      }
-    }
-  }
-
-  private static boolean sameCounterBefore(ReusableRequest request, LargeLog[] large, int i) {
-    for (int j = 0; j < i; j++) {
-      if (large[j] != null && java.util.Arrays.equals(request.key(j), request.key(i))) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /**
-   * Stores {@code next} at {@code slot} (-1: a new partition, held to the segment's budget).
-   * {@code growsLargeLog}: the write also records into a large log, which the budget counts, so even
-   * a new partition whose record holds nothing else is refused when full.
-   */
-  private void store(Segment segment, int hash, int slot, byte[] next, boolean growsLargeLog) {
-    if (next == null) {
-      if (slot >= 0) {
-        segment.removeAt(slot);
-        segment.shrinkIfSparse();
-      }
-      return;
-    }
-    if (slot >= 0) {
-      segment.replaceAt(slot, next);
-      return;
-    }
-    if (segment.bytesAfterInsert(next) > segmentBudget) {
-      if (PartitionRecord.isEmpty(next) && !growsLargeLog) {
-        return; // only a time, of a partition that holds nothing: not worth refusing a release for
-      }
-      makeRoom(segment, next, 0);
-    }
-    segment.insert(hash, next);
-  }
-
-  /**
-   * Room in the segment for {@code record} and {@code extra} more bytes, after one sweep if something
-   * can have expired since the last (so a refusal costs O(1)); else FULL, nothing written. Returns
-   * whether it swept (slots moved).
-   */
-  private boolean makeRoom(Segment segment, byte[] record, long extra) {
-    if (segment.bytesAfterInsert(record) + extra <= segmentBudget) {
-      return false;
-    }
-    long horizon = sweepTime();
-    boolean swept = horizon >= segment.nextExpiry;
-    if (swept) {
-      segment.sweepAll(horizon);
-    }
-    if (segment.bytesAfterInsert(record) + extra > segmentBudget) {
-      rejected.increment();
-      throw new StoreException(StoreException.Reason.FULL, "memory store is full (maxBytes reached); "
-          + "new recipients are refused until counters expire");
-    }
-    return swept;
-  }
-
   @Override
   public CompletableFuture<PartitionSnapshot> read(byte[] partition) {
-    int hash = hash(partition);
-    Segment segment = segmentOf(hash);
+    int hash = segments.hash(partition);
+    Segment segment = segments.of(hash);
     synchronized (segment) {
       int slot = segment.find(hash, partition);
       long now = slot < 0 ? clock.millis() : Math.max(clock.millis(), PartitionRecord.latest(segment.records[slot]));
@@ -436,9 +312,9 @@ public final class MemoryStore implements Store {
   @Override
   public CompletableFuture<Boolean> delete(byte[] partition) {
     RememberedDecisions.checkPartition(partition);
-    int hash = hash(partition);
-    int index = segmentIndex(hash);
-    Segment segment = segments[index];
+    int hash = segments.hash(partition);
+    int index = segments.index(hash);
+    Segment segment = segments.all[index];
     CompletableFuture<Void> written = null;
     boolean held;
     synchronized (segment) {
@@ -470,23 +346,7 @@ public final class MemoryStore implements Store {
    * Not journaled, and not held to {@code maxBytes}: what was held before a restart is held after it.
    */
   void restore(byte[] partition, byte[] record) {
-    int hash = hash(partition);
-    Segment segment = segmentOf(hash);
-    synchronized (segment) {
-      if (record != null && RememberedDecisions.partitionAt(partition) != 0) {
-        RememberedDecisions.restored(segment, partition, record);
-      }
-      int slot = segment.find(hash, partition);
-      if (record == null) {
-        if (slot >= 0) {
-          segment.removeAt(slot);
-        }
-      } else if (slot >= 0) {
-        segment.replaceAt(slot, record);
-      } else {
-        segment.insert(hash, record);
-      }
-    }
+    segments.restore(partition, record);
   }
 
   /**
@@ -494,14 +354,7 @@ public final class MemoryStore implements Store {
    * journaled.
    */
   void restoreLarge(byte[] partition, byte[] counter, byte[] state, long expiresAt) {
-    Segment segment = segmentOf(hash(partition));
-    synchronized (segment) {
-      if (state == null) {
-        segment.large.remove(partition, counter);
-      } else {
-        segment.large.put(partition, counter, LargeLog.of(state), expiresAt);
-      }
-    }
+    segments.restoreLarge(partition, counter, state, expiresAt);
   }
 
   /** Where and how durably the store keeps its state; empty when it lives in memory only. */
@@ -570,65 +423,19 @@ public final class MemoryStore implements Store {
 
   /** Drops every partition expired by the {@linkplain #sweepTime() sweep time}; returns how many. */
   public int evictExpired() {
-    int dropped = 0;
-    long now = sweepTime();
-    for (Segment s : segments) {
-      synchronized (s) {
-        dropped += s.sweepAll(now);
-      }
-    }
-    return dropped;
+    return segments.sweepAll(sweepTime());
   }
 
-  /**
-   * Reads, for each partition, the lines of its home slot in both tables, then its own slot (found
-   * by probing from there, in lines now read) and the first line of its record, without taking the
-   * lock: each step for every partition before the next, so that the reads of one partition do not
-   * wait for another's. A decision on one of millions of partitions otherwise waits for two cache
-   * misses in a row (the slot, then the record it points to), about 250 ns each on the machine of
-   * docs/benchmarks.md, which can have 16 such reads in flight at once ("Misses that overlap").
-   * Reading the home slot's record instead took the replay 1.1x as long: at the tables' load (0.375
-   * to 0.75) many partitions sit further on.
-   *
-   * <p>The reads race with writers on purpose and change nothing: a table replaced by a resize, or a
-   * record by a write, is still an array whose own length bounds the read, and whatever is read is
-   * thrown away. Nothing is decided from it; the decision that follows reads under the lock.
-   */
+  /** See {@link Segments#prefetch}. */
   @Override
   public void prefetch(byte[][] partitions, int n) {
-    Lookahead ahead = LOOKAHEAD.get();
-    n = Math.min(n, Lookahead.SIZE);
-    for (int k = 0; k < n; k++) {
-      ahead.hashes[k] = partitions[k] == null ? 0 : hash(partitions[k]);
-    }
-    int touched = 0;
-    for (int k = 0; k < n; k++) {
-      if (partitions[k] != null) {
-        touched += segmentOf(ahead.hashes[k]).readHome(ahead.hashes[k]);
-      }
-    }
-    for (int k = 0; k < n; k++) {
-      if (partitions[k] != null) {
-        touched += segmentOf(ahead.hashes[k]).readRecord(ahead.hashes[k]);
-      }
-    }
-    ahead.touched = touched; // used, so the reads stay
+    segments.prefetch(partitions, n);
   }
-
-  /** Per thread: the scratch of {@link #prefetch}. */
-  private static final class Lookahead {
-    /** The most partitions one call reads; a longer list is cut (a hint may be). */
-    static final int SIZE = 64;
-    final int[] hashes = new int[SIZE];
-    int touched;
-  }
-
-  private static final ThreadLocal<Lookahead> LOOKAHEAD = ThreadLocal.withInitial(Lookahead::new);
 
   /** The partition's own record, null if none (tests: what one step reads and writes). */
   byte[] record(byte[] partition) {
-    int hash = hash(partition);
-    Segment segment = segmentOf(hash);
+    int hash = segments.hash(partition);
+    Segment segment = segments.of(hash);
     synchronized (segment) {
       int slot = segment.find(hash, partition);
       return slot < 0 ? null : segment.records[slot];
@@ -637,13 +444,7 @@ public final class MemoryStore implements Store {
 
   /** Partitions held, expired ones not yet swept included. */
   public long size() {
-    long n = 0;
-    for (Segment s : segments) {
-      synchronized (s) {
-        n += s.size - s.storePrivate;
-      }
-    }
-    return n;
+    return segments.size();
   }
 
   /**
@@ -652,76 +453,17 @@ public final class MemoryStore implements Store {
    * generations, expired ones not yet swept included.
    */
   public long remembered() {
-    long n = 0;
-    for (Segment s : segments) {
-      synchronized (s) {
-        n += s.storePrivate;
-      }
-    }
-    return n;
+    return segments.remembered();
   }
 
   /** Estimated heap bytes held by the tables and records. */
   public long bytes() {
-    long n = 0;
-    for (Segment s : segments) {
-      synchronized (s) {
-        n += s.bytes + s.large.bytes + s.tableBytes();
-      }
-    }
-    return n;
+    return segments.bytes();
   }
 
   /** Requests refused because the store was full. */
   public long rejected() {
-    return rejected.sum();
-  }
-
-  /**
-   * The segment of a hash: its top bits, because a segment's table places records by the low bits;
-   * taking the segment from the low bits too would leave all but 1/n of each table's home slots unused.
-   */
-  private Segment segmentOf(int hash) {
-    return segments[segmentIndex(hash)];
-  }
-
-  private int segmentIndex(int hash) {
-    return (int) ((hash & 0xFFFF_FFFFL) >>> segmentShift);
-  }
-
-  /**
-   * A seeded hash of the key. A store-private key (an entry, a reset generation) takes its segment
-   * bits from its partition's hash, so that one lock covers the partition and what it remembers,
-   * and its slot bits from its own.
-   */
-  private int hash(byte[] key) {
-    int h = hash(key, 0);
-    int from = RememberedDecisions.partitionAt(key);
-    if (from == 0 || segments.length == 1) {
-      return h;
-    }
-    int segmentBits = -1 << segmentShift;
-    h = (hash(key, from) & segmentBits) | (h & ~segmentBits);
-    return h == 0 ? 1 : h;
-  }
-
-  /** Four bytes per step from {@code from}, then a murmur3 finalizer. */
-  private int hash(byte[] key, int from) {
-    int h = seed ^ (key.length - from);
-    int i = from;
-    for (int end = key.length - 3; i < end; i += 4) {
-      h = (h ^ (int) INT.get(key, i)) * 0x01000193;
-      h = Integer.rotateLeft(h, 13);
-    }
-    for (; i < key.length; i++) {
-      h = (h ^ key[i]) * 0x01000193;
-    }
-    h ^= h >>> 16;
-    h *= 0x85ebca6b;
-    h ^= h >>> 13;
-    h *= 0xc2b2ae35;
-    h ^= h >>> 16;
-    return h == 0 ? 1 : h; // 0 marks an empty slot in a segment
+    return budget.rejected();
   }
 
   /** Settings of a {@link MemoryStore}. */
