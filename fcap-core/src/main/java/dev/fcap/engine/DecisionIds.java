@@ -25,8 +25,7 @@ import java.util.concurrent.CompletableFuture;
  * text, which is encrypted with AES-128-CTR under that IV). The same record always gets the same id
  * (a replayed message id answers its first decision's id without storing it), and any change to an
  * id fails the MAC: a forged or garbled id opens to null, never to another record. The id is
- * {@code "e" + base64url(iv ct)}: 45 characters plus 4/3 of the partition key. Ids sealed by earlier
- * builds ({@code "d"}, HMAC-SHA256 for the IV) open as they did.
+ * {@code "e" + base64url(iv ct)}: 45 characters plus 4/3 of the partition key.
  *
  * <p><b>Two forms.</b> The first names a record that holds the release (the counters to give back,
  * the decision's other partitions): a decision of several partitions, or one with a message id,
@@ -34,7 +33,7 @@ import java.util.concurrent.CompletableFuture;
  * {@code expires recordKey 0xFD varint(len) partitionKey decidedAt:i64 tail}, so the record in the
  * store is only the claim (16-byte key, time, a one-byte tail) and a release is one store step, not a
  * lookup and then a claim. A decision of one partition without a message id (the usual case) gets the
- * second form when it fits {@link #MAX_LENGTH}. Ids of the first form keep opening as they did.
+ * second form when it fits {@link #MAX_LENGTH}.
  *
  * <p><b>The third form</b> is the second for a decision the store kept <em>nothing</em> of (see
  * {@link dev.fcap.store.Idempotency}, "stored as nothing"): {@code expires claimKey 0xFC varint(len)

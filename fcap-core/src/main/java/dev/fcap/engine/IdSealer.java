@@ -21,17 +21,14 @@ import javax.crypto.spec.SecretKeySpec;
  * is all AES on two ciphers per thread that are initialised once: CBC for the MAC, ECB over counter
  * blocks for the key stream (a CTR cipher would need a new {@code init} per IV, which cost more than
  * the encryption), and the id's characters are written into a per-thread array: a seal allocates its
- * String only. The earlier seal ({@code 'd'}: HMAC-SHA256 for the IV, a CTR cipher initialised per
- * id) cost a fifth of a decision's CPU ({@code CpuHarness}); its ids are still opened, since one
- * handed out before an upgrade is released after it. That branch can go once every node seals
- * {@code 'e'} and the longest release horizon (7 days) has passed.
+ * String only. The letter versions the format: a later seal takes another letter, and an id of a
+ * letter this build does not know opens to nothing.
  */
 final class IdSealer {
   /** Bytes of the synthetic IV (the truncated MAC) in front of the cipher text. */
   static final int IV = 12;
   private static final int BLOCK = 16;
   private static final char SEAL = 'e';
-  private static final char HMAC_SEAL = 'd';
   private static final byte[] ALPHABET =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".getBytes(StandardCharsets.US_ASCII);
 
@@ -41,24 +38,18 @@ final class IdSealer {
   private final byte[] k1;
   private final byte[] k2;
   private final ThreadLocal<Work> work = ThreadLocal.withInitial(Work::new);
-  private final HmacSeal hmacSeal;
 
   /** The sealer of a deployment's 32-byte secret: every key is derived from it (HMAC-SHA256 of a label). */
   IdSealer(byte[] secret) {
-    this(HmacSeal.hmac(new SecretKeySpec(secret, "HmacSHA256")));
+    this(hmac(new SecretKeySpec(secret, "HmacSHA256")));
   }
 
   private IdSealer(Mac derive) {
-    this(Arrays.copyOf(derive.doFinal(ascii("siv/cmac")), BLOCK), Arrays.copyOf(derive.doFinal(ascii("siv/ctr")), BLOCK),
-        new HmacSeal(derive));
+    this(Arrays.copyOf(derive.doFinal(ascii("siv/cmac")), BLOCK), Arrays.copyOf(derive.doFinal(ascii("siv/ctr")), BLOCK));
   }
 
-  /** A sealer of these AES-128 keys, which opens no id of the earlier seal (RFC 4493's test vectors name the key). */
+  /** A sealer of these AES-128 keys (RFC 4493's test vectors name the key). */
   IdSealer(byte[] cmacKey, byte[] ctrKey) {
-    this(cmacKey, ctrKey, null);
-  }
-
-  private IdSealer(byte[] cmacKey, byte[] ctrKey, HmacSeal hmacSeal) {
     this.macKey = new SecretKeySpec(cmacKey, "AES");
     this.ctrKey = new SecretKeySpec(ctrKey, "AES");
     byte[] l = new byte[BLOCK];
@@ -69,7 +60,6 @@ final class IdSealer {
     }
     this.k1 = doubled(l);
     this.k2 = doubled(k1);
-    this.hmacSeal = hmacSeal;
   }
 
   /** This thread's scratch and ciphers: write a plain text into {@link Work#text}, then seal it. */
@@ -90,7 +80,7 @@ final class IdSealer {
 
   /** The plain text {@code id} seals, or null if it is not an id sealed with this key. */
   byte[] open(String id) {
-    if (id.length() < 2 || id.charAt(0) != SEAL && id.charAt(0) != HMAC_SEAL) {
+    if (id.length() < 2 || id.charAt(0) != SEAL) {
       return null;
     }
     byte[] raw;
@@ -102,7 +92,7 @@ final class IdSealer {
     if (raw.length <= IV) {
       return null;
     }
-    return id.charAt(0) == SEAL ? work().open(raw) : hmacSeal == null ? null : hmacSeal.open(raw);
+    return work().open(raw);
   }
 
   /** The whole AES-CMAC of {@code message} (16 bytes). */
@@ -235,38 +225,13 @@ final class IdSealer {
     }
   }
 
-  /** Ids of the earlier seal: HMAC-SHA256 for the IV (its first 12 bytes), AES-128-CTR; opened only. */
-  private static final class HmacSeal {
-    private final SecretKeySpec encKey;
-    private final ThreadLocal<Mac> macs;
-
-    HmacSeal(Mac derive) {
-      this.encKey = new SecretKeySpec(Arrays.copyOf(derive.doFinal(ascii("enc")), BLOCK), "AES");
-      SecretKeySpec macKey = new SecretKeySpec(derive.doFinal(ascii("mac")), "HmacSHA256");
-      this.macs = ThreadLocal.withInitial(() -> hmac(macKey));
-    }
-
-    byte[] open(byte[] raw) {
-      byte[] plain;
-      try {
-        Cipher c = Cipher.getInstance("AES/CTR/NoPadding");
-        c.init(Cipher.DECRYPT_MODE, encKey, new IvParameterSpec(Arrays.copyOf(Arrays.copyOf(raw, IV), BLOCK)));
-        plain = c.doFinal(raw, IV, raw.length - IV);
-      } catch (GeneralSecurityException e) {
-        throw new IllegalStateException(e);
-      }
-      byte[] expected = Arrays.copyOf(macs.get().doFinal(plain), IV);
-      return MessageDigest.isEqual(expected, Arrays.copyOf(raw, IV)) ? plain : null;
-    }
-
-    static Mac hmac(SecretKeySpec key) {
-      try {
-        Mac m = Mac.getInstance("HmacSHA256");
-        m.init(key);
-        return m;
-      } catch (GeneralSecurityException e) {
-        throw new IllegalStateException("HmacSHA256 is part of every Java runtime", e);
-      }
+  private static Mac hmac(SecretKeySpec key) {
+    try {
+      Mac m = Mac.getInstance("HmacSHA256");
+      m.init(key);
+      return m;
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("HmacSHA256 is part of every Java runtime", e);
     }
   }
 
