@@ -4,10 +4,10 @@ import dev.fcap.store.CounterRequest;
 import dev.fcap.store.CounterSpec;
 import dev.fcap.store.Idempotency;
 import dev.fcap.store.Operation;
-import dev.fcap.store.PartitionAnswer;
+import dev.fcap.store.internal.PartitionAnswer;
 import dev.fcap.store.PartitionResult;
-import dev.fcap.store.ReusableRequest;
-import dev.fcap.store.ReusableResult;
+import dev.fcap.store.internal.ReusableRequest;
+import dev.fcap.store.internal.ReusableResult;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 

@@ -6,11 +6,12 @@ import dev.fcap.model.Policy;
 import dev.fcap.model.ReleaseResult;
 import dev.fcap.store.Clock;
 import dev.fcap.store.Operation;
-import dev.fcap.store.PartitionAnswer;
+import dev.fcap.store.internal.PartitionAnswer;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
-import dev.fcap.store.ReusableRequest;
+import dev.fcap.store.internal.ReusableRequest;
 import dev.fcap.store.Store;
+import dev.fcap.store.internal.CallingThreadStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,7 +33,7 @@ import java.util.function.Predicate;
  * {@link DecisionAssembly} turns the answers into a {@link Decision}.
  *
  * <p><b>The fast path.</b> On a store that answers on the calling thread ({@link
- * Store#answersOnCallingThread}, the embedded store), a one-partition decision is built in the
+ * CallingThreadStore}, the embedded store), a one-partition decision is built in the
  * thread's buffers ({@link Scratch}) and answered into the thread's answer, so that the
  * {@link Decision} is all it allocates ({@link #answerHere}). Any other store gets requests of their
  * own, which it may keep until it answers.
@@ -49,8 +50,8 @@ public final class Engine implements AutoCloseable {
   private static final CompletableFuture<Boolean> ADMITTED = CompletableFuture.completedFuture(true);
   private static final CompletableFuture<Boolean> REFUSED = CompletableFuture.completedFuture(false);
   private final Store store;
-  /** {@link Store#answersOnCallingThread}, asked once. */
-  private final boolean storeAnswersHere;
+  /** The store when it answers on the calling thread ({@link CallingThreadStore}), else null. */
+  private final CallingThreadStore storeHere;
   /** How long admitted decisions stay releasable by decision id: -1 the policy's longest window, 0 never. */
   private final long releaseHorizonMs;
   private final CallerTime callerTime;
@@ -63,7 +64,7 @@ public final class Engine implements AutoCloseable {
 
   private Engine(Builder b) {
     this.store = b.store;
-    this.storeAnswersHere = store.answersOnCallingThread();
+    this.storeHere = store instanceof CallingThreadStore here && here.answersOnCallingThread() ? here : null;
     this.releaseHorizonMs = b.releaseHorizonMs;
     this.callerTime = new CallerTime(b.callerTime);
     this.ids = new DecisionIds(store);
@@ -148,7 +149,7 @@ public final class Engine implements AutoCloseable {
     PartitionRequest[] own;
     try {
       ReusableRequest[] built = scratch.requests(partitions);
-      if (partitions == 1 && storeAnswersHere) {
+      if (partitions == 1 && storeHere != null) {
         requests.fillUnreleasable(message, cp, plan, time, built, 1, scratch);
         CompletableFuture<Boolean> answered =
             answerHere(built[0], scratch, answers -> DecisionAssembly.report(cp, plan, answers, verdicts) ? ADMITTED : REFUSED);
@@ -307,7 +308,7 @@ public final class Engine implements AutoCloseable {
     Scratch scratch = Scratch.take();
     Prepared p;
     try {
-      p = requests.prepare(policies.get(message.tenant()), message, op, time, scratch, storeAnswersHere);
+      p = requests.prepare(policies.get(message.tenant()), message, op, time, scratch, storeHere != null);
       if (p.requests() == null) { // one partition, in the thread's buffers
         if (!p.waitsForIds(ids)) {
           Prepared prepared = p;
@@ -335,7 +336,7 @@ public final class Engine implements AutoCloseable {
   private <T> CompletableFuture<T> answerHere(ReusableRequest request, Scratch scratch,
       Function<PartitionAnswer[], CompletableFuture<T>> read) {
     try {
-      return store.applyInto(request, scratch.result) ? read.apply(scratch.answers) : null;
+      return storeHere.applyInto(request, scratch.result) ? read.apply(scratch.answers) : null;
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(new CompletionException(e)); // as apply's future
     }

@@ -2,7 +2,7 @@ package dev.fcap.engine;
 
 import dev.fcap.model.Algorithm;
 import dev.fcap.store.CounterRequest;
-import dev.fcap.store.ReusableRequest;
+import dev.fcap.store.internal.ReusableRequest;
 import dev.fcap.store.Varint;
 import java.util.ArrayList;
 import java.util.List;

@@ -6,7 +6,7 @@ import dev.fcap.store.Clock;
 import dev.fcap.store.Idempotency;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionRequest;
-import dev.fcap.store.ReusableRequest;
+import dev.fcap.store.internal.ReusableRequest;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 

@@ -1,8 +1,8 @@
 package dev.fcap.engine;
 
-import dev.fcap.store.PartitionAnswer;
-import dev.fcap.store.ReusableRequest;
-import dev.fcap.store.ReusableResult;
+import dev.fcap.store.internal.PartitionAnswer;
+import dev.fcap.store.internal.ReusableRequest;
+import dev.fcap.store.internal.ReusableResult;
 import java.util.Arrays;
 import java.util.function.IntFunction;
 

@@ -1,5 +1,7 @@
 package dev.fcap.store;
 
+import dev.fcap.store.internal.PartitionAnswer;
+
 /**
  * What a store answered for one {@link PartitionRequest}. The arrays hold one entry per check, in the
  * order of the request's counters and their checks.

@@ -25,32 +25,6 @@ public interface Store extends AutoCloseable {
   CompletableFuture<PartitionResult> apply(PartitionRequest request);
 
   /**
-   * {@link #apply} on the calling thread, for a store that can answer there (the embedded one): reads
-   * {@code request} (what {@link ReusableRequest#toRequest()} would be) and writes what
-   * {@code apply}'s future would complete with into {@code out}, both owned and reused by the caller,
-   * and returns true, so a decision allocates no request, result, arrays or future. The store keeps
-   * nothing of {@code request}: the caller may reuse its key arrays once this returns. Returns false, with
-   * nothing done, when this store cannot answer on the calling thread (over a network, behind a
-   * decorator, or waiting for a write's sync): the caller then calls {@link #apply}. The default
-   * returns false; a decorator that does not override it keeps every request on {@link #apply}.
-   *
-   * @throws StoreException where {@code apply}'s future would fail with it
-   */
-  default boolean applyInto(ReusableRequest request, ReusableResult out) {
-    return false;
-  }
-
-  /**
-   * Whether {@link #applyInto} answers on the calling thread: true only for a store that overrides it
-   * and can (the embedded one, unless it syncs every write). It depends on the store's kind and
-   * settings alone, so a caller asks once, and builds its requests where they will be read: in
-   * buffers it reuses for such a store, in arrays of their own for one that may keep them.
-   */
-  default boolean answersOnCallingThread() {
-    return false;
-  }
-
-  /**
    * Applies many requests; each is atomic on its own and completes on its own (one future per
    * request, in request order), so one refused or failed request never fails the others. Stores that
    * talk over a network pipeline them.

@@ -133,7 +133,8 @@ class RuleVerdictsProperties {
   }
 
   /** Holds every request, and a copy of its keys, until {@link #answerAll}. */
-  private static final class AnswersLater extends dev.fcap.engine.ForwardingStore {
+  private static final class AnswersLater extends dev.fcap.engine.ForwardingStore
+      implements dev.fcap.store.internal.CallingThreadStore {
     private final java.util.ArrayDeque<Object[]> held = new java.util.ArrayDeque<>();
 
     AnswersLater(dev.fcap.store.Store store) {
@@ -148,6 +149,12 @@ class RuleVerdictsProperties {
     @Override
     public boolean answersOnCallingThread() {
       return true;
+    }
+
+    @Override
+    public boolean applyInto(dev.fcap.store.internal.ReusableRequest request,
+        dev.fcap.store.internal.ReusableResult out) {
+      return false;
     }
 
     @Override

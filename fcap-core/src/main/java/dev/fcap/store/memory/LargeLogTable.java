@@ -4,7 +4,7 @@ import dev.fcap.algorithm.CounterStates;
 import dev.fcap.algorithm.LargeLog;
 import dev.fcap.model.Algorithm;
 import dev.fcap.store.CounterSpec;
-import dev.fcap.store.ReusableRequest;
+import dev.fcap.store.internal.ReusableRequest;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;

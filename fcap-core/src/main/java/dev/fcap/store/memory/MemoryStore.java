@@ -12,9 +12,9 @@ import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
 import dev.fcap.store.PartitionSnapshot;
-import dev.fcap.store.ReusableRequest;
-import dev.fcap.store.ReusableResult;
-import dev.fcap.store.Store;
+import dev.fcap.store.internal.CallingThreadStore;
+import dev.fcap.store.internal.ReusableRequest;
+import dev.fcap.store.internal.ReusableResult;
 import dev.fcap.store.StoreException;
 import dev.fcap.store.StoredCounter;
 import java.util.List;
@@ -70,7 +70,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * faster thread's time dropped counters the slower thread still needed, and over-admitted
  * ({@code MemoryStoreSweepTest}, {@code ReplayOracleTest} prove it no longer does).
  */
-public final class MemoryStore implements Store {
+public final class MemoryStore implements CallingThreadStore {
   /** See {@link Builder#clockStepGrace}. */
   static final long DEFAULT_CLOCK_STEP_GRACE_MS = 10_000;
   /** Per thread: {@link #applyNow(PartitionRequest, CompletableFuture[])} calls nothing that could apply again. */

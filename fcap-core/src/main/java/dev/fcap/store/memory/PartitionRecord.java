@@ -4,7 +4,7 @@ import dev.fcap.algorithm.CounterStates;
 import dev.fcap.algorithm.StepWrites;
 import dev.fcap.algorithm.PartitionStep;
 import dev.fcap.model.Algorithm;
-import dev.fcap.store.ReusableRequest;
+import dev.fcap.store.internal.ReusableRequest;
 import dev.fcap.store.StoredCounter;
 import dev.fcap.store.Varint;
 import java.util.ArrayList;

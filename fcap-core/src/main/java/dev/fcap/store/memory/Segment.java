@@ -30,7 +30,7 @@ final class Segment {
   /** A request's counter states while it is applied: reused under the segment's lock, so a request allocates no array for them. */
   private final dev.fcap.algorithm.CounterStates states = new dev.fcap.algorithm.CounterStates(4);
   /** The answer of a request applied through {@link dev.fcap.store.Store#apply}, copied out before the lock is let go. */
-  final dev.fcap.store.ReusableResult result = new dev.fcap.store.ReusableResult();
+  final dev.fcap.store.internal.ReusableResult result = new dev.fcap.store.internal.ReusableResult();
   /** What the step under this segment's lock leaves to write (overwritten by each step). */
   final dev.fcap.algorithm.StepWrites writes = new dev.fcap.algorithm.StepWrites();
   private int sweepCursor;

@@ -146,8 +146,8 @@ class PartitionRecordTest {
   }
 
   /** {@code counters} as the request form the record code reads. */
-  static dev.fcap.store.ReusableRequest request(byte[] partition, List<CounterRequest> counters) {
-    return new dev.fcap.store.ReusableRequest().set(
+  static dev.fcap.store.internal.ReusableRequest request(byte[] partition, List<CounterRequest> counters) {
+    return new dev.fcap.store.internal.ReusableRequest().set(
         dev.fcap.store.PartitionRequest.of(partition, dev.fcap.store.Operation.DECIDE, NOW, 1, counters));
   }
 

@@ -1,11 +1,16 @@
-package dev.fcap.store;
+package dev.fcap.store.internal;
 
+import dev.fcap.store.CounterRequest;
+import dev.fcap.store.CounterSpec;
+import dev.fcap.store.Idempotency;
+import dev.fcap.store.Operation;
+import dev.fcap.store.PartitionRequest;
 import java.util.Arrays;
 import java.util.List;
 
 /**
  * A {@link PartitionRequest} that its caller owns and refills, one request after another, for a store
- * that answers on the calling thread ({@link Store#applyInto}): a decision then builds no request
+ * that answers on the calling thread ({@link CallingThreadStore#applyInto}): a decision then builds no request
  * record, counter list or counter records, and its keys may live in buffers the caller reuses.
  *
  * <p><b>Ownership.</b> A store reads this request only while {@code applyInto} runs and keeps nothing

@@ -1,10 +1,11 @@
-package dev.fcap.store;
+package dev.fcap.store.internal;
 
+import dev.fcap.store.PartitionResult;
 import java.util.Arrays;
 
 /**
  * A {@link PartitionAnswer} that its caller owns and reuses: a store that answers on the calling
- * thread writes into it ({@link Store#applyInto}) instead of allocating a {@link PartitionResult},
+ * thread writes into it ({@link CallingThreadStore#applyInto}) instead of allocating a {@link PartitionResult},
  * its two arrays and a future per request. Not thread-safe; what it holds is valid until the next
  * {@link #reset}, so a caller must not keep it past reading it (copy with {@link #toResult()}).
  *
@@ -63,7 +64,7 @@ public final class ReusableResult implements PartitionAnswer {
     this.incarnation = incarnation;
   }
 
-  /** An immutable copy, as {@link Store#apply} answers. */
+  /** An immutable copy, as {@link dev.fcap.store.Store#apply} answers. */
   public PartitionResult toResult() {
     return new PartitionResult(time, allowed, Arrays.copyOf(used, checks), Arrays.copyOf(retryAt, checks), replayOf,
         false, incarnation);

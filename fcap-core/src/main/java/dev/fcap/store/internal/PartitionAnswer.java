@@ -1,12 +1,15 @@
-package dev.fcap.store;
+package dev.fcap.store.internal;
+
+import dev.fcap.store.PartitionRequest;
+import dev.fcap.store.PartitionResult;
 
 /**
  * What a store answered for one {@link PartitionRequest}, read check by check (checks in the order of
  * the request's counters and their checks): the immutable {@link PartitionResult} that
- * {@link Store#apply} completes with, or the {@link ReusableResult} a caller owns and a store that
- * answers on the calling thread writes into ({@link Store#applyInto}). The engine reads both alike.
+ * {@link dev.fcap.store.Store#apply} completes with, or the {@link ReusableResult} a caller owns and a store that
+ * answers on the calling thread writes into ({@link CallingThreadStore#applyInto}). The engine reads both alike.
  */
-public sealed interface PartitionAnswer permits PartitionResult, ReusableResult {
+public interface PartitionAnswer {
 
   /** The clock value the store decided at (epoch ms). */
   long time();
