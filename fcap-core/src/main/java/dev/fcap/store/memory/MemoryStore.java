@@ -118,7 +118,7 @@ public final class MemoryStore implements Store {
     this.segmentBudget = Math.max(1, b.maxBytes / n);
     this.seed = b.hashSeed;
     this.clockStepGraceMs = b.clockStepGraceMs;
-    this.journal = b.durability == null ? null : Journal.open(b.durability, segments, clock, this);
+    this.journal = b.durability == null ? null : Journal.open(b.durability, segments, clock, this, b.journalThreads);
     this.rememberedDecisions = new RememberedDecisions(this::hash, journal);
     if (journal != null) {
       for (Segment s : segments) {
@@ -560,6 +560,11 @@ public final class MemoryStore implements Store {
     }
   }
 
+  /** A durable store's journal (null: memory only), for tests that drive it. */
+  Journal journal() {
+    return journal;
+  }
+
   /** Writes and forces what is pending to disk (a durable store), then releases the state directory. */
   @Override
   public void close() {
@@ -752,6 +757,7 @@ public final class MemoryStore implements Store {
     private int segments = Math.max(16, Runtime.getRuntime().availableProcessors() * 16);
     private int hashSeed = new java.util.SplittableRandom().nextInt();
     private long clockStepGraceMs = DEFAULT_CLOCK_STEP_GRACE_MS;
+    private java.util.concurrent.ThreadFactory journalThreads = Thread::new;
 
     private Builder() {}
 
@@ -801,6 +807,12 @@ public final class MemoryStore implements Store {
      */
     public Builder durable(Durability durability) {
       this.durability = Objects.requireNonNull(durability, "durability");
+      return this;
+    }
+
+    /** Makes a durable store's journal threads; a test gives threads that run nothing and drives the journal. */
+    Builder journalThreads(java.util.concurrent.ThreadFactory threads) {
+      this.journalThreads = Objects.requireNonNull(threads, "threads");
       return this;
     }
 
