@@ -4,9 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.fcap.store.memory.MemoryStore;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -26,12 +28,9 @@ class FailurePolicyIT {
       "100ms", "failure.window", "300ms", "failure.categories", "{marketing: deny}");
 
   /** Polls (bounded, 20 s) until {@code condition} holds. */
-  static void await(String what, BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + 20_000_000_000L;
-    while (!condition.getAsBoolean()) {
-      assertThat(System.nanoTime()).as("waited 20 s for " + what).isLessThan(deadline);
-      Thread.sleep(20);
-    }
+  static void await(String what, BooleanSupplier condition) {
+    Awaitility.await(what).atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(20)).pollInSameThread()
+        .until(condition::getAsBoolean);
   }
 
   private static boolean degraded(TestServer.Reply r) {

@@ -5,8 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.fcap.store.redis.testing.RedisExtension;
 import dev.fcap.store.redis.testing.RedisServer;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -24,17 +27,16 @@ class RedisOutageIT {
       "100ms", "failure.window", "500ms", "failure.categories", "{marketing: deny}");
 
   /** Polls (bounded, 30 s) until a decision is degraded: the outage has been declared. */
-  private static void awaitOutage(Node node) throws InterruptedException {
-    boolean down = false;
-    for (int i = 0; i < 300 && !down; i++) {
-      Node.Reply r = node.decide("{\"recipient\": \"probe\", \"dryRun\": true}");
-      down = r.status() == 200 && r.degraded();
-      if (!down) {
-        assertThat(r.status()).as("before the outage: retry later").isIn(429, 503);
-        Thread.sleep(50);
-      }
-    }
-    assertThat(down).isTrue();
+  private static void awaitOutage(Node node) {
+    Awaitility.await("the outage").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
+        .pollInSameThread().until(() -> {
+          Node.Reply r = node.decide("{\"recipient\": \"probe\", \"dryRun\": true}");
+          boolean down = r.status() == 200 && r.degraded();
+          if (!down) {
+            assertThat(r.status()).as("before the outage: retry later").isIn(429, 503);
+          }
+          return down;
+        });
   }
 
   @Test
@@ -83,11 +85,9 @@ class RedisOutageIT {
       assertThat(keys(redis, "fc:*")).isNotEmpty();
       assertThat(node.get("/ready").status()).isEqualTo(200);
       // the restarted Redis lost everything (no persistence here): the node wrote its rules back
-      String rules = null;
-      for (int i = 0; i < 200 && rules == null; i++) {
-        Thread.sleep(50);
-        rules = (String) redis.call("GET", "{out:rules}");
-      }
+      String rules = Awaitility.await("the rules written back").atMost(Duration.ofSeconds(10))
+          .pollInterval(Duration.ofMillis(50)).pollInSameThread()
+          .until(() -> (String) redis.call("GET", "{out:rules}"), Objects::nonNull);
       assertThat(rules).contains("recipient-per-minute");
     }
   }
@@ -124,13 +124,9 @@ class RedisOutageIT {
   }
 
   /** Polls (bounded, 30 s) until a decision is no longer degraded. */
-  private static void awaitRecovery(Node node) throws InterruptedException {
-    boolean recovered = false;
-    for (int i = 0; i < 300 && !recovered; i++) {
-      Thread.sleep(100);
-      recovered = !node.decide("{\"recipient\": \"probe\", \"dryRun\": true}").degraded();
-    }
-    assertThat(recovered).isTrue();
+  private static void awaitRecovery(Node node) {
+    Awaitility.await("the recovery").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+        .pollInSameThread().until(() -> !node.decide("{\"recipient\": \"probe\", \"dryRun\": true}").degraded());
     assertThat(node.server.failover().down()).isFalse();
   }
 
