@@ -14,6 +14,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -145,11 +146,9 @@ class DurableServeIT {
       // kill mid-load, once twice as many admissions as there are recipients were acknowledged more
       // than an fsync interval ago: what the check below needs, whatever the machine's speed (a count
       // of all admissions was met within the first second on a fast machine, before any was durable)
-      long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
-      while (ackedBefore(acked, System.nanoTime() - Duration.ofMillis(FSYNC_MS + 100).toNanos()) < recipients * 2L
-          && System.nanoTime() < deadline) {
-        Thread.sleep(10); // polling the load's progress, bounded
-      }
+      Awaitility.await("admissions acknowledged an fsync interval ago").atMost(Duration.ofSeconds(15))
+          .pollInterval(Duration.ofMillis(10)).pollInSameThread().until(() -> ackedBefore(acked,
+              System.nanoTime() - Duration.ofMillis(FSYNC_MS + 100).toNanos()) >= recipients * 2L);
       killedAt = System.nanoTime();
       s.kill();
       stop.set(true);

@@ -13,8 +13,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * {@code fcap serve} as a real JVM process in a working directory, as an operator runs it: the
@@ -59,19 +62,26 @@ final class ServerProcess implements AutoCloseable {
     Path log = Files.createTempFile(workDir.getParent(), "serve", ".log");
     Process p = new ProcessBuilder(cmd).directory(workDir.toFile()).redirectErrorStream(true)
         .redirectOutput(log.toFile()).start();
-    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-    while (System.nanoTime() < deadline) {
-      Matcher m = LISTENING.matcher(Files.readString(log));
-      if (m.find()) {
-        return new ServerProcess(workDir, log, p, m.group(1));
-      }
-      if (!p.isAlive()) {
-        throw new IllegalStateException("fcap serve exited with " + p.exitValue() + ":\n" + Files.readString(log));
-      }
-      Thread.sleep(20); // polling the log for the start line, bounded by the deadline
+    try {
+      String url = Awaitility.await("the start line of fcap serve").atMost(Duration.ofSeconds(60))
+          .pollInterval(Duration.ofMillis(20)).pollInSameThread().until(() -> listening(p, log), Objects::nonNull);
+      return new ServerProcess(workDir, log, p, url);
+    } catch (ConditionTimeoutException e) {
+      p.destroyForcibly();
+      throw new IllegalStateException("fcap serve did not start within 60 s:\n" + Files.readString(log), e);
     }
-    p.destroyForcibly();
-    throw new IllegalStateException("fcap serve did not start within 60 s:\n" + Files.readString(log));
+  }
+
+  /** The address in the log's start line; null while there is none. */
+  private static String listening(Process p, Path log) throws IOException {
+    Matcher m = LISTENING.matcher(Files.readString(log));
+    if (m.find()) {
+      return m.group(1);
+    }
+    if (!p.isAlive()) {
+      throw new IllegalStateException("fcap serve exited with " + p.exitValue() + ":\n" + Files.readString(log));
+    }
+    return null;
   }
 
   String output() {

@@ -4,7 +4,7 @@ import dev.fcap.store.CounterRequest;
 import dev.fcap.store.CounterSpec;
 import dev.fcap.store.Idempotency;
 import dev.fcap.store.Operation;
-import dev.fcap.store.internal.PartitionAnswer;
+import dev.fcap.store.PartitionAnswer;
 import dev.fcap.store.PartitionResult;
 import dev.fcap.store.internal.ReusableRequest;
 import dev.fcap.store.internal.ReusableResult;

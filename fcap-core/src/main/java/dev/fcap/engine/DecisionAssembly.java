@@ -5,7 +5,7 @@ import dev.fcap.model.Rule;
 import dev.fcap.model.RuleOutcome;
 import dev.fcap.store.Clock;
 import dev.fcap.store.Operation;
-import dev.fcap.store.internal.PartitionAnswer;
+import dev.fcap.store.PartitionAnswer;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
 import java.nio.charset.StandardCharsets;

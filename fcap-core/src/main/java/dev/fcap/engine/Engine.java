@@ -6,7 +6,7 @@ import dev.fcap.model.Policy;
 import dev.fcap.model.ReleaseResult;
 import dev.fcap.store.Clock;
 import dev.fcap.store.Operation;
-import dev.fcap.store.internal.PartitionAnswer;
+import dev.fcap.store.PartitionAnswer;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
 import dev.fcap.store.internal.ReusableRequest;

@@ -1,6 +1,6 @@
 package dev.fcap.engine;
 
-import dev.fcap.store.internal.PartitionAnswer;
+import dev.fcap.store.PartitionAnswer;
 import dev.fcap.store.internal.ReusableRequest;
 import dev.fcap.store.internal.ReusableResult;
 import java.util.Arrays;

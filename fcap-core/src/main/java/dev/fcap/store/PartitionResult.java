@@ -1,6 +1,5 @@
 package dev.fcap.store;
 
-import dev.fcap.store.internal.PartitionAnswer;
 
 /**
  * What a store answered for one {@link PartitionRequest}. The arrays hold one entry per check, in the

@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.file.Files;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -148,9 +150,8 @@ class HttpApiIT {
         .contains("fcap_policy_version{tenant=\"default\"} 1.0").contains("fcap_store_partitions")
         .contains("fcap_audit_dropped_total").contains("fcap_store_up 1.0");
     // denials reach the audit file (asynchronously)
-    for (int i = 0; i < 100 && !Files.readString(s.dir.resolve("audit.jsonl")).contains("\"denied\""); i++) {
-      Thread.sleep(50);
-    }
+    Awaitility.await("a denial in the audit file").atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(50))
+        .pollInSameThread().until(() -> Files.readString(s.dir.resolve("audit.jsonl")).contains("\"denied\""));
     assertThat(Files.readString(s.dir.resolve("audit.jsonl"))).contains("\"type\":\"denied\"");
   }
 }

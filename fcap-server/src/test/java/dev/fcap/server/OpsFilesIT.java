@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -17,6 +18,7 @@ import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -52,12 +54,9 @@ class OpsFilesIT {
     down.mode = FlakyStore.Mode.DOWN;
     try (TestServer d = TestServer.start(null, Map.of(), down)) {
       // 503 store_unavailable until the outage is declared (failure.window), then the failure policy answers
-      long deadline = System.nanoTime() + 20_000_000_000L;
-      TestServer.Reply r;
-      while ((r = d.decide("{\"recipient\": \"r\"}")).status() != 200) {
-        assertThat(System.nanoTime()).as("the outage is declared within 20 s").isLessThan(deadline);
-        java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L); // poll interval, not a wait for time
-      }
+      TestServer.Reply r = Awaitility.await("the outage is declared").atMost(Duration.ofSeconds(20))
+          .pollInterval(Duration.ofMillis(20)).pollInSameThread()
+          .until(() -> d.decide("{\"recipient\": \"r\"}"), reply -> reply.status() == 200);
       assertThat(r.body().get("degraded").asBoolean()).isTrue();
       degraded = d.get("/metrics").raw().body();
     }
@@ -99,12 +98,9 @@ class OpsFilesIT {
           "fcap_rule_limit{mode=\"enforce\",rule=\"recipient-per-day\",tenant=\"default\"}")).isEqualTo(40.0);
       assertThat(sample(t.get("/metrics").raw().body(), "fcap_rules_reload_failures_total")).isZero();
       Files.writeString(t.dir.resolve("rules.yaml"), "policies: [{tenant: default, rules: [{id: x, limit: -1}]}]\n");
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-      double failures = 0;
-      while (failures == 0 && System.nanoTime() < deadline) {
-        failures = sample(t.get("/metrics").raw().body(), "fcap_rules_reload_failures_total");
-        Thread.onSpinWait();
-      }
+      double failures = Awaitility.await("the invalid edit is read").atMost(Duration.ofSeconds(10))
+          .pollInterval(Duration.ofMillis(20)).pollInSameThread()
+          .until(() -> sample(t.get("/metrics").raw().body(), "fcap_rules_reload_failures_total"), f -> f != 0);
       assertThat(failures).isEqualTo(1.0);
     }
   }

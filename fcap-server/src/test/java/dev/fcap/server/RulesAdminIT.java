@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.fcap.policy.PolicyParser;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -15,6 +16,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /** Rule administration over HTTP: validation, versions, persistence, hot reload, history, edits under load. */
@@ -107,22 +109,18 @@ class RulesAdminIT {
     try (TestServer s = TestServer.start(RULES, Map.of())) {
       Path file = s.dir.resolve("rules.yaml");
       Files.writeString(file, RULES.replace("limit: 3", "limit: 9"));
-      long version = 1;
-      for (int i = 0; i < 100 && version == 1; i++) {
-        Thread.sleep(50);
-        version = s.get("/v1/rules").body().get("version").asLong();
-      }
+      long version = Awaitility.await("the edit is reloaded").atMost(Duration.ofSeconds(5))
+          .pollInterval(Duration.ofMillis(50)).pollInSameThread()
+          .until(() -> s.get("/v1/rules").body().get("version").asLong(), v -> v != 1);
       assertThat(version).isEqualTo(2);
       assertThat(s.get("/v1/rules").body().get("rules").get(0).get("limit").asLong()).isEqualTo(9);
       assertThat(s.get("/v1/rules/history").body().get("changes").get(0).get("who").asText()).isEqualTo("file");
 
       // an invalid hand edit is refused, visibly (so this fails if the watcher never looked): the rules in force stay
       Files.writeString(file, RULES.replace("limit: 3", "limit: nine"));
-      JsonNode rules = s.get("/v1/rules").body();
-      for (long deadline = System.nanoTime() + 10_000_000_000L; !rules.has("rejectedEdit")
-          && System.nanoTime() < deadline; rules = s.get("/v1/rules").body()) {
-        Thread.sleep(50);
-      }
+      JsonNode rules = Awaitility.await("the invalid edit is refused").atMost(Duration.ofSeconds(10))
+          .pollInterval(Duration.ofMillis(50)).pollInSameThread()
+          .until(() -> s.get("/v1/rules").body(), r -> r.has("rejectedEdit"));
       assertThat(rules.path("rejectedEdit").path("errors").get(0).path("field").asText()).isEqualTo("limit");
       assertThat(rules.get("version").asLong()).isEqualTo(2);
       assertThat(rules.get("rules").get(0).get("limit").asLong()).isEqualTo(9);

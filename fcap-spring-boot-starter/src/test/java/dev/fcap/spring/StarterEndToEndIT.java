@@ -12,8 +12,10 @@ import dev.fcap.spring.demo.SmsApplication;
 import dev.fcap.spring.demo.SmsService;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Map;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.actuate.health.HealthIndicator;
@@ -66,10 +68,8 @@ class StarterEndToEndIT {
       assertThat(app.getBean(Fcap.class).mode()).isEqualTo("client");
       // a point-in-time probe with a 500 ms timeout: on a loaded machine one may miss, so poll (bounded)
       HealthIndicator health = app.getBean("fcapHealthIndicator", HealthIndicator.class);
-      long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
-      while (health.health().getStatus() != Status.UP && System.nanoTime() < deadline) {
-        Thread.sleep(100);
-      }
+      Awaitility.await("the health indicator is up").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+          .pollInSameThread().until(() -> health.health().getStatus() == Status.UP);
       assertThat(health.health().getStatus()).isEqualTo(Status.UP);
       assertThat(health.health().getDetails()).containsEntry("mode", "client").containsEntry("url", server.uri());
     }

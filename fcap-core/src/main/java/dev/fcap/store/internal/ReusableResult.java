@@ -1,5 +1,6 @@
 package dev.fcap.store.internal;
 
+import dev.fcap.store.PartitionAnswer;
 import dev.fcap.store.PartitionResult;
 import java.util.Arrays;
 

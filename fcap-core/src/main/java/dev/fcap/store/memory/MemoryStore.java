@@ -98,7 +98,7 @@ public final class MemoryStore implements CallingThreadStore {
     this.segments = new Segments(b.segments, b.hashSeed);
     this.budget = new SegmentBudget(Math.max(1, b.maxBytes / segments.all.length), this::sweepTime);
     this.clockStepGraceMs = b.clockStepGraceMs;
-    this.journal = b.durability == null ? null : Journal.open(b.durability, segments.all, clock, this);
+    this.journal = b.durability == null ? null : Journal.open(b.durability, segments.all, clock, this, b.journalThreads);
     this.rememberedDecisions = new RememberedDecisions(segments::hash, journal);
     if (journal != null) {
       for (Segment s : segments.all) {
@@ -393,6 +393,11 @@ public final class MemoryStore implements CallingThreadStore {
     }
   }
 
+  /** A durable store's journal (null: memory only), for tests that drive it. */
+  Journal journal() {
+    return journal;
+  }
+
   /** Writes and forces what is pending to disk (a durable store), then releases the state directory. */
   @Override
   public void close() {
@@ -474,6 +479,7 @@ public final class MemoryStore implements CallingThreadStore {
     private int segments = Math.max(16, Runtime.getRuntime().availableProcessors() * 16);
     private int hashSeed = new java.util.SplittableRandom().nextInt();
     private long clockStepGraceMs = DEFAULT_CLOCK_STEP_GRACE_MS;
+    private java.util.concurrent.ThreadFactory journalThreads = Thread::new;
 
     private Builder() {}
 
@@ -523,6 +529,12 @@ public final class MemoryStore implements CallingThreadStore {
      */
     public Builder durable(Durability durability) {
       this.durability = Objects.requireNonNull(durability, "durability");
+      return this;
+    }
+
+    /** Makes a durable store's journal threads; a test gives threads that run nothing and drives the journal. */
+    Builder journalThreads(java.util.concurrent.ThreadFactory threads) {
+      this.journalThreads = Objects.requireNonNull(threads, "threads");
       return this;
     }
 

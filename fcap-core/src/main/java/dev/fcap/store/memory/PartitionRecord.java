@@ -114,21 +114,6 @@ final class PartitionRecord {
     return len == key.length && Arrays.equals(record, at, at + len, key, 0, len);
   }
 
-  /**
-   * A record of layout 1 (written before the partition's time was kept) in this layout, with no
-   * time yet (the epoch, so nothing is clamped until the next write sets it).
-   */
-  static byte[] fromLayout1(byte[] old) {
-    int len = Varint.read(old, HEAD);
-    int at = HEAD + Varint.size(len) + len;
-    long back = Math.max(0, expiresMs(old, 0));
-    byte[] out = new byte[old.length + Varint.size(back)];
-    System.arraycopy(old, 0, out, 0, at);
-    int pos = Varint.write(out, at, back);
-    System.arraycopy(old, at, out, pos, old.length - at);
-    return out;
-  }
-
   /** Whether the record holds only its key and time, and perhaps its incarnation (nothing live is left). */
   static boolean isEmpty(byte[] record) {
     int at = skipKey(record);
@@ -469,50 +454,6 @@ final class PartitionRecord {
       at = next;
     }
     return record;
-  }
-
-  /**
-   * A record of layout 2 (or 1, converted) in layout 3: its remembered decisions end with a u16
-   * tail length ({@code PartitionStep.remember}), where layout 2 wrote a u8.
-   */
-  static byte[] fromLayout2(byte[] old) {
-    int from = skipKey(old);
-    int grow = 0;
-    for (int at = from; at < old.length; at = nextCounter(old, at)) {
-      int idLen = Varint.read(old, at);
-      int alg = at + Varint.size(idLen) + idLen;
-      if (old[alg] == MESSAGE) {
-        int stateLen = Varint.read(old, alg + 5);
-        grow += 1 + Varint.size(stateLen + 1) - Varint.size(stateLen);
-      }
-    }
-    if (grow == 0) {
-      return old;
-    }
-    byte[] out = new byte[old.length + grow];
-    System.arraycopy(old, 0, out, 0, from);
-    int pos = from;
-    for (int at = from; at < old.length; ) {
-      int next = nextCounter(old, at);
-      int idLen = Varint.read(old, at);
-      int alg = at + Varint.size(idLen) + idLen;
-      if (old[alg] == MESSAGE) {
-        int stateLen = Varint.read(old, alg + 5);
-        int state = alg + 5 + Varint.size(stateLen);
-        System.arraycopy(old, at, out, pos, alg + 5 - at);
-        pos += alg + 5 - at;
-        pos = Varint.write(out, pos, stateLen + 1);
-        System.arraycopy(old, state, out, pos, stateLen - 1);
-        pos += stateLen - 1;
-        out[pos++] = 0; // the tail length's high byte
-        out[pos++] = old[state + stateLen - 1];
-      } else {
-        System.arraycopy(old, at, out, pos, next - at);
-        pos += next - at;
-      }
-      at = next;
-    }
-    return out;
   }
 
   /** The live counters of a record, for inspection (remembered decisions are not counters). */

@@ -17,6 +17,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.ThreadFactory;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,8 +34,21 @@ class JournalTest {
 
   private final ManualClock clock = new ManualClock();
 
+  /** Journal threads that run nothing: the test drives the flushes and snapshots itself. */
+  private static final ThreadFactory DRIVEN_BY_THE_TEST = r -> new Thread(() -> { });
+
   private MemoryStore open(Durability d) {
     return MemoryStore.builder().clock(clock).segments(4).durable(d).build();
+  }
+
+  private MemoryStore openDriven(Durability d) {
+    return MemoryStore.builder().clock(clock).segments(4).durable(d).journalThreads(DRIVEN_BY_THE_TEST).build();
+  }
+
+  /** What the journal's two threads would do after {@link MemoryStore#requestSnapshot()}, done now. */
+  private static void snapshotNow(MemoryStore store) {
+    store.journal().flushNow(); // the flusher's cycle: journal N opens, snapshot N is asked for
+    store.journal().snapshotNow();
   }
 
   private static PartitionRequest decide(String partition) {
@@ -136,7 +150,7 @@ class JournalTest {
     Path journal = onlyJournal();
     long size = Files.size(journal);
     try (RandomAccessFile f = new RandomAccessFile(journal.toFile(), "rw")) {
-      long at = Journal.HEADER + (size - Journal.HEADER) / 2; // inside some entry in the middle
+      long at = JournalFormat.HEADER + (size - JournalFormat.HEADER) / 2; // inside some entry in the middle
       f.seek(at);
       int b = f.read();
       f.seek(at);
@@ -161,15 +175,12 @@ class JournalTest {
 
   @Test
   void aSnapshotSupersedesOlderJournalsAndKeepsEverything() throws Exception {
-    MemoryStore store = open(Durability.of(dir));
+    MemoryStore store = openDriven(Durability.of(dir));
     for (int i = 0; i < 200; i++) {
       store.applyNow(decide("r" + (i % 100)));
     }
     store.requestSnapshot();
-    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (snapshots().isEmpty() && System.nanoTime() < deadline) {
-      Thread.onSpinWait();
-    }
+    snapshotNow(store);
     assertThat(snapshots()).hasSize(1);
     // writes after the snapshot land in the newer journal
     for (int i = 0; i < 100; i++) {
@@ -236,24 +247,24 @@ class JournalTest {
 
   @Test
   void aLargeLogIsWrittenOncePerFlushNotOncePerDecision() throws IOException {
-    MemoryStore store = open(Durability.of(dir));
-    admitLarge(store, "channel", 4_000);
+    MemoryStore store = openDriven(Durability.of(dir));
+    for (int i = 0; i < 40; i++) {
+      admitLarge(store, "channel", 100);
+      store.journal().flushNow();
+    }
     store.close();
     // the log is 4 bytes an entry; written whole per decision the journal would hold n^2/2 * 4 = 32 MB;
-    // written per 50 ms flush it holds a few copies (a quarter of 32 MB is 500 flushes: 25 s)
+    // written once per flush (40 here, of at most 16 KB each) it holds 40 copies, under 1 MB
     assertThat(Files.size(onlyJournal())).isLessThan(4_000L * 4_000 * 4 / 2 / 4);
   }
 
   @Test
   void aLargeLogSurvivesASnapshotAndTheWritesAfterIt() throws Exception {
-    MemoryStore store = open(Durability.of(dir));
+    MemoryStore store = openDriven(Durability.of(dir));
     admitLarge(store, "channel", 2_000);
     admitLarge(store, "quiet", 1_200); // not touched after the snapshot: only the snapshot holds it
     store.requestSnapshot();
-    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (snapshots().isEmpty() && System.nanoTime() < deadline) {
-      Thread.onSpinWait();
-    }
+    snapshotNow(store);
     assertThat(snapshots()).hasSize(1);
     admitLarge(store, "channel", 500);
     store.close();
@@ -345,18 +356,36 @@ class JournalTest {
   }
 
   @Test
-  void filesOfThePreviousFormatAreStillRead() throws IOException {
+  void aFileOfAnotherVersionIsReportedAndNotRead() throws IOException {
     MemoryStore store = open(Durability.of(dir));
     store.applyNow(decide("old"));
     store.close();
-    Path journal = onlyJournal();
-    try (RandomAccessFile f = new RandomAccessFile(journal.toFile(), "rw")) {
+    try (RandomAccessFile f = new RandomAccessFile(onlyJournal().toFile(), "rw")) {
       f.seek(5);
-      f.writeByte(Journal.FILE_VERSION - 1); // format 1: the same framing without large-log entries
+      f.writeByte(JournalFormat.FILE_VERSION - 1);
     }
     MemoryStore again = open(Durability.of(dir));
-    assertThat(again.recoveryProblems()).isEmpty();
-    assertThat(room(again, "old")).isEqualTo(2);
+    assertThat(again.recoveryProblems()).singleElement().asString()
+        .contains("written in file format " + (JournalFormat.FILE_VERSION - 1))
+        .contains("this version reads file format " + JournalFormat.FILE_VERSION);
+    assertThat(room(again, "old")).isEqualTo(3);
+    again.close();
+  }
+
+  @Test
+  void recordsOfAnotherLayoutAreReportedAndNotRead() throws IOException {
+    MemoryStore store = open(Durability.of(dir));
+    store.applyNow(decide("old"));
+    store.close();
+    try (RandomAccessFile f = new RandomAccessFile(onlyJournal().toFile(), "rw")) {
+      f.seek(8);
+      f.writeInt(PartitionRecord.FORMAT - 1);
+    }
+    MemoryStore again = open(Durability.of(dir));
+    assertThat(again.recoveryProblems()).singleElement().asString()
+        .contains("holds records in layout " + (PartitionRecord.FORMAT - 1))
+        .contains("this version reads layout " + PartitionRecord.FORMAT);
+    assertThat(room(again, "old")).isEqualTo(3);
     again.close();
   }
 

@@ -40,23 +40,6 @@ class PartitionRecordTest {
     assertThat(PartitionRecord.keyEquals(r, "partition".getBytes())).isTrue();
   }
 
-  @Test
-  void aLayoutOneRecordReadsBackWithItsCountersAndNoTimeYet() {
-    byte[] r = record();
-    int keyEnd = 4 + 1 + "partition".length();
-    int backSize = Varint.size(Varint.readLong(r, keyEnd));
-    byte[] layout1 = new byte[r.length - backSize];
-    System.arraycopy(r, 0, layout1, 0, keyEnd);
-    System.arraycopy(r, keyEnd + backSize, layout1, keyEnd, r.length - keyEnd - backSize);
-    byte[] converted = PartitionRecord.fromLayout1(layout1);
-    assertThat(PartitionRecord.latest(converted)).as("no time yet: nothing is clamped").isZero();
-    assertThat(PartitionRecord.expiresAt(converted)).isEqualTo(PartitionRecord.expiresAt(r));
-    assertThat(PartitionRecord.live(converted, NOW)).hasSize(1);
-    assertThat(PartitionRecord.live(converted, NOW).get(0).state())
-        .isEqualTo(PartitionRecord.live(r, NOW).get(0).state());
-    assertThat(Arrays.equals(PartitionRecord.key(converted), "partition".getBytes())).isTrue();
-  }
-
   private static final Algorithm[] KINDS = {Algorithm.SLIDING_LOG, Algorithm.GCRA};
 
   /**

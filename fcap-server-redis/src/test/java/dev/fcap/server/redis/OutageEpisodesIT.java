@@ -6,12 +6,14 @@ import dev.fcap.store.redis.testing.RedisExtension;
 import dev.fcap.store.redis.testing.RedisServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -109,12 +111,9 @@ class OutageEpisodesIT {
     }
   }
 
-  static void await(String what, BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (!condition.getAsBoolean()) {
-      assertThat(System.nanoTime()).as("waited 60 s for " + what).isLessThan(deadline);
-      Thread.sleep(20);
-    }
+  static void await(String what, BooleanSupplier condition) {
+    Awaitility.await(what).atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20)).pollInSameThread()
+        .until(condition::getAsBoolean);
   }
 
   @Test

@@ -16,9 +16,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -84,18 +86,12 @@ class RedisRulesSourceIT {
    * Right after a change is handed on, the source may still refuse an edit for a moment (it moves its
    * base only once the node has applied the change); a client rereads and retries, as on a 409.
    */
-  private static void saveRetryingOnConflict(RulesSource source, List<Policy> policies) throws Exception {
-    for (int i = 0; ; i++) {
-      try {
-        source.save(policies);
-        return;
-      } catch (RulesConflictException e) {
-        if (i == 20) {
-          throw e;
-        }
-        Thread.sleep(50);
-      }
-    }
+  private static void saveRetryingOnConflict(RulesSource source, List<Policy> policies) {
+    Awaitility.await("a save without a conflict").atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(50))
+        .pollInSameThread().ignoreException(RulesConflictException.class).until(() -> {
+          source.save(policies);
+          return true;
+        });
   }
 
   @Test
@@ -140,11 +136,9 @@ class RedisRulesSourceIT {
 
       // Redis lost the key (a restart without persistence): the rules in force are written back
       redis.sync().del("{hand:rules}");
-      String restored = null;
-      for (int i = 0; i < 200 && restored == null; i++) {
-        Thread.sleep(50);
-        restored = redis.sync().get("{hand:rules}");
-      }
+      String restored = Awaitility.await("the rules written back").atMost(Duration.ofSeconds(10))
+          .pollInterval(Duration.ofMillis(50)).pollInSameThread()
+          .until(() -> redis.sync().get("{hand:rules}"), Objects::nonNull);
       assertThat(restored).isNotNull();
       assertThat(PolicyParser.parse(restored).get(0).rule("per-minute").orElseThrow().limit()).isEqualTo(4);
       assertThat(changes).isEmpty();

@@ -8,9 +8,11 @@ import dev.fcap.policy.PolicyParser;
 import dev.fcap.store.redis.testing.RedisExtension;
 import io.lettuce.core.Range;
 import io.lettuce.core.StreamMessage;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -99,22 +101,21 @@ abstract class SeedScenarioOnRedis {
   }
 
   /** The stream's {@code denied} entries, once there are at least {@code n} (polled for up to 10 s). */
-  static List<StreamMessage<String, String>> awaitDenials(RedisEndpoint.Link redis, String stream, int n)
-      throws InterruptedException {
-    List<StreamMessage<String, String>> denied = new ArrayList<>();
-    for (int i = 0; i < 200; i++) {
-      denied.clear();
-      for (StreamMessage<String, String> m : redis.sync().xrange(stream, Range.create("-", "+"))) {
-        if ("denied".equals(m.getBody().get("type"))) {
-          denied.add(m);
-        }
-      }
-      if (denied.size() >= n) {
-        break;
-      }
-      Thread.sleep(50);
-    }
+  static List<StreamMessage<String, String>> awaitDenials(RedisEndpoint.Link redis, String stream, int n) {
+    List<StreamMessage<String, String>> denied = Awaitility.await(n + " denials in " + stream)
+        .atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50)).pollInSameThread()
+        .until(() -> denials(redis, stream), d -> d.size() >= n);
     assertThat(denied).hasSizeGreaterThanOrEqualTo(n);
+    return denied;
+  }
+
+  private static List<StreamMessage<String, String>> denials(RedisEndpoint.Link redis, String stream) {
+    List<StreamMessage<String, String>> denied = new ArrayList<>();
+    for (StreamMessage<String, String> m : redis.sync().xrange(stream, Range.create("-", "+"))) {
+      if ("denied".equals(m.getBody().get("type"))) {
+        denied.add(m);
+      }
+    }
     return denied;
   }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.fcap.store.redis.testing.RedisExtension;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -11,6 +12,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -138,17 +140,10 @@ class TwoNodesIT {
       long version = edited.body().get("version").asLong();
       assertThat(version).isEqualTo(before + 1);
 
-      // B polls Redis every 250 ms; wait (bounded) until it has the edit, and say how long it took
-      long start = System.nanoTime();
-      JsonNode onB = null;
-      for (int i = 0; i < 100; i++) {
-        onB = b.get("/v1/rules").body();
-        if (onB.get("version").asLong() == version) {
-          break;
-        }
-        Thread.sleep(20);
-      }
-      System.out.printf("edit on node A live on node B after %d ms%n", (System.nanoTime() - start) / 1_000_000);
+      // B polls Redis every 250 ms; wait (bounded) until it has the edit
+      JsonNode onB = Awaitility.await("the edit on node B").atMost(Duration.ofSeconds(5))
+          .pollInterval(Duration.ofMillis(20)).pollInSameThread()
+          .until(() -> b.get("/v1/rules").body(), rules -> rules.get("version").asLong() == version);
       assertThat(onB.get("version").asLong()).isEqualTo(version);
       assertThat(onB.get("rules").get(0).get("limit").asLong()).isEqualTo(3);
 
@@ -162,18 +157,16 @@ class TwoNodesIT {
       assertThat(fourth.get("policyVersion").asLong()).isEqualTo(version);
 
       // an edit on B goes the other way; If-Match with the version both now share
-      Node.Reply back = null;
-      for (int i = 0; i < 20 && (back == null || back.status() == 409); i++) {
-        // 409 rules_changed only in the moment between B picking up the edit and moving its base
-        back = b.send("PUT", "/v1/rules/recipient-per-minute",
-            "{\"limit\": 4, \"window\": \"1m\", \"key\": [\"recipient\"]}", Map.of("If-Match", "\"" + version + "\""));
-        Thread.sleep(back.status() == 409 ? 50 : 0);
-      }
+      // 409 rules_changed only in the moment between B picking up the edit and moving its base
+      Node.Reply back = Awaitility.await("the edit on node B without a conflict").atMost(Duration.ofSeconds(5))
+          .pollInterval(Duration.ofMillis(50)).pollInSameThread()
+          .until(() -> b.send("PUT", "/v1/rules/recipient-per-minute",
+              "{\"limit\": 4, \"window\": \"1m\", \"key\": [\"recipient\"]}", Map.of("If-Match", "\"" + version + "\"")),
+              reply -> reply.status() != 409);
       assertThat(back.status()).isEqualTo(200);
       long next = back.body().get("version").asLong();
-      for (int i = 0; i < 100 && a.get("/v1/rules").body().get("version").asLong() != next; i++) {
-        Thread.sleep(20);
-      }
+      Awaitility.await("the edit on node A").atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(20))
+          .pollInSameThread().until(() -> a.get("/v1/rules").body().get("version").asLong() == next);
       assertThat(a.get("/v1/rules").body().get("rules").get(0).get("limit").asLong()).isEqualTo(4);
     }
   }

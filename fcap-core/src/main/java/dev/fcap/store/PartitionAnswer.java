@@ -1,13 +1,10 @@
-package dev.fcap.store.internal;
-
-import dev.fcap.store.PartitionRequest;
-import dev.fcap.store.PartitionResult;
+package dev.fcap.store;
 
 /**
  * What a store answered for one {@link PartitionRequest}, read check by check (checks in the order of
  * the request's counters and their checks): the immutable {@link PartitionResult} that
- * {@link dev.fcap.store.Store#apply} completes with, or the {@link ReusableResult} a caller owns and a store that
- * answers on the calling thread writes into ({@link CallingThreadStore#applyInto}). The engine reads both alike.
+ * {@link Store#apply} completes with, or the {@link dev.fcap.store.internal.ReusableResult} a caller owns and a store that
+ * answers on the calling thread writes into ({@link dev.fcap.store.internal.CallingThreadStore#applyInto}). The engine reads both alike.
  */
 public interface PartitionAnswer {
 
