@@ -1,6 +1,7 @@
 package dev.fcap.server.failure;
 
 import dev.fcap.store.Clock;
+import dev.fcap.store.ForwardingStore;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
@@ -11,7 +12,6 @@ import dev.fcap.store.StoreException.Reason;
 import dev.fcap.store.memory.MemoryStore;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -74,10 +74,9 @@ import org.slf4j.LoggerFactory;
  * <p>Tested as a trace on a manual clock and scheduler ({@code FailoverStoreTest}), and against real
  * Redis processes stopped, paused and killed ({@code RedisOutageIT}).
  */
-public final class FailoverStore implements Store {
+public final class FailoverStore extends ForwardingStore {
   private static final Logger LOG = LoggerFactory.getLogger(FailoverStore.class);
 
-  private final Store delegate;
   private final FailurePolicy policy;
   private final Health health;
   private final Deadlines deadlines;
@@ -94,7 +93,7 @@ public final class FailoverStore implements Store {
   }
 
   FailoverStore(Store delegate, FailurePolicy policy, Clock clock, Scheduler scheduler, Executor delivery) {
-    this.delegate = delegate;
+    super(delegate);
     this.policy = policy;
     this.health = new Health(delegate, policy, clock, scheduler, this::recover);
     this.deadlines = new Deadlines(delegate, scheduler, delivery, policy.timeout().toMillis(), health);
@@ -113,15 +112,6 @@ public final class FailoverStore implements Store {
   /** {@link #newDecorator(FailurePolicy, Clock, Scheduler, Executor)} handing answers on in place (tests). */
   public static Function<Store, FailoverStore> newDecorator(FailurePolicy policy, Clock clock, Scheduler scheduler) {
     return newDecorator(policy, clock, scheduler, Runnable::run);
-  }
-
-  public Store delegate() {
-    return delegate;
-  }
-
-  @Override
-  public <T> Optional<T> as(Class<T> type) {
-    return type.isInstance(this) ? Optional.of(type.cast(this)) : delegate.as(type);
   }
 
   /** True during an outage: requests are answered by the failure policy. */
@@ -150,7 +140,7 @@ public final class FailoverStore implements Store {
       return CompletableFuture.completedFuture(false);
     }
     CompletableFuture<PartitionSnapshot> read = new CompletableFuture<>();
-    deadlines.settleWithin(List.of(delegate.read(Health.PROBE_PARTITION)), List.of(read), (i, r) -> {});
+    deadlines.settleWithin(List.of(delegate().read(Health.PROBE_PARTITION)), List.of(read), (i, r) -> {});
     return read.handle((r, error) -> error == null);
   }
 
@@ -177,7 +167,7 @@ public final class FailoverStore implements Store {
       return outage.read(partition);
     }
     CompletableFuture<PartitionSnapshot> out = new CompletableFuture<>();
-    deadlines.settleWithin(List.of(Deadlines.call(() -> delegate.read(partition))), List.of(out), (i, r) -> {});
+    deadlines.settleWithin(List.of(Deadlines.call(() -> delegate().read(partition))), List.of(out), (i, r) -> {});
     return out;
   }
 
@@ -188,13 +178,34 @@ public final class FailoverStore implements Store {
       return CompletableFuture.failedFuture(new Down("the store is down; an erasure must reach it: try again later"));
     }
     CompletableFuture<Boolean> out = new CompletableFuture<>();
-    deadlines.settleWithin(List.of(Deadlines.call(() -> delegate.delete(partition))), List.of(out), (i, r) -> {});
+    deadlines.settleWithin(List.of(Deadlines.call(() -> delegate().delete(partition))), List.of(out), (i, r) -> {});
     return out;
   }
 
+  /**
+   * A hint for the store that decides now: the store while up, the outage store during an outage.
+   */
   @Override
-  public long now() {
-    return delegate.now();
+  public void prefetch(byte[][] partitions, int n) {
+    if (health.outage() != null) {
+      outage.local().prefetch(partitions, n);
+    } else {
+      super.prefetch(partitions, n);
+    }
+  }
+
+  /**
+   * Passes the promise to the outage store always (it holds for every request it decides), and to the
+   * store only while up: during an outage the write-back may still send steps from before a floor
+   * raised then, at their own times, so the store hears of such a floor from the next one raised
+   * after the outage.
+   */
+  @Override
+  public void advanceCallerTimeFloor(long time) {
+    outage.local().advanceCallerTimeFloor(time);
+    if (health.outage() == null) {
+      super.advanceCallerTimeFloor(time);
+    }
   }
 
   @Override
@@ -204,7 +215,7 @@ public final class FailoverStore implements Store {
       LOG.warn("closing during an outage: {} locally admitted decisions were not written back to the store",
           o.journal().size());
     }
-    delegate.close();
+    super.close();
   }
 
   // --- calls with a deadline ---------------------------------------------------------------------
@@ -248,7 +259,7 @@ public final class FailoverStore implements Store {
   private void undoLate(PartitionRequest request, PartitionResult result) {
     if (request.operation() == Operation.DECIDE && result.allowed()) {
       lateReleases.increment();
-      Deadlines.call(() -> delegate.apply(request.asRelease(result.time()))).whenComplete((r, e) -> {
+      Deadlines.call(() -> delegate().apply(request.asRelease(result.time()))).whenComplete((r, e) -> {
         if (e != null) {
           LOG.warn("could not release a late admission (it stays counted: refuses too much, never too little): {}",
               e.toString());
