@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * outage, and the outage itself, as one immutable {@link State} replaced by CAS.
  */
 final class Health {
-  private static final Logger LOG = LoggerFactory.getLogger(FailoverStore.class);
+  private static final Logger LOG = LoggerFactory.getLogger(FailoverStore.class); // the decorator's log, one name
   static final byte[] PROBE_PARTITION = {'f', 'c', 'a', 'p', ':', 'p', 'r', 'o', 'b', 'e'};
   private static final long NONE = Long.MIN_VALUE;
 

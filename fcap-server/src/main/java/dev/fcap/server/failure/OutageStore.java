@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * admitted and released into the store, at their own times, before decisions go back to the store.
  */
 final class OutageStore {
-  private static final Logger LOG = LoggerFactory.getLogger(FailoverStore.class);
+  private static final Logger LOG = LoggerFactory.getLogger(FailoverStore.class); // the decorator's log, one name
 
   private final FailurePolicy policy;
   private final Clock clock;
