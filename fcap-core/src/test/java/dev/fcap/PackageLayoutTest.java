@@ -32,6 +32,7 @@ class PackageLayoutTest {
   void eachPackageImportsOnlyThePackagesBelowIt() {
     layeredArchitecture().consideringOnlyDependenciesInLayers()
         .layer("model").definedBy("dev.fcap.model..")
+        .layer("uri").definedBy("dev.fcap.uri..")
         .layer("policy").definedBy("dev.fcap.policy..")
         .layer("store SPI").definedBy("dev.fcap.store")
         .layer("store internal").definedBy("dev.fcap.store.internal..")
@@ -39,6 +40,7 @@ class PackageLayoutTest {
         .layer("memory store").definedBy("dev.fcap.store.memory..")
         .layer("engine").definedBy("dev.fcap.engine..")
         .whereLayer("model").mayNotAccessAnyLayer()
+        .whereLayer("uri").mayNotAccessAnyLayer()
         .whereLayer("policy").mayOnlyAccessLayers("model")
         .whereLayer("store SPI").mayOnlyAccessLayers("model")
         .whereLayer("store internal").mayOnlyAccessLayers("model", "store SPI")
@@ -51,7 +53,7 @@ class PackageLayoutTest {
   @Test
   void everyClassIsInALayer() {
     classes().should()
-        .resideInAnyPackage("dev.fcap.model..", "dev.fcap.policy..", "dev.fcap.store", "dev.fcap.store.internal..", "dev.fcap.algorithm..",
+        .resideInAnyPackage("dev.fcap.model..", "dev.fcap.uri..", "dev.fcap.policy..", "dev.fcap.store", "dev.fcap.store.internal..", "dev.fcap.algorithm..",
             "dev.fcap.store.memory..", "dev.fcap.engine..")
         .because("a new package gets its place in the layers above")
         .check(CORE);

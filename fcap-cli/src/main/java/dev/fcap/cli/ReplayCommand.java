@@ -82,8 +82,8 @@ final class ReplayCommand implements Callable<Integer> {
     try {
       store = openStore(clock);
     } catch (IllegalArgumentException | StoreException | ConfigLoader.ConfigException e) {
-      return fail("cannot use --store " + dev.fcap.store.Redaction.uri(storeUri) + ": "
-          + dev.fcap.store.Redaction.scrub(e.getMessage(), storeUri));
+      return fail("cannot use --store " + dev.fcap.uri.Redaction.uri(storeUri) + ": "
+          + dev.fcap.uri.Redaction.scrub(e.getMessage(), storeUri));
     }
     try (Engine engine = Engine.builder(store).clock(clock).callerTime(true).releaseHorizon(java.time.Duration.ZERO)
         .policies(policies).build()) {

@@ -21,23 +21,26 @@ import java.util.Map;
  * LF, CRLF or CR; a leading byte-order mark skipped); this class turns records into rows. A bad row
  * stops the replay with its line number (the line its record starts on). Streams: memory does not
  * grow with the log.
+ *
+ * <p>Public, with the parts of it that take other CSV parsers, only for the parser benchmark of
+ * fcap-bench ({@code dev.fcap.bench.cli}): it is no API of fcap.
  */
-final class SendLog implements AutoCloseable {
+public final class SendLog implements AutoCloseable {
   private static final List<String> KNOWN =
       List.of("timestamp", "recipient", "tenant", "channel", "sender", "category", "content", "contentKey", "cost",
           "messageId");
 
   /** A row that cannot be replayed; the message names the line and the reason. */
-  static final class BadRowException extends RuntimeException {
+  public static final class BadRowException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    BadRowException(long line, String reason) {
+    public BadRowException(long line, String reason) {
       super("line " + line + ": " + reason);
     }
   }
 
   /** One row: when, and what was sent. */
-  record Row(long line, long time, Message message) {}
+  public record Row(long line, long time, Message message) {}
 
   private final CsvRecords in;
   private final int timestamp;
@@ -54,7 +57,7 @@ final class SendLog implements AutoCloseable {
   }
 
   /** A send log read by {@code records} (the parser benchmark compares CSV libraries here). */
-  SendLog(CsvRecords records) throws IOException {
+  public SendLog(CsvRecords records) throws IOException {
     this.in = records;
     if (!readRecord()) {
       throw new BadRowException(1, "the log is empty; expected a header such as timestamp,recipient,content");
@@ -84,7 +87,7 @@ final class SendLog implements AutoCloseable {
   }
 
   /** The next row, or null at the end of the log. */
-  Row next() throws IOException {
+  public Row next() throws IOException {
     do {
       if (!readRecord()) {
         return null;

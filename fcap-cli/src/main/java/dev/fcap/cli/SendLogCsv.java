@@ -21,10 +21,12 @@ import java.util.List;
  * <p>How it is fast: the record being read is kept whole in one buffer (refilled and compacted
  * when a record crosses its end, grown up to the record limit), and an unquoted field becomes one
  * {@code String} copied straight from it: no line {@code String}, no per-character appends.
+ *
+ * <p>Public only for the parser benchmark of fcap-bench, which measures it: it is no API of fcap.
  */
-final class SendLogCsv implements CsvRecords {
+public final class SendLogCsv implements CsvRecords {
   /** The longest record read (characters, its line breaks included): 1 Mi. */
-  static final int MAX_RECORD_CHARS = 1 << 20;
+  public static final int MAX_RECORD_CHARS = 1 << 20;
   private static final char BOM = '\uFEFF';
 
   private final Reader in;
@@ -39,7 +41,7 @@ final class SendLogCsv implements CsvRecords {
   private final ArrayList<String> fields = new ArrayList<>();
   private final StringBuilder quoted = new StringBuilder();
 
-  SendLogCsv(Reader in) {
+  public SendLogCsv(Reader in) {
     this.in = in;
   }
 

@@ -54,14 +54,14 @@ final class ServeCommand implements Callable<Integer> {
       cfg = ConfigLoader.load(file, env, overrides);
       server = FcapServer.start(cfg);
     } catch (ConfigLoader.ConfigException e) {
-      err.println("fcap serve: configuration error: " + dev.fcap.store.Redaction.uri(e.getMessage()));
+      err.println("fcap serve: configuration error: " + dev.fcap.uri.Redaction.uri(e.getMessage()));
       return 2;
     } catch (dev.fcap.policy.PolicyException e) {
       err.println("fcap serve: the rules are invalid, fix them and start again:");
       e.errors().forEach(error -> err.println("  " + error));
       return 2;
     } catch (RuntimeException e) {
-      err.println("fcap serve: cannot start: " + dev.fcap.store.Redaction.uri(e.getMessage()));
+      err.println("fcap serve: cannot start: " + dev.fcap.uri.Redaction.uri(e.getMessage()));
       return 1;
     }
     CountDownLatch stopped = new CountDownLatch(1);

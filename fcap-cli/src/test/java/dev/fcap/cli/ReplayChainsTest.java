@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.fcap.engine.Engine;
 import dev.fcap.model.Policy;
 import dev.fcap.policy.PolicyParser;
+import dev.fcap.store.ForwardingStore;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
-import dev.fcap.store.PartitionSnapshot;
 import dev.fcap.store.Store;
 import dev.fcap.store.memory.MemoryStore;
 import java.io.IOException;
@@ -74,13 +74,12 @@ class ReplayChainsTest {
   }
 
   /** Applies each request after 0-2 ms on one of several threads: those in flight together run in any order. */
-  private static final class AnyOrder implements Store {
-    private final Store delegate;
+  private static final class AnyOrder extends ForwardingStore {
     private final ScheduledExecutorService later;
     private final SplittableRandom random = new SplittableRandom(7);
 
     AnyOrder(Store delegate, ScheduledExecutorService later) {
-      this.delegate = delegate;
+      super(delegate);
       this.later = later;
     }
 
@@ -91,7 +90,7 @@ class ReplayChainsTest {
         delay = random.nextLong(2_000);
       }
       CompletableFuture<PartitionResult> answer = new CompletableFuture<>();
-      later.schedule(() -> delegate.apply(request).whenComplete((r, e) -> {
+      later.schedule(() -> delegate().apply(request).whenComplete((r, e) -> {
         if (e != null) {
           answer.completeExceptionally(e);
         } else {
@@ -99,31 +98,6 @@ class ReplayChainsTest {
         }
       }), delay, TimeUnit.MICROSECONDS);
       return answer;
-    }
-
-    @Override
-    public CompletableFuture<PartitionSnapshot> read(byte[] partition) {
-      return delegate.read(partition);
-    }
-
-    @Override
-    public CompletableFuture<Boolean> delete(byte[] partition) {
-      return delegate.delete(partition);
-    }
-
-    @Override
-    public void advanceCallerTimeFloor(long time) {
-      delegate.advanceCallerTimeFloor(time);
-    }
-
-    @Override
-    public long now() {
-      return delegate.now();
-    }
-
-    @Override
-    public void close() {
-      delegate.close();
     }
   }
 }

@@ -15,7 +15,8 @@ import java.util.function.Function;
  * <p>Implementations: {@code MemoryStore} (embedded) and {@code RedisStore} (module fcap-redis).
  * Both must pass the store test kit ({@code StoreContract} in fcap-core's test jar).
  *
- * <p><b>Decorators</b> (metrics, failover) wrap a store and are stores themselves; build the chain
+ * <p><b>Decorators</b> (metrics, failover) wrap a store and are stores themselves; each extends
+ * {@link ForwardingStore}, so that it passes on every method it does not override. Build the chain
  * inside out with {@link #decorate}, the last decorator outermost, and find a layer with {@link #as}:
  * {@code redis.decorate(FailoverStore.newDecorator(...)).decorate(MeteredStore.newDecorator(...))}.
  */

@@ -6,6 +6,7 @@ import dev.fcap.model.Dimension;
 import dev.fcap.model.Message;
 import dev.fcap.model.Policy;
 import dev.fcap.model.Rule;
+import dev.fcap.store.ForwardingStore;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
 import dev.fcap.store.Store;
@@ -43,13 +44,13 @@ class EnginePrefetchTest {
       for (int k = 0; k < n; k++) {
         hinted.add(partitions[k] == null ? null : partitions[k].clone());
       }
-      store.prefetch(partitions, n);
+      super.prefetch(partitions, n);
     }
 
     @Override
     public CompletableFuture<PartitionResult> apply(PartitionRequest request) {
       applied.add(request.partition().clone());
-      return store.apply(request);
+      return super.apply(request);
     }
   }
 

@@ -9,6 +9,7 @@ import dev.fcap.model.Message;
 import dev.fcap.model.Policy;
 import dev.fcap.model.ReleaseResult;
 import dev.fcap.model.Rule;
+import dev.fcap.store.ForwardingStore;
 import dev.fcap.store.ManualClock;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionRequest;
@@ -44,12 +45,12 @@ class ReleaseRetryTest {
     public CompletableFuture<PartitionResult> apply(PartitionRequest request) {
       if (request.operation() == Operation.RELEASE && failNext) {
         failNext = false;
-        CompletableFuture<PartitionResult> call = applied ? store.apply(request) : CompletableFuture.completedFuture(null);
+        CompletableFuture<PartitionResult> call = applied ? super.apply(request) : CompletableFuture.completedFuture(null);
         return call.thenCompose(ignored -> CompletableFuture.failedFuture(applied
             ? new StoreException(StoreException.Reason.TIMEOUT, "answered too late")
             : new StoreException(StoreException.Reason.FULL, "busy")));
       }
-      return store.apply(request);
+      return super.apply(request);
     }
   }
 

@@ -8,6 +8,7 @@ import dev.fcap.model.Message;
 import dev.fcap.model.Policy;
 import dev.fcap.model.ReleaseResult;
 import dev.fcap.model.Rule;
+import dev.fcap.store.ForwardingStore;
 import dev.fcap.store.ManualClock;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionRequest;
@@ -42,7 +43,7 @@ class SealedReleaseTest {
     @Override
     public CompletableFuture<PartitionResult> apply(PartitionRequest request) {
       operations.add(request.operation());
-      return store.apply(request);
+      return super.apply(request);
     }
   }
 

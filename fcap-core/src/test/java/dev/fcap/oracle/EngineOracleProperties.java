@@ -3,7 +3,7 @@ package dev.fcap.oracle;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fcap.engine.Engine;
-import dev.fcap.engine.ForwardingStore;
+import dev.fcap.store.ForwardingStore;
 import dev.fcap.store.ManualClock;
 import dev.fcap.store.Store;
 import dev.fcap.store.memory.MemoryStore;
@@ -30,7 +30,7 @@ class EngineOracleProperties {
 
   @Property(tries = 15)
   void engineOnMemoryStoreThroughItsFuturesAgreesWithTheOracle(@ForAll long seed) {
-    check(seed, Traffic.Options.ALL, ForwardingStore::new);
+    check(seed, Traffic.Options.ALL, store -> new ForwardingStore(store) {});
   }
 
   private static void check(long seed, Traffic.Options options, UnaryOperator<Store> path) {

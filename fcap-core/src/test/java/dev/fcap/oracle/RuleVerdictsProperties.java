@@ -133,7 +133,7 @@ class RuleVerdictsProperties {
   }
 
   /** Holds every request, and a copy of its keys, until {@link #answerAll}. */
-  private static final class AnswersLater extends dev.fcap.engine.ForwardingStore
+  private static final class AnswersLater extends dev.fcap.store.ForwardingStore
       implements dev.fcap.store.internal.CallingThreadStore {
     private final java.util.ArrayDeque<Object[]> held = new java.util.ArrayDeque<>();
 

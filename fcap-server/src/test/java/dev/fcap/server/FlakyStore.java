@@ -1,5 +1,6 @@
 package dev.fcap.server;
 
+import dev.fcap.store.ForwardingStore;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
 import dev.fcap.store.PartitionSnapshot;
@@ -12,16 +13,15 @@ import java.util.concurrent.CompletableFuture;
  * {@link Mode#HANG} never answers (the server's timeout must bound it), {@link Mode#FULL} refuses as
  * full. Stands in for a stopped Redis until the Redis store's own test does it for real.
  */
-final class FlakyStore implements Store {
+final class FlakyStore extends ForwardingStore {
   enum Mode { UP, DOWN, HANG, FULL }
 
-  private final Store delegate;
   volatile Mode mode = Mode.UP;
   /** Counted down by every call made while hanging, so a test knows a request is in flight. */
   volatile java.util.concurrent.CountDownLatch hanging = new java.util.concurrent.CountDownLatch(1);
 
   FlakyStore(Store delegate) {
-    this.delegate = delegate;
+    super(delegate);
   }
 
   private <T> CompletableFuture<T> guard(java.util.function.Supplier<CompletableFuture<T>> call) {
@@ -39,21 +39,16 @@ final class FlakyStore implements Store {
 
   @Override
   public CompletableFuture<PartitionResult> apply(PartitionRequest request) {
-    return guard(() -> delegate.apply(request));
+    return guard(() -> super.apply(request));
   }
 
   @Override
   public CompletableFuture<PartitionSnapshot> read(byte[] partition) {
-    return guard(() -> delegate.read(partition));
+    return guard(() -> super.read(partition));
   }
 
   @Override
   public CompletableFuture<Boolean> delete(byte[] partition) {
-    return guard(() -> delegate.delete(partition));
-  }
-
-  @Override
-  public long now() {
-    return delegate.now();
+    return guard(() -> super.delete(partition));
   }
 }

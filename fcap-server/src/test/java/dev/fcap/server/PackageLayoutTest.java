@@ -34,4 +34,12 @@ class PackageLayoutTest {
             + "without it")
         .check(SERVER);
   }
+
+  @Test
+  void nothingUsesTheEngineInternals() {
+    noClasses().should().dependOnClassesThat().resideInAnyPackage("dev.fcap.store.internal..", "dev.fcap.algorithm..")
+        .because("the server reaches a store through the storage SPI alone; the calling-thread fast path and the "
+            + "algorithms are fcap-core's own")
+        .check(SERVER);
+  }
 }

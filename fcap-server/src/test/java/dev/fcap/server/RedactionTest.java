@@ -3,7 +3,7 @@ package dev.fcap.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.fcap.store.Redaction;
+import dev.fcap.uri.Redaction;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

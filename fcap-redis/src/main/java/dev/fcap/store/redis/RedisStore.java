@@ -456,7 +456,7 @@ public final class RedisStore implements Store {
       try {
         backend = target.cluster() ? cluster(target.nodes()) : standalone(target.nodes().get(0));
       } catch (RuntimeException e) {
-        throw e instanceof IllegalArgumentException ? e : Failures.map(e, "connecting to " + dev.fcap.store.Redaction.uri(uri));
+        throw e instanceof IllegalArgumentException ? e : Failures.map(e, "connecting to " + dev.fcap.uri.Redaction.uri(uri));
       }
       RedisStore store = new RedisStore(this, backend);
       try {

@@ -1,5 +1,6 @@
 package dev.fcap.store.redis;
 
+import dev.fcap.uri.Redaction;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.SocketOptions;
@@ -11,7 +12,6 @@ import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
 import java.util.concurrent.TimeUnit;
 import java.time.Duration;
-import dev.fcap.store.Redaction;
 import io.lettuce.core.RedisURI;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;

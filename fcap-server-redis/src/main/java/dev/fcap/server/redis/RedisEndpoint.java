@@ -1,7 +1,7 @@
 package dev.fcap.server.redis;
 
-import dev.fcap.store.Redaction;
 import dev.fcap.store.redis.RedisUris;
+import dev.fcap.uri.Redaction;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulConnection;

@@ -1,5 +1,6 @@
 package dev.fcap.server.metrics;
 
+import dev.fcap.store.ForwardingStore;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
 import dev.fcap.store.PartitionSnapshot;
@@ -8,7 +9,6 @@ import dev.fcap.store.StoreException;
 import io.micrometer.core.instrument.Timer;
 import java.util.List;
 import java.util.Locale;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
@@ -20,8 +20,7 @@ import java.util.function.Supplier;
  * by reason. Outermost in the server's chain, so it times what the engine waits for, fallbacks
  * included: {@code store.decorate(FailoverStore.newDecorator(...)).decorate(MeteredStore.newDecorator(metrics))}.
  */
-public final class MeteredStore implements Store {
-  private final Store delegate;
+public final class MeteredStore extends ForwardingStore {
   private final ServerMetrics metrics;
   private final Timer apply;
   private final Timer applyAll;
@@ -29,7 +28,7 @@ public final class MeteredStore implements Store {
   private final Timer delete;
 
   MeteredStore(Store delegate, ServerMetrics metrics) {
-    this.delegate = delegate;
+    super(delegate);
     this.metrics = metrics;
     this.apply = metrics.storeTimer("apply");
     this.applyAll = metrics.storeTimer("apply_all");
@@ -42,25 +41,16 @@ public final class MeteredStore implements Store {
     return store -> new MeteredStore(store, metrics);
   }
 
-  public Store delegate() {
-    return delegate;
-  }
-
-  @Override
-  public <T> Optional<T> as(Class<T> type) {
-    return type.isInstance(this) ? Optional.of(type.cast(this)) : delegate.as(type);
-  }
-
   @Override
   public CompletableFuture<PartitionResult> apply(PartitionRequest request) {
-    return timed(apply, () -> delegate.apply(request));
+    return timed(apply, () -> super.apply(request));
   }
 
   /** Times the batch until its last request completes; counts each failed request. */
   @Override
   public List<CompletableFuture<PartitionResult>> applyAll(List<PartitionRequest> requests) {
     long start = System.nanoTime();
-    List<CompletableFuture<PartitionResult>> results = delegate.applyAll(requests);
+    List<CompletableFuture<PartitionResult>> results = delegate().applyAll(requests);
     for (CompletableFuture<PartitionResult> r : results) {
       r.whenComplete((v, error) -> failed(error));
     }
@@ -71,32 +61,12 @@ public final class MeteredStore implements Store {
 
   @Override
   public CompletableFuture<PartitionSnapshot> read(byte[] partition) {
-    return timed(read, () -> delegate.read(partition));
+    return timed(read, () -> super.read(partition));
   }
 
   @Override
   public CompletableFuture<Boolean> delete(byte[] partition) {
-    return timed(delete, () -> delegate.delete(partition));
-  }
-
-  @Override
-  public void advanceCallerTimeFloor(long time) {
-    delegate.advanceCallerTimeFloor(time);
-  }
-
-  @Override
-  public void prefetch(byte[][] partitions, int n) {
-    delegate.prefetch(partitions, n);
-  }
-
-  @Override
-  public long now() {
-    return delegate.now();
-  }
-
-  @Override
-  public void close() {
-    delegate.close();
+    return timed(delete, () -> super.delete(partition));
   }
 
   private <T> CompletableFuture<T> timed(Timer timer, Supplier<CompletableFuture<T>> call) {

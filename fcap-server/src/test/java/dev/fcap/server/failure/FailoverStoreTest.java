@@ -130,6 +130,27 @@ class FailoverStoreTest {
   }
 
   @Test
+  void hintsAndFloorsReachTheStoreWhileItIsUpAndNotDuringAnOutage() {
+    byte[][] partitions = {{1}, {2}};
+    chain.prefetch(partitions, 2);
+    chain.advanceCallerTimeFloor(clock.millis());
+    assertThat(gate.passedOn).containsExactly("prefetch 2", "floor " + clock.millis());
+
+    goDown();
+    gate.passedOn.clear();
+    chain.prefetch(partitions, 2);
+    chain.advanceCallerTimeFloor(clock.millis());
+    assertThat(engine.decide(to("b")).join().degraded()).isTrue();
+    assertThat(gate.passedOn).as("the outage store decides: the store hears of neither").isEmpty();
+
+    gate.mode = GateStore.Mode.UP;
+    scheduler.tick(100); // the probe passes: written back, up
+    assertThat(failover.down()).isFalse();
+    chain.advanceCallerTimeFloor(clock.millis() + 1);
+    assertThat(gate.passedOn).containsExactly("floor " + (clock.millis() + 1));
+  }
+
+  @Test
   void categoriesNotDecidedLocallyFailFastDuringAnOutage() {
     goDown();
     assertThat(failure(engine.decide(to("m", "marketing")))).isInstanceOf(FailoverStore.Down.class);

@@ -1,5 +1,6 @@
 package dev.fcap.server.failure;
 
+import dev.fcap.store.ForwardingStore;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
 import dev.fcap.store.PartitionSnapshot;
@@ -17,16 +18,17 @@ import java.util.function.Supplier;
  * {@link Mode#UNACKED} runs every write and reads but answers each write as failed (as a Redis whose
  * {@code WAIT} saw no replica acknowledge: the write stays, the caller hears "unavailable").
  */
-final class GateStore implements Store {
+final class GateStore extends ForwardingStore {
   enum Mode { UP, DOWN, HOLD, UNACKED }
 
-  private final Store delegate;
   volatile Mode mode = Mode.UP;
   final List<Integer> callSizes = new ArrayList<>();
+  /** The hints ({@code prefetch}) and caller-time floors that reached the store, in order. */
+  final List<String> passedOn = new ArrayList<>();
   private final List<Runnable> held = new ArrayList<>();
 
   GateStore(Store delegate) {
-    this.delegate = delegate;
+    super(delegate);
   }
 
   private synchronized <T> CompletableFuture<T> gate(Supplier<CompletableFuture<T>> call) {
@@ -68,7 +70,7 @@ final class GateStore implements Store {
 
   @Override
   public CompletableFuture<PartitionResult> apply(PartitionRequest request) {
-    return gate(() -> delegate.apply(request), true);
+    return gate(() -> super.apply(request), true);
   }
 
   @Override
@@ -84,17 +86,24 @@ final class GateStore implements Store {
   }
 
   @Override
+  public synchronized void prefetch(byte[][] partitions, int n) {
+    passedOn.add("prefetch " + n);
+    super.prefetch(partitions, n);
+  }
+
+  @Override
+  public synchronized void advanceCallerTimeFloor(long time) {
+    passedOn.add("floor " + time);
+    super.advanceCallerTimeFloor(time);
+  }
+
+  @Override
   public CompletableFuture<PartitionSnapshot> read(byte[] partition) {
-    return gate(() -> delegate.read(partition));
+    return gate(() -> super.read(partition));
   }
 
   @Override
   public CompletableFuture<Boolean> delete(byte[] partition) {
-    return gate(() -> delegate.delete(partition));
-  }
-
-  @Override
-  public long now() {
-    return delegate.now();
+    return gate(() -> super.delete(partition));
   }
 }

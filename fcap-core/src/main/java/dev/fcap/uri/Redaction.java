@@ -1,4 +1,4 @@
-package dev.fcap.store;
+package dev.fcap.uri;
 
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;

@@ -1,4 +1,4 @@
-package dev.fcap.cli;
+package dev.fcap.bench.cli;
 
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.dataformat.csv.CsvFactory;
@@ -7,6 +7,8 @@ import com.univocity.parsers.csv.CsvParserSettings;
 import de.siegmar.fastcsv.reader.CloseableIterator;
 import de.siegmar.fastcsv.reader.CsvReader;
 import de.siegmar.fastcsv.reader.CsvRecord;
+import dev.fcap.cli.CsvRecords;
+import dev.fcap.cli.SendLogCsv;
 import java.io.IOException;
 import java.io.Reader;
 import java.util.ArrayList;

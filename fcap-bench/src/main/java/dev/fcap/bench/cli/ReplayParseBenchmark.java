@@ -1,5 +1,8 @@
-package dev.fcap.cli;
+package dev.fcap.bench.cli;
 
+import dev.fcap.cli.CsvRecords;
+import dev.fcap.cli.SendLog;
+import dev.fcap.cli.SendLogCsv;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStreamReader;

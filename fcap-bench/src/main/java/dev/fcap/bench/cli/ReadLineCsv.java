@@ -1,5 +1,8 @@
-package dev.fcap.cli;
+package dev.fcap.bench.cli;
 
+import dev.fcap.cli.CsvRecords;
+import dev.fcap.cli.SendLog;
+import dev.fcap.cli.SendLogCsv;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.Reader;
@@ -7,7 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The baseline of {@link ReplayParseBenchmark}: fcap replay's CSV reader before issue 14 (one
+ * The baseline of {@link ReplayParseBenchmark}: fcap replay's former CSV reader (one
  * {@code readLine} per line, one {@code StringBuilder} append per character), kept here only to
  * measure what {@link SendLogCsv} gained. It does not check what SendLogCsv checks (byte-order mark,
  * text after a closing quote, record length).

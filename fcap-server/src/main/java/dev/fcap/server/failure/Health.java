@@ -1,0 +1,159 @@
+package dev.fcap.server.failure;
+
+import dev.fcap.store.Clock;
+import dev.fcap.store.PartitionSnapshot;
+import dev.fcap.store.Store;
+import dev.fcap.store.StoreException;
+import dev.fcap.store.StoreException.Reason;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Whether the store is up, failing or down: the failure streak, the probes that alone declare an
+ * outage, and the outage itself, as one immutable {@link State} replaced by CAS.
+ */
+final class Health {
+  private static final Logger LOG = LoggerFactory.getLogger(FailoverStore.class); // the decorator's log, one name
+  static final byte[] PROBE_PARTITION = {'f', 'c', 'a', 'p', ':', 'p', 'r', 'o', 'b', 'e'};
+  private static final long NONE = Long.MIN_VALUE;
+
+  private final Store delegate;
+  private final FailurePolicy policy;
+  private final Clock clock;
+  private final Scheduler scheduler;
+  /** Writes an outage's journal back and goes up; called by a probe the store answered during an outage. */
+  private final Function<State, CompletableFuture<Void>> recover;
+  private final AtomicReference<State> state = new AtomicReference<>(State.UP);
+  private final AtomicBoolean probing = new AtomicBoolean();
+  private final LongAdder outages = new LongAdder();
+
+  /** Since when the store has been failing (NONE: it is not), and the outage (null: up). */
+  record State(long failingSince, Outage outage) {
+    static final State UP = new State(NONE, null);
+  }
+
+  /** One outage: since when, and what the outage store admitted during it. */
+  record Outage(long since, OutageJournal journal) {}
+
+  Health(Store delegate, FailurePolicy policy, Clock clock, Scheduler scheduler,
+      Function<State, CompletableFuture<Void>> recover) {
+    this.delegate = delegate;
+    this.policy = policy;
+    this.clock = clock;
+    this.scheduler = scheduler;
+    this.recover = recover;
+  }
+
+  /** The outage in force, or null while up. */
+  Outage outage() {
+    return state.get().outage;
+  }
+
+  long outages() {
+    return outages.sum();
+  }
+
+  /** Goes up after the write-back, unless the state moved on since {@code seen}; true if it did. */
+  boolean up(State seen) {
+    return state.compareAndSet(seen, State.UP);
+  }
+
+  /** The store answered: a failure streak (not an outage) is over. */
+  void succeeded() {
+    State s = state.get();
+    if (s.failingSince != NONE && s.outage == null) {
+      state.compareAndSet(s, State.UP);
+    }
+  }
+
+  /** A call failed (timed out, unreachable): start a streak, and the probe that may end in an outage. */
+  void failed() {
+    long now = clock.millis();
+    State s = state.get();
+    if (s.outage == null && s.failingSince == NONE && state.compareAndSet(s, new State(now, null))) {
+      probe(policy.window().toMillis());
+    }
+  }
+
+  /**
+   * A probe failed: the outage begins if the streak is at least a window old. Only a probe declares
+   * an outage, never a caller's call: under load callers time out while the store still answers,
+   * late, and any answer (a late one too) ends the streak.
+   */
+  private void probeFailed() {
+    long now = clock.millis();
+    while (true) {
+      State s = state.get();
+      if (s.outage != null || s.failingSince == NONE || now - s.failingSince < policy.window().toMillis()) {
+        return;
+      }
+      Outage outage = new Outage(now, new OutageJournal(policy.journalCapacity()));
+      if (state.compareAndSet(s, new State(s.failingSince, outage))) {
+        outages.increment();
+        LOG.warn("store outage: failing since {} ms; the failure policy decides until the store answers again "
+            + "(probe every {} ms)", now - s.failingSince, policy.probeInterval().toMillis());
+        return;
+      }
+    }
+  }
+
+  /** Schedules a probe chain unless one runs; it reschedules itself until the store is up. */
+  private void probe(long delayMs) {
+    if (probing.compareAndSet(false, true)) {
+      scheduler.schedule(this::probeNow, delayMs);
+    }
+  }
+
+  private void probeNow() {
+    State seen = state.get();
+    if (seen == State.UP || (seen.outage == null && seen.failingSince == NONE)) {
+      probing.set(false);
+      if (state.get().failingSince != NONE) {
+        probe(policy.probeInterval().toMillis()); // a streak began while this chain was ending
+      }
+      return;
+    }
+    // a probe waits a whole window for its answer (not store.timeout): it asks "is anyone there",
+    // not "is it fast"; a refusal fails it at once
+    CompletableFuture<PartitionSnapshot> read = new CompletableFuture<>();
+    settleQuietly(Deadlines.call(() -> delegate.read(PROBE_PARTITION)), read, policy.window().toMillis());
+    read.whenComplete((r, error) -> {
+      if (error == null && seen.outage != null) {
+        recover.apply(seen).whenComplete((v, e) -> nextProbe());
+        return;
+      }
+      if (error == null) {
+        succeeded();
+      } else if (seen.outage == null) {
+        probeFailed();
+      }
+      nextProbe();
+    });
+  }
+
+  private void nextProbe() {
+    probing.set(false);
+    if (state.get() != State.UP && (state.get().outage != null || state.get().failingSince != NONE)) {
+      probe(policy.probeInterval().toMillis());
+    }
+  }
+
+  private <T> void settleQuietly(CompletableFuture<T> sent, CompletableFuture<T> out, long deadlineMs) {
+    Runnable cancel = sent.isDone() ? () -> {} : scheduler.schedule(
+        () -> out.completeExceptionally(new StoreException(Reason.TIMEOUT, "probe timed out")), deadlineMs);
+    sent.whenComplete((v, e) -> {
+      cancel.run();
+      if (e == null) {
+        succeeded(); // an answer, however late: the store is there
+        out.complete(v);
+      } else {
+        out.completeExceptionally(e);
+      }
+    });
+  }
+}
