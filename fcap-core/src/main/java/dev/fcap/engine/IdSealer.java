@@ -22,7 +22,7 @@ import javax.crypto.spec.SecretKeySpec;
  * blocks for the key stream (a CTR cipher would need a new {@code init} per IV, which cost more than
  * the encryption), and the id's characters are written into a per-thread array: a seal allocates its
  * String only. The earlier seal ({@code 'd'}: HMAC-SHA256 for the IV, a CTR cipher initialised per
- * id) cost a fifth of a decision's CPU; its ids are still opened, since one
+ * id) cost a fifth of a decision's CPU ({@code CpuHarness}); its ids are still opened, since one
  * handed out before an upgrade is released after it. That branch can go once every node seals
  * {@code 'e'} and the longest release horizon (7 days) has passed.
  */
