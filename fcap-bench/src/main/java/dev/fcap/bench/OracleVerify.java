@@ -27,8 +27,8 @@ import java.util.List;
  * deployment (stream i takes the seeds firstSeed + i, + i + N, ...; its own key prefix per policy,
  * its own oracle), the decisions split between them: Redis answers one script call at a time, but
  * the round trips of N callers overlap, so 10^7 decisions on Redis take minutes, not an hour;
- * {@code --older-releases} releases any recent decision, not only the newest (on by default since
- * issue 9's release fixes; kept for old command lines); {@code --first-seed N} starts at another policy and traffic seed (default 1), so runs
+ * {@code --older-releases} releases any recent decision, not only the newest (on by default; the flag is
+ * kept for old command lines); {@code --first-seed N} starts at another policy and traffic seed (default 1), so runs
  * can be split. Exit code 1 if anything differed.
  */
 public final class OracleVerify {

@@ -36,7 +36,7 @@ public final class RecoveryBench {
     try {
       long t0 = System.nanoTime();
       MemoryStore store = MemoryStore.builder().durable(Durability.of(dir)).build();
-      Engine engine = Engine.builder(store).releaseHorizon(java.time.Duration.ZERO) // recovery of counters, as measured before release records
+      Engine engine = Engine.builder(store).releaseHorizon(java.time.Duration.ZERO) // counters only: no release records to recover
           .policies(SeedPolicy.load()).build();
       CompletableFuture<?> last = null;
       for (int i = 0; i < recipients; i++) {

@@ -13,7 +13,7 @@ import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * What release records (issue 10: releases by decision id from any node) cost: decisions/s on the
+ * What release records (what releases by decision id from any node keep) cost: decisions/s on the
  * embedded store with release records on (the default horizon) and off ({@code release.horizon: 0}),
  * rounds interleaved in one run, one thread; the store's bytes per admitted decision; and with
  * {@code --redis URI} (an empty Redis: it is flushed), the bytes per admitted decision that Redis

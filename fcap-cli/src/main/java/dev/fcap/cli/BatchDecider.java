@@ -40,7 +40,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * record it points to, each a cache miss among millions of partitions. A thread therefore hands the
  * store the partitions of its next {@link #AHEAD} rows first ({@link Engine#prefetch}), which reads
  * them all at once, so that their misses overlap; the rows are then decided one by one from the
- * caches (docs/benchmarks.md, "Misses that overlap").
+ * caches (docs/benchmarks.md, "Embedded engine": the memory floor).
  *
  * <p>The deciders run at their own rows' times, which can be hours apart within a batch; the store
  * must not expire one bucket's counters by another's time. So after each batch the replay raises the

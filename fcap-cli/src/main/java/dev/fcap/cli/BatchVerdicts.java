@@ -9,8 +9,8 @@ import java.util.List;
  * which rules applied and which refused it (by their place in the tenant's policy). All that the
  * summary and the decisions file read of a decision, written by
  * {@link Engine#decideAt(dev.fcap.model.Message, long, Engine.RuleVerdicts)} without a
- * {@link dev.fcap.model.Decision} per row: those, their outcomes and ids were 31 % of a replay's
- * allocation (docs/benchmarks.md, "A decision without its Decision").
+ * {@link dev.fcap.model.Decision} per row: those, their outcomes and ids would be about a third of a
+ * replay's allocation.
  *
  * <p>Each deciding thread (or, on a store of round trips, each row in flight) writes through a
  * {@link Recorder} of its own, to rows no other writes; the output reads the batch after all are done.

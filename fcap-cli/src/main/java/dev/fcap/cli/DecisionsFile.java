@@ -17,8 +17,8 @@ import java.util.Map;
 /**
  * The replay's {@code --decisions} file: one line per row, in log order, "true," or
  * "false,rule-a;rule-b" (the enforced rules that refused the row, in policy order). Written as bytes,
- * with each rule's id encoded once: through a {@code Writer}, encoding every line took more than half
- * of the replay's output time (async-profiler, issue 14).
+ * with each rule's id encoded once: through a {@code Writer}, encoding every line takes more than half
+ * of the replay's output time.
  */
 final class DecisionsFile implements AutoCloseable {
   private static final byte[] TRUE = "true,".getBytes(StandardCharsets.US_ASCII);

@@ -13,8 +13,8 @@ import java.util.concurrent.BlockingQueue;
  * {@code QUEUED + 2} batches of {@link #BATCH} rows live at once (18,432 rows: those queued, the
  * one the parser fills, the one being decided), about 12 MB at the ~650 bytes a row of the seed
  * log takes, plus one record of at most {@link SendLogCsv#MAX_RECORD_CHARS} in the parser's buffer.
- * (Batches of 4,096 rows, the deciders meeting a quarter as often, measured 0.94-1.03x the wall time
- * of a 10^7-row replay over 13 pairs: not a gain this machine can show, not kept.)
+ * (Batches of 4,096 rows, the deciders meeting a quarter as often, make no measurable difference to
+ * the wall time of a 10^7-row replay: 0.94-1.03x over 13 pairs.)
  * {@code ReplayPipelineTest} holds the decisions to those of reading and deciding row by row.
  */
 final class RowPipeline implements AutoCloseable {

@@ -7,9 +7,9 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * fcap's CSV reader for send logs (RFC 4180), kept over the libraries because it was the fastest
- * of the four measured into the same rows (docs/benchmarks.md, "Replay: the CSV parser"), and
- * because it checks what they let through.
+ * fcap's CSV reader for send logs (RFC 4180), chosen over the libraries because it takes the
+ * least CPU of the four reading the same rows (docs/benchmarks.md, "Replay"), and because it
+ * checks what they let through.
  *
  * <p>Records end at LF, CRLF or a lone CR; a field may be quoted, and a quoted field may hold
  * commas, doubled quotes and line breaks (each CRLF or CR inside it is read as LF, so a log gives

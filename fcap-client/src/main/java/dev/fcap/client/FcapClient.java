@@ -93,7 +93,7 @@ public final class FcapClient implements AutoCloseable {
   }
 
   /**
-   * A server older than message ids (fcap before issue 10) refuses the field; nothing was recorded
+   * A server that does not know message ids refuses the field; nothing was recorded
    * (a 400 records nothing). The client then stops generating ids for this server, so its retries
    * fall back to the safe rule for messages without one, and says so once. An id the caller gave is
    * never dropped: the caller asked for idempotency, and gets the server's error instead.

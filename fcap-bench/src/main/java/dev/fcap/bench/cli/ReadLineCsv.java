@@ -10,9 +10,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The baseline of {@link ReplayParseBenchmark}: fcap replay's former CSV reader (one
+ * The baseline of {@link ReplayParseBenchmark}: a plain CSV reader (one
  * {@code readLine} per line, one {@code StringBuilder} append per character), kept here only to
- * measure what {@link SendLogCsv} gained. It does not check what SendLogCsv checks (byte-order mark,
+ * measure what {@link SendLogCsv} gains over it. It does not check what SendLogCsv checks (byte-order mark,
  * text after a closing quote, record length).
  */
 final class ReadLineCsv implements CsvRecords {

@@ -24,8 +24,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
 
 /**
- * Redis memory and CPU of keeping several recipients in one key (issue 14's lever for its row 7, "measure
- * before you choose"), beside one key per recipient as fcap keeps them now. The values are fcap's own:
+ * Redis memory and CPU of keeping several recipients in one key, beside one key per recipient (the
+ * store's default layout). The values are fcap's own:
  * one recipient decided through {@link RedisStore} on the worst and the typical timeline of
  * {@link RedisStoreBench}'s memory phase, its value read back and copied to every recipient. Memory:
  * {@code used_memory} after filling {@code --recipients} recipients minus before, per recipient. CPU:

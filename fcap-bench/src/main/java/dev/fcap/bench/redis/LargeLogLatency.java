@@ -22,13 +22,13 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The worst script calls of a large sliding log on a real redis-server (docs/benchmarks.md, "No
- * script call over 1 ms"): fills one log of a {@code --limit} (default 10^7) rule with
+ * The worst script calls of a large sliding log on a real redis-server (docs/benchmarks.md, "Large
+ * limits"): fills one log of a {@code --limit} (default 10^7) rule with
  * {@code --entries} messages (pipelined), then, with {@code slowlog-log-slower-than 1000} set and the
  * statistics reset, times each kind of call that touches it: decisions on the full log, a clock
  * step back, releases of the newest message and of messages 1,000 / 10,000 / 60,000 entries back
- * (a release moves the entries after it), and an inspection of the partition (it once read the log
- * whole). Prints, per kind, the slowest call seen by the client, then {@code SLOWLOG GET} and
+ * (a release moves the entries after it), and an inspection of the partition (which must not read
+ * the log whole). Prints, per kind, the slowest call seen by the client, then {@code SLOWLOG GET} and
  * {@code LATENCY HISTOGRAM evalsha}. Starts and stops its own redis-server on loopback.
  *
  * <pre>

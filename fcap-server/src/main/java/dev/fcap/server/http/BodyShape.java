@@ -15,8 +15,8 @@ import java.util.function.Consumer;
  * a body is read once and checked as it goes: a body of 200,000 attributes is refused after its first
  * 65 names, before the rest is read or a node of it is kept.
  *
- * <p><b>Why a delegate.</b> Checking the shape in a pass of its own, then parsing the tree, read every
- * body twice (two parsers, a frame per container): about 1 KB and a second pass per decision (issue 14).
+ * <p><b>Why a delegate.</b> Checking the shape in a pass of its own, then parsing the tree, would read
+ * every body twice (two parsers, a frame per container): about 1 KB and a second pass per decision.
  * Every token the tree builder reads comes through {@link #nextToken}: Jackson's own {@code next*}
  * variants of {@link JsonParser} are written on it, and the two this delegate would pass straight on
  * ({@link #nextValue}, {@link #skipChildren}) are written on it here too, so no token goes unchecked.

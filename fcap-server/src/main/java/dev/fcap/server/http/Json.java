@@ -86,8 +86,8 @@ final class Json {
 
   /**
    * The body's bytes, written into this thread's scratch buffer and copied out at their exact size: a
-   * new buffer per response grew three times for a decision's ~700 bytes, 1.9 KB of the ~20 KB the
-   * server allocated per decision (async-profiler, issue 14). A buffer that a large response (a batch)
+   * new buffer per response would grow three times for a decision's ~700 bytes, about a tenth of what
+   * the server allocates per decision. A buffer that a large response (a batch)
    * grew past {@link #SCRATCH_KEPT} is dropped, not kept for the thread's life.
    */
   static byte[] bytes(Body body) {

@@ -51,8 +51,8 @@ public final class RequestGuard implements DecoratingHttpServiceFunction {
   private static final Set<HttpMethod> WITH_BODY = Set.of(HttpMethod.POST, HttpMethod.PUT, HttpMethod.PATCH);
   /**
    * The whole request the guard read to check its body: the API's handlers take it from the context
-   * instead of reading the request again (rebuilding it as a stream for them cost ~1 KB and a pass
-   * over the body per decision, async-profiler, issue 14). The request itself goes on read, so a
+   * instead of reading the request again (rebuilding it as a stream for them would cost ~1 KB and a
+   * pass over the body per decision). The request itself goes on read, so a
    * service behind the guard must not read a body: the handlers take this one, and the other services
    * (static files, gRPC, which the guard does not read, and the 404 fallback) never read one.
    */
