@@ -80,7 +80,7 @@ final class Segments {
    * lock: each step for every partition before the next, so that the reads of one partition do not
    * wait for another's. A decision on one of millions of partitions otherwise waits for two cache
    * misses in a row (the slot, then the record it points to), about 250 ns each on the machine of
-   * docs/benchmarks.md, which can have 16 such reads in flight at once ("Misses that overlap").
+   * docs/benchmarks.md, which can have 16 such reads in flight at once ("Embedded engine").
    * Reading the home slot's record instead took the replay 1.1x as long: at the tables' load (0.375
    * to 0.75) many partitions sit further on.
    *
