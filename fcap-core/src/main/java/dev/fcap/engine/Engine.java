@@ -19,7 +19,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.function.Function;
 import java.util.function.Predicate;
 
 /**
@@ -151,16 +150,15 @@ public final class Engine implements AutoCloseable {
       ReusableRequest[] built = scratch.requests(partitions);
       if (partitions == 1 && storeHere != null) {
         requests.fillUnreleasable(message, cp, plan, time, built, 1, scratch);
-        CompletableFuture<Boolean> answered =
-            answerHere(built[0], scratch, answers -> DecisionAssembly.report(cp, plan, answers, verdicts) ? ADMITTED : REFUSED);
-        if (answered != null) {
-          return answered;
+        PartitionAnswer[] answers = answerHere(built[0], scratch);
+        if (answers != null) {
+          return DecisionAssembly.report(cp, plan, answers, verdicts) ? ADMITTED : REFUSED;
         }
       }
       requests.fillUnreleasable(message, cp, plan, time, built, partitions, null);
       own = RequestBuilder.toRequests(built, partitions);
     } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(new CompletionException(e)); // as apply's future
+      return failed(e);
     } finally {
       scratch.release();
     }
@@ -311,11 +309,13 @@ public final class Engine implements AutoCloseable {
       p = requests.prepare(policies.get(message.tenant()), message, op, time, scratch, storeHere != null);
       if (p.requests() == null) { // one partition, in the thread's buffers
         if (!p.waitsForIds(ids)) {
-          Prepared prepared = p;
-          CompletableFuture<Decision> answered =
-              answerHere(scratch.requests(1)[0], scratch, answers -> CompletableFuture.completedFuture(assembly.decision(prepared, answers)));
-          if (answered != null) {
-            return answered;
+          try {
+            PartitionAnswer[] answers = answerHere(scratch.requests(1)[0], scratch);
+            if (answers != null) {
+              return CompletableFuture.completedFuture(assembly.decision(p, answers));
+            }
+          } catch (RuntimeException e) {
+            return failed(e);
           }
         }
         // a store that did not answer here, or a decision that waits: a request of its own
@@ -329,17 +329,19 @@ public final class Engine implements AutoCloseable {
 
   /**
    * The fast path, the one place a decision is answered on the calling thread: the store decides
-   * {@code request} (in {@code scratch}) into the scratch's answer, which {@code read} reads before
-   * the scratch is released; nothing is allocated for the request or the answer. Null when the store
-   * did not answer here (it then changed nothing).
+   * {@code request} (in {@code scratch}) into the scratch's answer, to be read before the scratch is
+   * released; nothing is allocated for the request or the answer. Null when the store did not answer
+   * here (it then changed nothing).
+   *
+   * @throws RuntimeException what the store's {@code apply} would fail with
    */
-  private <T> CompletableFuture<T> answerHere(ReusableRequest request, Scratch scratch,
-      Function<PartitionAnswer[], CompletableFuture<T>> read) {
-    try {
-      return storeHere.applyInto(request, scratch.result) ? read.apply(scratch.answers) : null;
-    } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(new CompletionException(e)); // as apply's future
-    }
+  private PartitionAnswer[] answerHere(ReusableRequest request, Scratch scratch) {
+    return storeHere.applyInto(request, scratch.result) ? scratch.answers : null;
+  }
+
+  /** A failure as a store's future would carry it. */
+  private static <T> CompletableFuture<T> failed(RuntimeException e) {
+    return CompletableFuture.failedFuture(new CompletionException(e));
   }
 
   private CompletableFuture<Decision> execute(Prepared p) {
