@@ -27,4 +27,13 @@ class ReplayStoreUriTest {
     assertThat(CliRun.fcap("replay", "--rules", "../examples/rules.yaml", "--log", "x.csv", "--store",
         "redis://127.0.0.1:1?prefix=fc:").err()).contains("cannot use --store").contains("drop ?prefix=");
   }
+
+  /** A password holding {@code /} is read as a password: the error is about the address, without the password. */
+  @Test
+  void aPasswordWithASlashNeverReachesTheError() {
+    String err = CliRun.fcap("replay", "--rules", "../examples/rules.yaml", "--log", "x.csv", "--store",
+        "redis://default:hunt/er2@127.0.0.1:1").err();
+    assertThat(err).contains("cannot use --store redis://default:***@127.0.0.1:1")
+        .doesNotContain("er2").doesNotContain("hunt").doesNotContain("input string");
+  }
 }
