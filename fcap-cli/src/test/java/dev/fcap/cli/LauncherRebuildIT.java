@@ -1,0 +1,96 @@
+package dev.fcap.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The {@code ./fcap} launcher against a build that rewrites {@code fcap.jar} in place while the
+ * server runs: the server keeps answering, and stops on SIGTERM, because it runs a copy of the jar.
+ */
+class LauncherRebuildIT {
+  private static final Pattern LISTENING = Pattern.compile("fcap listening on (http://[0-9.]+:\\d+)");
+  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+      .connectTimeout(Duration.ofSeconds(2)).build();
+
+  @TempDir
+  Path tmp;
+
+  @Test
+  void aJarRewrittenUnderARunningServerChangesNothingItAnswers() throws Exception {
+    Path built = Path.of(System.getProperty("user.dir"), "target", "fcap.jar");
+    assertThat(built).as("the shaded jar (the package phase makes it)").isRegularFile();
+    Path root = Files.createDirectory(tmp.resolve("checkout"));
+    Path launcher = root.resolve("fcap");
+    Files.copy(Path.of(System.getProperty("user.dir"), "..", "fcap"), launcher);
+    Files.setPosixFilePermissions(launcher, PosixFilePermissions.fromString("rwxr-xr-x"));
+    Files.writeString(root.resolve("pom.xml"), "<project/>\n");
+    Files.setLastModifiedTime(root.resolve("pom.xml"), FileTime.from(Instant.now().minus(Duration.ofDays(1))));
+    Path jar = Files.createDirectories(root.resolve("fcap-cli/target")).resolve("fcap.jar");
+    Files.copy(built, jar);
+    Path work = Files.createDirectory(tmp.resolve("work"));
+    Path log = tmp.resolve("serve.log");
+
+    ProcessBuilder pb = new ProcessBuilder(launcher.toString(), "serve", "--listen", "127.0.0.1:0")
+        .directory(work.toFile()).redirectErrorStream(true).redirectOutput(log.toFile());
+    pb.environment().put("PATH", Path.of(System.getProperty("java.home"), "bin") + ":" + System.getenv("PATH"));
+    pb.environment().put("FCAP_JAVA_OPTS", "-Xmx256m");
+    Process p = pb.start();
+    try {
+      String base = awaitListening(p, log);
+      assertThat(status(base, "POST", "/v1/decisions", "{\"recipient\": \"r\"}")).isEqualTo(200);
+
+      // what a build does to the jar: the same file, truncated and written again
+      Files.write(jar, new byte[4096], StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING);
+
+      assertThat(status(base, "GET", "/metrics", null)).as(Files.readString(log)).isEqualTo(200);
+      assertThat(status(base, "GET", "/v1/rules/history", null)).as(Files.readString(log)).isEqualTo(200);
+      assertThat(status(base, "GET", "/v1/recipients/r", null)).as(Files.readString(log)).isEqualTo(200);
+      assertThat(status(base, "POST", "/v1/decisions/batch", "{\"requests\": [{\"recipient\": \"b\"}]}"))
+          .as(Files.readString(log)).isEqualTo(200);
+      p.destroy();
+      assertThat(p.waitFor(30, TimeUnit.SECONDS)).as("SIGTERM stops it:\n" + Files.readString(log)).isTrue();
+      assertThat(Files.readString(log)).doesNotContain("NoClassDefFoundError").doesNotContain("ZipException");
+    } finally {
+      p.destroyForcibly();
+    }
+  }
+
+  private static String awaitListening(Process p, Path log) throws IOException, InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (System.nanoTime() < deadline) {
+      Matcher m = LISTENING.matcher(Files.readString(log));
+      if (m.find()) {
+        return m.group(1);
+      }
+      assertThat(p.isAlive()).as("fcap serve exited:\n" + Files.readString(log)).isTrue();
+      Thread.sleep(20); // polling the log for the start line, bounded by the deadline
+    }
+    throw new AssertionError("fcap serve did not start within 60 s:\n" + Files.readString(log));
+  }
+
+  private int status(String base, String method, String path, String body) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(10))
+        .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+    if (body != null) {
+      b.header("Content-Type", "application/json");
+    }
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofString()).statusCode();
+  }
+}
