@@ -73,6 +73,15 @@ public final class Backends {
         + "'; use none or file:PATH");
   }
 
+  /** The rules file {@code config.rulesSource()} names, or empty for a provider's URI. */
+  static Optional<Path> rulesFile(ServerConfig config) {
+    String s = config.rulesSource();
+    if (s.matches("[a-z][a-z0-9+.-]*://.*")) {
+      return Optional.empty();
+    }
+    return Optional.of(Path.of(s.startsWith("file:") ? s.substring(5) : s));
+  }
+
   /** The rules source for {@code config.rulesSource()}: a YAML file, or a provider's for a URI. */
   static RulesSource rulesSource(ServerConfig config, Clock clock) throws IOException {
     String s = config.rulesSource();
