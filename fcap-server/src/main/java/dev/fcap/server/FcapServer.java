@@ -87,11 +87,7 @@ public final class FcapServer implements AutoCloseable {
     this.store = raw;
     this.metrics = new ServerMetrics(config.safeguards().metricsMaxTenants(),
         config.safeguards().metricsMaxRulesPerTenant());
-    ScheduledThreadPoolExecutor timers = new ScheduledThreadPoolExecutor(1, r -> {
-      Thread t = new Thread(r, "fcap-scheduler");
-      t.setDaemon(true);
-      return t;
-    });
+    ScheduledThreadPoolExecutor timers = FatalErrors.scheduler("fcap-scheduler");
     timers.setRemoveOnCancelPolicy(true); // most deadlines are cancelled: the store answered
     this.scheduler = timers;
     registerStoreGauges(raw);

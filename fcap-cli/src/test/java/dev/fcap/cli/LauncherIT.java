@@ -21,10 +21,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The {@code ./fcap} launcher against a build that rewrites {@code fcap.jar} in place while the
- * server runs: the server keeps answering, and stops on SIGTERM, because it runs a copy of the jar.
+ * The {@code ./fcap} launcher: against a build that rewrites {@code fcap.jar} in place while the
+ * server runs (the server keeps answering, and stops on SIGTERM, because it runs a copy of the jar),
+ * and the JVM options it always passes.
  */
-class LauncherRebuildIT {
+class LauncherIT {
   private static final Pattern LISTENING = Pattern.compile("fcap listening on (http://[0-9.]+:\\d+)");
   private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
       .connectTimeout(Duration.ofSeconds(2)).build();
@@ -34,16 +35,9 @@ class LauncherRebuildIT {
 
   @Test
   void aJarRewrittenUnderARunningServerChangesNothingItAnswers() throws Exception {
-    Path built = Path.of(System.getProperty("user.dir"), "target", "fcap.jar");
-    assertThat(built).as("the shaded jar (the package phase makes it)").isRegularFile();
-    Path root = Files.createDirectory(tmp.resolve("checkout"));
+    Path root = checkout();
     Path launcher = root.resolve("fcap");
-    Files.copy(Path.of(System.getProperty("user.dir"), "..", "fcap"), launcher);
-    Files.setPosixFilePermissions(launcher, PosixFilePermissions.fromString("rwxr-xr-x"));
-    Files.writeString(root.resolve("pom.xml"), "<project/>\n");
-    Files.setLastModifiedTime(root.resolve("pom.xml"), FileTime.from(Instant.now().minus(Duration.ofDays(1))));
-    Path jar = Files.createDirectories(root.resolve("fcap-cli/target")).resolve("fcap.jar");
-    Files.copy(built, jar);
+    Path jar = root.resolve("fcap-cli/target/fcap.jar");
     Path work = Files.createDirectory(tmp.resolve("work"));
     Path log = tmp.resolve("serve.log");
 
@@ -70,6 +64,43 @@ class LauncherRebuildIT {
     } finally {
       p.destroyForcibly();
     }
+  }
+
+  /** Out of memory, the JVM exits (a supervisor restarts it), whatever FCAP_JAVA_OPTS says. */
+  @Test
+  void theJvmExitsOnOutOfMemoryWhateverTheOptions() throws Exception {
+    Path root = checkout();
+    Path bin = Files.createDirectory(tmp.resolve("bin"));
+    Path java = bin.resolve("java");
+    Files.writeString(java, "#!/bin/sh\necho \"java $*\"\n");
+    Files.setPosixFilePermissions(java, PosixFilePermissions.fromString("rwxr-xr-x"));
+    for (String opts : new String[] {null, "-Xmx64m"}) {
+      ProcessBuilder pb = new ProcessBuilder(root.resolve("fcap").toString(), "serve").redirectErrorStream(true);
+      pb.environment().put("PATH", bin + ":" + System.getenv("PATH"));
+      pb.environment().remove("FCAP_JAVA_OPTS");
+      if (opts != null) {
+        pb.environment().put("FCAP_JAVA_OPTS", opts);
+      }
+      Process p = pb.start();
+      String out = new String(p.getInputStream().readAllBytes());
+      assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+      assertThat(out).as("FCAP_JAVA_OPTS=%s", opts).startsWith("java -XX:+ExitOnOutOfMemoryError ")
+          .contains(" serve");
+    }
+  }
+
+  /** A checkout with the launcher and an up-to-date {@code fcap-cli/target/fcap.jar}: the launcher builds nothing. */
+  private Path checkout() throws IOException {
+    Path built = Path.of(System.getProperty("user.dir"), "target", "fcap.jar");
+    assertThat(built).as("the shaded jar (the package phase makes it)").isRegularFile();
+    Path root = Files.createDirectory(tmp.resolve("checkout"));
+    Path launcher = root.resolve("fcap");
+    Files.copy(Path.of(System.getProperty("user.dir"), "..", "fcap"), launcher);
+    Files.setPosixFilePermissions(launcher, PosixFilePermissions.fromString("rwxr-xr-x"));
+    Files.writeString(root.resolve("pom.xml"), "<project/>\n");
+    Files.setLastModifiedTime(root.resolve("pom.xml"), FileTime.from(Instant.now().minus(Duration.ofDays(1))));
+    Files.copy(built, Files.createDirectories(root.resolve("fcap-cli/target")).resolve("fcap.jar"));
+    return root;
   }
 
   private static String awaitListening(Process p, Path log) throws IOException, InterruptedException {
