@@ -161,11 +161,11 @@ public final class ConfigLoader {
     String name = unknown.get(0);
     String closest = Closest.of(name, known);
     throw new ConfigException("environment variable " + name + " names no setting"
-        + (closest == null ? "" : "; did you mean " + closest + (OTHER_VARIABLES.contains(closest) ? "" : " ("
+        + (closest == null ? "." : "; did you mean " + closest + (OTHER_VARIABLES.contains(closest) ? "" : " ("
             + SETTINGS.keySet().stream().filter(k -> envName(k).equals(closest)).findFirst().orElseThrow() + ")")
             + "?")
-        + (unknown.size() > 1 ? " (also unknown: " + String.join(", ", unknown.subList(1, unknown.size())) + ")" : "")
-        + "; every setting and its variable: docs/server.md, Configuration");
+        + (unknown.size() > 1 ? " Also unknown: " + String.join(", ", unknown.subList(1, unknown.size())) + "." : "")
+        + " Every setting and its variable: docs/server.md, Configuration");
   }
 
   private static void readFile(Path file, Map<String, JsonNode> values, Map<String, String> origin) {
