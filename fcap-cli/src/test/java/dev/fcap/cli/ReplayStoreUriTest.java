@@ -16,6 +16,8 @@ class ReplayStoreUriTest {
         .isEqualTo("redis://h:6379?timeout=5s&prefix=replay-1:");
     assertThat(ReplayCommand.withPrefix("redis-sentinel://h:26379/0#mymaster", "replay-1:"))
         .isEqualTo("redis-sentinel://h:26379/0?prefix=replay-1:#mymaster");
+    assertThat(ReplayCommand.withPrefix("redis://u:hunt?er#2@h:6379/0", "replay-1:"))
+        .as("a raw password's ? and # are not the URI's").isEqualTo("redis://u:hunt?er#2@h:6379/0?prefix=replay-1:");
     assertThat(ReplayCommand.withPrefix("redis-cluster://a:1,b:2", "replay-1:"))
         .isEqualTo("redis-cluster://a:1,b:2?prefix=replay-1:");
   }
