@@ -14,6 +14,9 @@ import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -86,6 +89,45 @@ class LauncherIT {
       assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
       assertThat(out).as("FCAP_JAVA_OPTS=%s", opts).startsWith("java -XX:+ExitOnOutOfMemoryError ")
           .contains(" serve");
+    }
+  }
+
+  /**
+   * A real out-of-memory: {@code ./fcap serve} on a 40 MB heap, sent batches it cannot hold, exits
+   * (status 3, the JVM's) instead of living on with threads killed by {@code OutOfMemoryError}.
+   */
+  @Test
+  void outOfMemoryEndsTheServer() throws Exception {
+    Path root = checkout();
+    Path work = Files.createDirectory(tmp.resolve("work"));
+    Path log = tmp.resolve("serve.log");
+    ProcessBuilder pb = new ProcessBuilder(root.resolve("fcap").toString(), "serve", "--listen", "127.0.0.1:0")
+        .directory(work.toFile()).redirectErrorStream(true).redirectOutput(log.toFile());
+    pb.environment().put("PATH", Path.of(System.getProperty("java.home"), "bin") + ":" + System.getenv("PATH"));
+    pb.environment().put("FCAP_JAVA_OPTS", "-Xmx40m");
+    Process p = pb.start();
+    try {
+      String base = awaitListening(p, log);
+      StringBuilder body = new StringBuilder("{\"requests\": [");
+      for (int i = 0; i < 10_000; i++) {
+        body.append(i == 0 ? "" : ",").append("{\"recipient\": \"r").append(i).append("\", \"attributes\": {\"a\": \"")
+            .append("x".repeat(60)).append("\", \"b\": \"").append("y".repeat(60)).append("\"}}");
+      }
+      HttpRequest batch = HttpRequest.newBuilder(URI.create(base + "/v1/decisions/batch"))
+          .timeout(Duration.ofSeconds(30)).header("Content-Type", "application/json")
+          .POST(HttpRequest.BodyPublishers.ofString(body.append("]}").toString())).build();
+      for (int round = 0; round < 20 && p.isAlive(); round++) {
+        List<CompletableFuture<HttpResponse<Void>>> sent = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+          sent.add(http.sendAsync(batch, HttpResponse.BodyHandlers.discarding()));
+        }
+        sent.forEach(f -> f.handle((r, e) -> null).join()); // answered or cut off by the exit: either is fine
+      }
+      assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("the server exits:\n" + Files.readString(log)).isTrue();
+      assertThat(p.exitValue()).isEqualTo(3);
+      assertThat(Files.readString(log)).contains("Terminating due to java.lang.OutOfMemoryError");
+    } finally {
+      p.destroyForcibly();
     }
   }
 
