@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
-import java.util.concurrent.RunnableScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import org.slf4j.Logger;
@@ -80,10 +79,11 @@ public final class FatalErrors {
   }
 
   /**
-   * A one-thread scheduler named {@code name} whose tasks' deaths reach the uncaught-exception
-   * handler: a periodic task that threw (it would never run again: a failover probe, the write-back)
-   * and any task that threw an {@link Error}. A plain scheduler keeps both in the task's future, where
-   * nobody looks.
+   * A one-thread scheduler named {@code name} whose tasks' failures reach the uncaught-exception
+   * handler, as a thread's death would. Its tasks are fcap's own work (deadlines, failover probes, the
+   * write-back), which hand the store's errors on through futures and never throw: one that threw left
+   * its work undone (a probe that threw schedules no next probe, and an outage would never end). A
+   * plain scheduler keeps the failure in the task's future, where nobody looks.
    */
   static ScheduledThreadPoolExecutor scheduler(String name) {
     ThreadFactory threads = r -> {
@@ -96,8 +96,7 @@ public final class FatalErrors {
       protected void afterExecute(Runnable r, Throwable thrown) {
         super.afterExecute(r, thrown);
         Throwable failure = thrown != null ? thrown : failureOf(r);
-        if (failure != null && (failure instanceof Error
-            || r instanceof RunnableScheduledFuture<?> f && f.isPeriodic())) {
+        if (failure != null) {
           Thread t = Thread.currentThread();
           t.getUncaughtExceptionHandler().uncaughtException(t, failure);
         }
