@@ -203,9 +203,10 @@ final class ReplayCommand implements Callable<Integer> {
     if (!uri.contains("://")) {
       return uri;
     }
-    int hash = uri.indexOf('#');
+    int from = Math.max(uri.indexOf("://") + 3, uri.lastIndexOf('@') + 1); // a raw password may hold ? and #
+    int hash = uri.indexOf('#', from);
     String base = hash < 0 ? uri : uri.substring(0, hash);
-    int q = base.indexOf('?');
+    int q = base.indexOf('?', from);
     if (q >= 0 && ("&" + base.substring(q + 1)).contains("&prefix=")) {
       throw new IllegalArgumentException("replay keeps its counters under a key prefix of its own (live counters are "
           + "never touched): drop ?prefix= from the URI");

@@ -1,6 +1,7 @@
 package dev.fcap.cli;
 
 import dev.fcap.server.ConfigLoader;
+import dev.fcap.server.FatalErrors;
 import dev.fcap.server.FcapServer;
 import dev.fcap.server.ServerConfig;
 import java.nio.file.Path;
@@ -64,6 +65,8 @@ final class ServeCommand implements Callable<Integer> {
       err.println("fcap serve: cannot start: " + dev.fcap.uri.Redaction.uri(e.getMessage()));
       return 1;
     }
+    // from here this process is a server: a dead fcap thread or an Error ends it (FatalErrors)
+    FatalErrors.install(FatalErrors.Halt.EXIT);
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       org.slf4j.LoggerFactory.getLogger(ServeCommand.class).info("shutting down: finishing in-flight requests, "

@@ -13,13 +13,21 @@ import java.util.regex.Pattern;
  * (a host, port list, database, query or fragment holds no {@code @}). Without a {@code :} the whole
  * user info is the secret ({@code redis://secret@host} is Lettuce's password-only form); with one, what
  * follows the first {@code :} is. {@link #scrub} also removes the secret, raw and percent-decoded,
- * from any other text (a library's exception message may quote it). Tested by {@code RedactionTest}
+ * from any other text (a library's exception message may quote it), and so is each piece of it
+ * between two delimiters. Tested by {@code RedactionTest}
  * with passwords holding each of those characters.
  */
 public final class Redaction {
   /** A URI inside text: scheme, {@code ://}, then everything up to white space or a quote. */
   private static final Pattern URI = Pattern.compile("([a-zA-Z][a-zA-Z0-9+.-]*://)([^\\s'\"]*)");
   private static final String HIDDEN = "***";
+  /**
+   * A parser that misreads a raw password cuts it at a URI delimiter and may quote one piece (Lettuce
+   * took {@code hunt/er2@h:1} as the port {@code "er2@h:1"}): each piece is hidden too. Pieces shorter
+   * than {@link #MIN_PIECE} stay, or every {@code a} of a message would go.
+   */
+  private static final String DELIMITERS = "[/@:?#%]";
+  private static final int MIN_PIECE = 3;
 
   private Redaction() {}
 
@@ -63,6 +71,11 @@ public final class Redaction {
       String decoded = decode(secret);
       if (!decoded.isEmpty()) {
         out = out.replace(decoded, HIDDEN);
+      }
+      for (String piece : secret.split(DELIMITERS)) {
+        if (piece.length() >= MIN_PIECE) {
+          out = out.replace(piece, HIDDEN);
+        }
       }
     }
     return out;

@@ -33,6 +33,7 @@ public final class Backends {
   public static Store store(ServerConfig config, Clock clock) {
     String uri = config.storeUri();
     if (uri.equals("memory")) {
+      fitsTheHeap(config.storeMaxBytes(), Runtime.getRuntime().maxMemory());
       MemoryStore.Builder b = MemoryStore.builder().clock(clock);
       if (config.storeMaxBytes() > 0) {
         b.maxBytes(config.storeMaxBytes());
@@ -53,6 +54,28 @@ public final class Backends {
             .collect(Collectors.joining()));
   }
 
+  /**
+   * The most of the heap the memory store may be given: the rest is for requests in flight, the
+   * journal's buffers and the JVM's own headroom. A store allowed more than the heap holds fills it
+   * and fails with {@code OutOfMemoryError} instead of refusing new recipients.
+   */
+  static final double MAX_HEAP_SHARE = 0.7;
+
+  /** Refuses a {@code store.maxBytes} larger than {@link #MAX_HEAP_SHARE} of {@code heapBytes}, with the numbers. */
+  static void fitsTheHeap(long maxBytes, long heapBytes) {
+    long most = (long) (heapBytes * MAX_HEAP_SHARE);
+    if (maxBytes > most) {
+      throw new ConfigLoader.ConfigException("store.maxBytes: " + mib(maxBytes) + " does not fit the heap: the "
+          + "memory store may have at most " + Math.round(MAX_HEAP_SHARE * 100) + "% of it, " + mib(most) + " of "
+          + mib(heapBytes) + " (-Xmx); lower store.maxBytes (0: a quarter of the heap) or raise -Xmx "
+          + "(FCAP_JAVA_OPTS=\"-Xmx...\" ./fcap serve)");
+    }
+  }
+
+  private static String mib(long bytes) {
+    return (bytes >> 20) + " MiB";
+  }
+
   /** The audit sink for {@code config.auditSink()}: {@code none}, {@code file:PATH}, or a provider's. */
   static AuditSink auditSink(ServerConfig config) throws IOException {
     String sink = config.auditSink();
@@ -71,6 +94,15 @@ public final class Backends {
     }
     throw new ConfigLoader.ConfigException("audit.sink: nothing handles '" + Redaction.uri(sink)
         + "'; use none or file:PATH");
+  }
+
+  /** The rules file {@code config.rulesSource()} names, or empty for a provider's URI. */
+  static Optional<Path> rulesFile(ServerConfig config) {
+    String s = config.rulesSource();
+    if (s.matches("[a-z][a-z0-9+.-]*://.*")) {
+      return Optional.empty();
+    }
+    return Optional.of(Path.of(s.startsWith("file:") ? s.substring(5) : s));
   }
 
   /** The rules source for {@code config.rulesSource()}: a YAML file, or a provider's for a URI. */

@@ -123,6 +123,7 @@ public final class ConfigLoader {
     if (configFile != null) {
       readFile(configFile, values, origin);
     }
+    refuseUnknownVariables(env);
     for (String key : SETTINGS.keySet()) {
       String v = env.get(envName(key));
       if (v != null) {
@@ -139,6 +140,32 @@ public final class ConfigLoader {
       origin.put(e.getKey(), "command line");
     }
     return new Reader(values, origin).config();
+  }
+
+  /**
+   * {@code FCAP_} variables that are not settings: the config file's path, the launcher's JVM
+   * options, the API key {@code fcap bench} and the clients send, and the benchmark scripts' switch.
+   */
+  static final Set<String> OTHER_VARIABLES = Set.of("FCAP_CONFIG", "FCAP_JAVA_OPTS", "FCAP_API_KEY",
+      "FCAP_BENCH_PREBUILT");
+
+  /** A misspelled variable would leave its setting at the default without a word: it stops the start. */
+  private static void refuseUnknownVariables(Map<String, String> env) {
+    Set<String> known = new LinkedHashSet<>(OTHER_VARIABLES);
+    SETTINGS.keySet().forEach(k -> known.add(envName(k)));
+    List<String> unknown = env.keySet().stream().filter(v -> v.startsWith("FCAP_") && !known.contains(v)).sorted()
+        .toList();
+    if (unknown.isEmpty()) {
+      return;
+    }
+    String name = unknown.get(0);
+    String closest = Closest.of(name, known);
+    throw new ConfigException("environment variable " + name + " names no setting"
+        + (closest == null ? "." : "; did you mean " + closest + (OTHER_VARIABLES.contains(closest) ? "" : " ("
+            + SETTINGS.keySet().stream().filter(k -> envName(k).equals(closest)).findFirst().orElseThrow() + ")")
+            + "?")
+        + (unknown.size() > 1 ? " Also unknown: " + String.join(", ", unknown.subList(1, unknown.size())) + "." : "")
+        + " Every setting and its variable: docs/server.md, Configuration");
   }
 
   private static void readFile(Path file, Map<String, JsonNode> values, Map<String, String> origin) {
@@ -170,7 +197,9 @@ public final class ConfigLoader {
       } else if (e.getValue().isObject() && SETTINGS.keySet().stream().anyMatch(k -> k.startsWith(key + "."))) {
         flatten(file, key + ".", e.getValue(), values, origin);
       } else {
-        throw new ConfigException(file + ": unknown setting '" + key + "'; known settings: "
+        String closest = Closest.of(key, SETTINGS.keySet());
+        throw new ConfigException(file + ": unknown setting '" + key + "'"
+            + (closest == null ? "" : "; did you mean " + closest + "?") + " Known settings: "
             + String.join(", ", SETTINGS.keySet()));
       }
     }

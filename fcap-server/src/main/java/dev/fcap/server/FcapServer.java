@@ -34,6 +34,7 @@ import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -69,13 +70,16 @@ public final class FcapServer implements AutoCloseable {
 
   private FcapServer(ServerConfig config, Store storeOverride, Clock clock) throws IOException {
     this.config = config;
-    // open what the config names first: a mistake there fails before any thread is started
-    Store raw = storeOverride != null ? storeOverride : Backends.store(config, clock);
+    // the port, then what the config names: a mistake there fails before any thread is started,
+    // and a port in use before anything is written
+    String host = bindHost(config);
+    StartChecks.portFree(host, config.listenPort());
+    Store raw = storeOverride != null ? storeOverride : openStore(config, clock);
     RulesSource source;
     AuditSink sink;
     try {
-      source = Backends.rulesSource(config, clock);
-      sink = Backends.auditSink(config);
+      source = openRules(config, clock);
+      sink = openAudit(config);
     } catch (RuntimeException | IOException e) {
       raw.close(); // a durable store holds its state directory's lock
       throw e;
@@ -83,11 +87,7 @@ public final class FcapServer implements AutoCloseable {
     this.store = raw;
     this.metrics = new ServerMetrics(config.safeguards().metricsMaxTenants(),
         config.safeguards().metricsMaxRulesPerTenant());
-    ScheduledThreadPoolExecutor timers = new ScheduledThreadPoolExecutor(1, r -> {
-      Thread t = new Thread(r, "fcap-scheduler");
-      t.setDaemon(true);
-      return t;
-    });
+    ScheduledThreadPoolExecutor timers = FatalErrors.scheduler("fcap-scheduler");
     timers.setRemoveOnCancelPolicy(true); // most deadlines are cancelled: the store answered
     this.scheduler = timers;
     registerStoreGauges(raw);
@@ -132,18 +132,63 @@ public final class FcapServer implements AutoCloseable {
       });
       DecisionService decisions = new DecisionService(engine, failover, config.failure(), audit, metrics, clock,
           config.maxBatch());
-      this.server = buildServer(config, decisions, auth, clock);
+      this.server = buildServer(config, host, decisions, auth, clock);
       server.start().join();
     } catch (RuntimeException | IOException e) {
-      // invalid rules, a port in use: release what was started before failing
+      // invalid rules, a port taken since it was checked: release what was started before failing
       rules.close();
       audit.close();
       engine.close();
       scheduler.shutdownNow();
       delivery.shutdownNow();
       metrics.close();
+      if (StartChecks.isBindFailure(e)) {
+        throw StartChecks.bindFailed(host, config.listenPort(), e);
+      }
       throw e;
     }
+  }
+
+  /** {@link Backends#store}, with a state directory that cannot be used named with its setting and why. */
+  private static Store openStore(ServerConfig config, Clock clock) {
+    try {
+      return Backends.store(config, clock);
+    } catch (UncheckedIOException e) {
+      if (config.storeUri().equals("memory") && config.storeDurability() != null) {
+        Path dir = config.storeDurability().dir();
+        throw StartChecks.pathFailed("store.dir", dir, dir, e);
+      }
+      throw e;
+    }
+  }
+
+  private static RulesSource openRules(ServerConfig config, Clock clock) throws IOException {
+    try {
+      return Backends.rulesSource(config, clock);
+    } catch (IOException | UncheckedIOException e) {
+      Path file = Backends.rulesFile(config).orElse(null);
+      if (file == null) {
+        throw e;
+      }
+      throw StartChecks.pathFailed("rules.source", file, parentOf(file), e);
+    }
+  }
+
+  private static AuditSink openAudit(ServerConfig config) throws IOException {
+    try {
+      return Backends.auditSink(config);
+    } catch (IOException | UncheckedIOException e) {
+      if (!config.auditSink().startsWith("file:")) {
+        throw e;
+      }
+      Path file = Path.of(config.auditSink().substring("file:".length()));
+      throw StartChecks.pathFailed("audit.sink", file, parentOf(file), e);
+    }
+  }
+
+  private static Path parentOf(Path file) {
+    Path parent = file.toAbsolutePath().getParent();
+    return parent == null ? file : parent;
   }
 
   /** Starts a server as configured. */
@@ -155,9 +200,9 @@ public final class FcapServer implements AutoCloseable {
     return new Builder(config);
   }
 
-  private Server buildServer(ServerConfig config, DecisionService decisions, Authenticator auth, Clock clock) {
+  private Server buildServer(ServerConfig config, String host, DecisionService decisions, Authenticator auth,
+      Clock clock) {
     ServerBuilder sb = Server.builder();
-    String host = bindHost(config);
     sb.http(new InetSocketAddress(host, config.listenPort()));
     sb.maxRequestLength(config.maxBodyBytes());
     sb.requestTimeout(config.safeguards().requestTimeout());

@@ -78,6 +78,63 @@ class OpsFilesIT {
     assertThat(degraded).contains("fcap_degraded_decisions_total{action=\"local\",tenant=\"default\"} 1.0");
   }
 
+  /**
+   * Every kind of refusal and error the server counts, then promtool on the scrape: a counter first
+   * made by a refusal carries its HELP text like the others.
+   */
+  @Test
+  void promtoolFindsNothingToSayAfterEveryKindOfRefusalAndError() throws Exception {
+    try (TestServer open = TestServer.start(null, Map.of("http.requestTimeout", "1s", "limits.maxJsonDepth", "4",
+        "limits.maxAttributes", "2", "limits.maxValueLength", "16"))) {
+      int port = open.server.port();
+      Map<String, String> json = Map.of("Content-Type", "application/json");
+      assertThat(RawHttp.send(port, "GET", "/v1/rules", Map.of("Host", "evil.example"), null).status()).isEqualTo(403);
+      assertThat(RawHttp.send(port, "POST", "/v1/decisions", Map.of("Content-Type", "application/json",
+          "Origin", "http://evil.example"), "{\"recipient\": \"r\"}").status()).isEqualTo(403);
+      assertThat(RawHttp.send(port, "POST", "/v1/decisions", Map.of("Content-Type", "text/plain"), "x").status())
+          .isEqualTo(415);
+      assertThat(RawHttp.send(port, "POST", "/v1/decisions", json, "{\"attributes\": {\"a\": [[[[[1]]]]]}}")
+          .status()).isEqualTo(400);
+      assertThat(RawHttp.send(port, "POST", "/v1/decisions", json,
+          "{\"recipient\": \"r\", \"attributes\": {\"a\": 1, \"b\": 2, \"c\": 3}}").status()).isEqualTo(400);
+      assertThat(RawHttp.send(port, "POST", "/v1/decisions", json, "{\"recipient\": \"" + "r".repeat(40) + "\"}")
+          .status()).isEqualTo(400);
+      assertThat(RawHttp.send(port, "POST", "/v1/decisions", Map.of("Content-Type", "application/json",
+          "Content-Length", "100"), "{").status()).isEqualTo(408);
+      assertThat(open.decide("{\"recipient\": 5}").status()).isEqualTo(400);
+      assertThat(open.decide("not json").status()).isEqualTo(400);
+      assertThat(open.get("/v1/nothing-here").status()).isEqualTo(404);
+      assertThat(open.put("/v1/rules/recipient-per-day", "{\"limit\": 40, \"window\": \"24h\", "
+          + "\"key\": [\"recipient\"]}", Map.of("If-Match", "\"999\"")).status()).isEqualTo(412);
+      String scrape = open.get("/metrics").raw().body();
+      assertThat(scrape).contains("fcap_http_refused_total{reason=\"request_timeout\"}",
+          "fcap_http_refused_total{reason=\"too_deep\"}", "fcap_http_refused_total{reason=\"too_many_attributes\"}");
+      assertPromtoolClean(scrape);
+    }
+    String keys = "[{name: k, sha256: " + AuthIT.hash("secret-k") + ", tenants: ['*'], roles: [decide]}, "
+        + "{name: ops, sha256: " + AuthIT.hash("secret-ops") + ", tenants: ['*'], roles: [decide, read, admin]}]";
+    try (TestServer keyed = TestServer.start(null, Map.of("apiKeys", keys))) {
+      assertThat(keyed.as(null).decide("{\"recipient\": \"r\"}").status()).isEqualTo(401);
+      assertThat(keyed.as("secret-x").decide("{\"recipient\": \"r\"}").status()).isEqualTo(401);
+      assertThat(keyed.as(null).send("POST", "/v1/decisions", "{\"recipient\": \"r\"}",
+          Map.of("Authorization", "Basic eDp5")).status()).isEqualTo(401);
+      assertThat(keyed.as("secret-k").get("/v1/rules").status()).isEqualTo(403);
+      String scrape = keyed.as("secret-ops").get("/metrics").raw().body();
+      assertThat(scrape).contains("fcap_auth_failures_total{reason=\"missing\"}",
+          "fcap_auth_failures_total{reason=\"unknown\"}");
+      assertPromtoolClean(scrape);
+    }
+    assertPromtoolClean(degraded);
+  }
+
+  private static void assertPromtoolClean(String scrape) throws Exception {
+    Run r = promtool(scrape, "check", "metrics");
+    assertThat(r.output()).as("promtool check metrics on:\n" + scrape).isEmpty();
+    assertThat(r.exit()).isZero();
+    assertThat(scrape.lines().filter(l -> l.startsWith("# HELP ") && l.split(" ", 4).length < 4))
+        .as("HELP lines without text").isEmpty();
+  }
+
   @Test
   void nearLimitCountsDecisionsWithUnderTenPercentLeftAndLimitsAreGauges() {
     assertThat(sample(healthy, "fcap_rule_near_limit_total{rule=\"recipient-per-minute\",tenant=\"default\"}"))

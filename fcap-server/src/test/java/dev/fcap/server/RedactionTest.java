@@ -41,7 +41,16 @@ class RedactionTest {
     }
   }
 
-  /** The example: an invalid store URI is refused without echoing its password. */
+  /** A parser that cut a raw password at a delimiter quotes a piece of it: the piece is hidden too. */
+  @Test
+  void aPieceOfThePasswordThatAParserQuotesIsHidden() {
+    String uri = "redis://default:hunt/er2@127.0.0.1:1";
+    assertThat(Redaction.scrub("For input string: \"er2@127.0.0.1:1\"", uri))
+        .doesNotContain("er2").contains("@127.0.0.1:1");
+    assertThat(Redaction.scrub("bad port 'hunt'", uri)).doesNotContain("hunt");
+  }
+
+  /** An invalid store URI: an invalid store URI is refused without echoing its password. */
   @ParameterizedTest
   @ValueSource(strings = {"hunt/er2", "hunt@er2", "hunt:er2", "hunt?er2", "hunt#er2", "hunt%er2"})
   void anUnusableStoreUriIsRefusedWithoutItsPassword(String password) {

@@ -46,9 +46,11 @@ public final class RedisUris {
     switch (scheme) {
       case "redis", "rediss", "redis-sentinel", "rediss-sentinel" -> {
         try {
-          return new Target(false, List.of(RedisURI.create(uri)));
+          return new Target(false, List.of(RedisURI.create(escapeUserInfo(uri))));
+        } catch (NumberFormatException e) {
+          throw bad(uri, "its port or database is not a number (redis://[user:password@]host:port[/database])");
         } catch (RuntimeException e) {
-          throw bad(uri, e.getMessage());
+          throw bad(uri, "not a valid URI (" + e.getMessage() + ")");
         }
       }
       case "redis-cluster", "rediss-cluster" -> {
@@ -57,6 +59,44 @@ public final class RedisUris {
       default -> throw bad(uri, "unknown scheme '" + scheme
           + "'; use redis://, rediss://, redis-sentinel:// or redis-cluster://");
     }
+  }
+
+  /**
+   * {@code uri} with its user info percent-encoded where a URI parser would otherwise end it early.
+   * Passwords are written raw (they may hold {@code / ? # @}, see {@code Redaction}); Lettuce reads
+   * the URI with {@code java.net.URI}, which would take {@code hunt/er2@h:1} as the port
+   * {@code hunt} and a path. Escapes already written ({@code %40}) are kept, since Lettuce decodes them.
+   */
+  static String escapeUserInfo(String uri) {
+    int start = uri.indexOf("://") + 3;
+    int at = uri.lastIndexOf('@');
+    if (at < start) {
+      return uri;
+    }
+    StringBuilder out = new StringBuilder(uri.length() + 8).append(uri, 0, start);
+    String info = uri.substring(start, at);
+    for (int i = 0; i < info.length(); i += Character.charCount(info.codePointAt(i))) {
+      int c = info.codePointAt(i);
+      if (c == '%' && i + 2 < info.length() && isHex(info.charAt(i + 1)) && isHex(info.charAt(i + 2))) {
+        out.append('%');
+      } else if (c < 0x80 && USER_INFO_SAFE.indexOf(c) >= 0) {
+        out.append((char) c);
+      } else {
+        for (byte b : Character.toString(c).getBytes(StandardCharsets.UTF_8)) {
+          out.append('%').append(Character.toUpperCase(Character.forDigit((b >> 4) & 0xF, 16)))
+              .append(Character.toUpperCase(Character.forDigit(b & 0xF, 16)));
+        }
+      }
+    }
+    return out.append(uri.substring(at)).toString();
+  }
+
+  /** RFC 3986 user info characters that need no escape: unreserved, sub-delims and {@code :}. */
+  private static final String USER_INFO_SAFE =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:";
+
+  private static boolean isHex(char c) {
+    return Character.digit(c, 16) >= 0;
   }
 
   private static List<RedisURI> cluster(String uri, boolean ssl, String rest) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.lettuce.core.RedisURI;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class RedisUrisTest {
@@ -46,6 +47,32 @@ class RedisUrisTest {
         .hasMessageNotContaining("pw@");
     assertThatThrownBy(() -> RedisUris.parse("redis-cluster://h:x")).hasMessageContaining("bad port");
     assertThatThrownBy(() -> RedisUris.parse("redis-cluster://h:1,,h:2")).hasMessageContaining("empty host");
+  }
+
+  /** Passwords are written raw: a URI delimiter in one is part of the password, not of the address. */
+  @Test
+  void aRawPasswordMayHoldUriDelimiters() {
+    for (String password : List.of("hunt/er2", "hunt?er2", "hunt#er2", "hunt@er2", "hunt er2", "h\u00e9/2")) {
+      RedisURI u = RedisUris.parse("redis://default:" + password + "@127.0.0.1:1/2").nodes().get(0);
+      assertThat(u.getHost()).as(password).isEqualTo("127.0.0.1");
+      assertThat(u.getPort()).as(password).isEqualTo(1);
+      assertThat(u.getDatabase()).as(password).isEqualTo(2);
+      var credentials = u.getCredentialsProvider().resolveCredentials().block();
+      assertThat(credentials.getUsername()).isEqualTo("default");
+      assertThat(new String(credentials.getPassword())).isEqualTo(password);
+    }
+    RedisURI encoded = RedisUris.parse("redis://:p%40ss@h:1").nodes().get(0);
+    assertThat(new String(encoded.getCredentialsProvider().resolveCredentials().block().getPassword())).isEqualTo("p@ss");
+    RedisURI sentinel = RedisUris.parse("redis-sentinel://:hunt/er2@127.0.0.1:26379/2#mymaster").nodes().get(0);
+    assertThat(sentinel.getSentinels()).hasSize(1);
+    assertThat(new String(sentinel.getCredentialsProvider().resolveCredentials().block().getPassword())).isEqualTo("hunt/er2");
+  }
+
+  /** What Lettuce cannot read is named, and no piece of the password is quoted. */
+  @Test
+  void aBadNumberIsNamedWithoutAnyPieceOfThePassword() {
+    assertThatThrownBy(() -> RedisUris.parse("redis://default:hunt/er2@127.0.0.1:1/x"))
+        .hasMessageContaining("port or database is not a number").hasMessageNotContaining("er2").hasMessageNotContaining("hunt");
   }
 
   /** A connection that failed for a long time still retries every second, so it follows a failover. */

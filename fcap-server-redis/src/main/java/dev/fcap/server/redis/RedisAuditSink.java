@@ -83,6 +83,9 @@ final class RedisAuditSink implements AuditSink {
     }
     put(f, "who", e.who());
     put(f, "detail", e.detail());
+    if (e.changes() != null) {
+      f.put("changes", JSON.writeValueAsString(e.changes()));
+    }
     return f;
   }
 

@@ -55,7 +55,8 @@ final class RedisEndpoint {
    * @throws IllegalArgumentException naming the setting, for a parameter this setting does not take
    */
   static RedisEndpoint parse(String setting, String raw, Set<String> allowed) {
-    int q = raw.indexOf('?');
+    int from = Math.max(raw.indexOf("://") + 3, raw.lastIndexOf('@') + 1); // a raw password may hold ? and #
+    int q = raw.indexOf('?', from);
     if (q < 0) {
       return new RedisEndpoint(setting, raw, Map.of());
     }

@@ -19,6 +19,19 @@ class RedisEndpointTest {
     assertThat(RedisUris.parse(e.uri()).cluster()).isFalse();
   }
 
+  /** Passwords are written raw: their ? and # are not the URI's query and fragment. */
+  @Test
+  void aPasswordsQuestionMarkAndHashAreNotTheQuery() {
+    RedisEndpoint e = RedisEndpoint.parse("store.uri", "redis://default:hunt?er#2/x@127.0.0.1:6379/0?prefix=p:",
+        Set.of("prefix"));
+    assertThat(e.param("prefix", "fc:")).isEqualTo("p:");
+    assertThat(e.uri()).isEqualTo("redis://default:hunt?er#2/x@127.0.0.1:6379/0");
+    var node = RedisUris.parse(e.uri()).nodes().get(0);
+    assertThat(node.getPort()).isEqualTo(6379);
+    assertThat(new String(node.getCredentialsProvider().resolveCredentials().block().getPassword()))
+        .isEqualTo("hunt?er#2/x");
+  }
+
   @Test
   void clusterUriWithoutParametersIsUnchanged() {
     RedisEndpoint e = RedisEndpoint.parse("audit.sink", "redis-cluster://h1:7000,h2:7001?stream=s&maxlen=500",

@@ -8,13 +8,12 @@ import dev.fcap.policy.PolicyException;
 import dev.fcap.policy.PolicyParser;
 import dev.fcap.server.guard.ApiException;
 import dev.fcap.server.audit.AuditLog;
+import dev.fcap.server.audit.RuleDiff;
 import dev.fcap.engine.Engine;
 import dev.fcap.server.metrics.ServerMetrics;
 import dev.fcap.store.Clock;
 import java.io.IOException;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -34,6 +33,12 @@ import org.slf4j.LoggerFactory;
  * so the next decision uses it. Changes are serialized; an {@code If-Match} version that is not the
  * current one is refused (412), so two admins cannot overwrite each other's edits unknowingly. Edits
  * never reset counts: the engine keeps counters across limit and window changes.
+ *
+ * <p><b>Versions only go up</b>, across API edits, hand edits and restarts: a hand edit gets the next
+ * version though the file still says the old one, and the {@link RuleLedger} beside a rules file keeps
+ * the versions in force and the history, so a restart continues from them; a file changed while the
+ * server was down is taken as one more change. Every change is recorded (history, audit) with the
+ * before and after of each rule it changed. Tested by {@code RuleVersionsIT}.
  */
 public final class RulesAdmin implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(RulesAdmin.class);
@@ -44,9 +49,8 @@ public final class RulesAdmin implements AutoCloseable {
   private final Clock clock;
   private final AuditLog audit;
   private final ServerMetrics metrics;
-  private final int historySize;
   private final int maxRules;
-  private final ArrayDeque<RuleChange> history = new ArrayDeque<>();
+  private final RuleLedger ledger;
   private Map<String, Policy> policies = Map.of();
 
   public RulesAdmin(RulesSource source, Engine engine, Clock clock, AuditLog audit, ServerMetrics metrics,
@@ -63,17 +67,29 @@ public final class RulesAdmin implements AutoCloseable {
     this.clock = clock;
     this.audit = audit;
     this.metrics = metrics;
-    this.historySize = historySize;
+    this.ledger = source instanceof FileRulesSource f ? RuleLedger.beside(f.file(), historySize)
+        : RuleLedger.inMemory();
     metrics.gauge("fcap_rules_rejected_edit", "1 while the rules source holds a refused edit (the rules in force "
         + "are older; GET /v1/rules shows the errors), else 0", source, s -> s.rejectedEdit().isPresent() ? 1 : 0);
   }
 
   /** Loads the policies, hands them to the engine and starts watching the source. */
   public synchronized void start() throws IOException {
+    Map<String, Policy> kept = ledger.inForce();
     Map<String, Policy> loaded = new LinkedHashMap<>();
     for (Policy p : source.load()) {
-      loaded.put(p.tenant(), p.withVersion(Math.max(1, p.version())));
-      record(p.tenant(), Math.max(1, p.version()), "load", null, "startup");
+      Policy before = kept.get(p.tenant());
+      long version;
+      if (before == null) {
+        version = Math.max(1, p.version());
+        record(p.tenant(), version, "load", null, "startup", diffs(null, p));
+      } else if (before.rules().equals(p.rules())) {
+        version = Math.max(Math.max(1, p.version()), before.version());
+      } else {
+        version = Math.max(p.version(), before.version() + 1); // edited while the server was down
+        record(p.tenant(), version, "reload", null, "file", diffs(before, p));
+      }
+      loaded.put(p.tenant(), p.withVersion(version));
     }
     install(loaded);
     source.watch(this::reloaded);
@@ -124,11 +140,11 @@ public final class RulesAdmin implements AutoCloseable {
 
   /** Newest first. */
   public synchronized List<RuleChange> history(String tenant) {
+    List<RuleChange> all = ledger.history();
     List<RuleChange> out = new ArrayList<>();
-    for (Iterator<RuleChange> it = history.descendingIterator(); it.hasNext(); ) {
-      RuleChange c = it.next();
-      if (c.tenant().equals(tenant)) {
-        out.add(c);
+    for (int i = all.size() - 1; i >= 0; i--) {
+      if (all.get(i).tenant().equals(tenant)) {
+        out.add(all.get(i));
       }
     }
     return out;
@@ -263,7 +279,8 @@ public final class RulesAdmin implements AutoCloseable {
     engine.setPolicy(next);
     policies = all;
     metrics.policyVersion(tenant, next.version());
-    record(tenant, next.version(), action, ruleId, who);
+    keepInForce();
+    record(tenant, next.version(), action, ruleId, who, diffs(current, next));
     LOG.info("policy of tenant '{}' is now version {} ({} {} by {})", tenant, next.version(), action,
         ruleId == null ? "" : ruleId, who);
     return next;
@@ -280,11 +297,11 @@ public final class RulesAdmin implements AutoCloseable {
       }
       long version = Math.max(p.version(), current == null ? 1 : current.version() + 1);
       next.put(p.tenant(), p.withVersion(version));
-      record(p.tenant(), version, "reload", null, "file");
+      record(p.tenant(), version, "reload", null, "file", diffs(current, p));
     }
     for (String gone : policies.keySet()) {
       if (!next.containsKey(gone)) {
-        record(gone, policies.get(gone).version() + 1, "reload", null, "file");
+        record(gone, policies.get(gone).version() + 1, "reload", null, "file", diffs(policies.get(gone), null));
       }
     }
     install(next);
@@ -294,15 +311,45 @@ public final class RulesAdmin implements AutoCloseable {
     engine.setPolicies(List.copyOf(next.values()));
     policies = next;
     next.values().forEach(p -> metrics.policyVersion(p.tenant(), p.version()));
+    keepInForce();
   }
 
-  private void record(String tenant, long version, String action, String ruleId, String who) {
-    RuleChange c = new RuleChange(tenant, version, clock.millis(), who, action, ruleId);
-    history.addLast(c);
-    while (history.size() > historySize) {
-      history.removeFirst();
+  /** The ledger follows the policies in force; a ledger that cannot be written leaves them in force. */
+  private void keepInForce() {
+    try {
+      ledger.inForce(policies.values());
+    } catch (IOException e) {
+      LOG.error("cannot keep the rule versions beside {}: {} (a restart may number them from the file)",
+          source.describe(), e.toString());
     }
-    audit.admin("rules", c.time(), tenant, null, version, who, action + (ruleId == null ? "" : " " + ruleId));
+  }
+
+  private void record(String tenant, long version, String action, String ruleId, String who, List<RuleDiff> changes) {
+    RuleChange c = new RuleChange(tenant, version, clock.millis(), who, action, ruleId, changes);
+    try {
+      ledger.append(c);
+    } catch (IOException e) {
+      LOG.error("cannot keep the rules history beside {}: {}", source.describe(), e.toString());
+    }
+    audit.admin("rules", c.time(), tenant, null, version, who, action + (ruleId == null ? "" : " " + ruleId), changes);
+  }
+
+  /** Each rule that differs between {@code before} and {@code after} (either may be null: no policy). */
+  static List<RuleDiff> diffs(Policy before, Policy after) {
+    Map<String, JsonNode[]> byId = new LinkedHashMap<>();
+    if (before != null) {
+      before.rules().forEach(r -> byId.computeIfAbsent(r.id(), k -> new JsonNode[2])[0] = PolicyParser.toTree(r));
+    }
+    if (after != null) {
+      after.rules().forEach(r -> byId.computeIfAbsent(r.id(), k -> new JsonNode[2])[1] = PolicyParser.toTree(r));
+    }
+    List<RuleDiff> out = new ArrayList<>();
+    byId.forEach((id, pair) -> {
+      if (!java.util.Objects.equals(pair[0], pair[1])) {
+        out.add(new RuleDiff(id, pair[0], pair[1]));
+      }
+    });
+    return out;
   }
 
   private static ApiException refused(PolicyException e) {

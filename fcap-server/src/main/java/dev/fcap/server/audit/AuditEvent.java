@@ -9,6 +9,7 @@ import java.util.Map;
  * @param type {@code denied}, {@code allowed} (sampled), or {@code rules} (a rule change)
  * @param counts per rule id: used/limit as seen by the decision
  * @param who the API key name
+ * @param changes of a rule change: each rule it changed, before and after (null for other events)
  */
 public record AuditEvent(
     String type,
@@ -24,4 +25,5 @@ public record AuditEvent(
     long policyVersion,
     boolean degraded,
     String who,
-    String detail) {}
+    String detail,
+    List<RuleDiff> changes) {}

@@ -64,14 +64,20 @@ public final class AuditLog implements AutoCloseable {
     }
     offer(new AuditEvent(d.allowed() ? "allowed" : "denied", d.time(), d.decisionId(), m.tenant(), m.recipient(),
         m.channel(), m.category(), d.blockedBy(), d.shadowBlockedBy(), counts, d.policyVersion(), d.degraded(), who,
-        null));
+        null, null));
   }
 
   /** Records an administrative event (a rule change, a reset). */
   public void admin(String type, long time, String tenant, String recipient, long policyVersion, String who,
       String detail) {
+    admin(type, time, tenant, recipient, policyVersion, who, detail, null);
+  }
+
+  /** Records an administrative event with the rules it changed, before and after. */
+  public void admin(String type, long time, String tenant, String recipient, long policyVersion, String who,
+      String detail, List<RuleDiff> changes) {
     offer(new AuditEvent(type, time, null, tenant, recipient, null, null, null, null, null, policyVersion, false, who,
-        detail));
+        detail, changes));
   }
 
   public RecentDenials recent() {

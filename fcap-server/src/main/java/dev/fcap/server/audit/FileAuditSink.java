@@ -20,7 +20,8 @@ import java.util.Map;
  * {@code maxFiles}, the oldest is deleted) and a new file starts. Every line is one whole event.
  */
 public final class FileAuditSink implements AuditSink {
-  private static final JsonFactory JSON = new JsonFactory();
+  /** A factory with a codec: rule changes are written as JSON trees. */
+  private static final JsonFactory JSON = new com.fasterxml.jackson.databind.MappingJsonFactory();
   private final Path file;
   private final long maxFileBytes;
   private final int maxFiles;
@@ -107,6 +108,19 @@ public final class FileAuditSink implements AuditSink {
       }
       optional(g, "who", e.who());
       optional(g, "detail", e.detail());
+      if (e.changes() != null) {
+        g.writeArrayFieldStart("changes");
+        for (RuleDiff d : e.changes()) {
+          g.writeStartObject();
+          g.writeStringField("rule", d.rule());
+          g.writeFieldName("before");
+          g.writeTree(d.before());
+          g.writeFieldName("after");
+          g.writeTree(d.after());
+          g.writeEndObject();
+        }
+        g.writeEndArray();
+      }
       g.writeEndObject();
     }
   }

@@ -76,13 +76,15 @@ public final class ServerMetrics {
       .description("configured limit of each rule in force, in cost units").register(registry);
   private volatile Supplier<? extends Collection<Policy>> policies = List::of;
 
-  /** HELP text of the counters made by {@link #counter}, by meter name. */
+  /** HELP text of the counters made by {@link #counter}, by meter name: a counter missing here fails when first used. */
   private static final Map<String, String> HELP = Map.of(
       "fcap_decisions_total", "decisions by outcome (dry runs excluded)",
       "fcap_rule_decisions_total", "decisions per rule that applied, by the rule's outcome",
       "fcap_rule_near_limit_total", "decisions whose rule had less than 10% of its limit remaining before the message",
       "fcap_degraded_decisions_total", "decisions made by the failure policy instead of the store",
-      "fcap_store_errors_total", "failed store calls by reason");
+      "fcap_store_errors_total", "failed store calls by reason",
+      "fcap_http_refused_total", "requests refused before anything was decided, by error code",
+      "fcap_auth_failures_total", "requests refused for a missing, malformed or unknown API key");
 
   public ServerMetrics() {
     this(DEFAULT_MAX_TENANTS, DEFAULT_MAX_RULES_PER_TENANT);
@@ -294,7 +296,8 @@ public final class ServerMetrics {
     }
     Counter c = counters.get(key.toString());
     return c != null ? c : counters.computeIfAbsent(key.toString(), k -> Counter.builder(name).tags(tags)
-        .description(HELP.get(name)).register(registry));
+        .description(java.util.Objects.requireNonNull(HELP.get(name), () -> "no HELP text for " + name))
+        .register(registry));
   }
 
   public void close() {
