@@ -1,6 +1,7 @@
 package dev.fcap.model;
 
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.Optional;
 
 /**
@@ -9,16 +10,23 @@ import java.util.Optional;
  * to Monday 00:00) or the calendar month.
  */
 public enum CalendarUnit {
-  DAY("1d", Duration.ofDays(1)),
-  WEEK("1w", Duration.ofDays(7)),
-  MONTH("1mo", Duration.ofDays(31));
+  DAY("1d", Duration.ofDays(1), ChronoUnit.DAYS),
+  WEEK("1w", Duration.ofDays(7), ChronoUnit.WEEKS),
+  MONTH("1mo", Duration.ofDays(31), ChronoUnit.MONTHS);
 
   private final String id;
   private final Duration longest;
+  private final ChronoUnit temporalUnit;
 
-  CalendarUnit(String id, Duration longest) {
+  CalendarUnit(String id, Duration longest, ChronoUnit temporalUnit) {
     this.id = id;
     this.longest = longest;
+    this.temporalUnit = temporalUnit;
+  }
+
+  /** One period as a date-based unit of java.time. */
+  public ChronoUnit temporalUnit() {
+    return temporalUnit;
   }
 
   /** The window as written in rule files: {@code 1d}, {@code 1w} or {@code 1mo}. */
