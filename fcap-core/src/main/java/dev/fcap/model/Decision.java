@@ -65,6 +65,13 @@ public record Decision(
   }
 
   private static List<RuleOutcome> withSendAt(List<RuleOutcome> rules, long time) {
+    boolean unset = false;
+    for (int i = 0; i < rules.size(); i++) {
+      unset |= rules.get(i).sendAt() == RuleOutcome.UNSET;
+    }
+    if (!unset) {
+      return rules; // an admitted decision's outcomes: nothing to derive, no copy
+    }
     RuleOutcome[] out = new RuleOutcome[rules.size()];
     for (int i = 0; i < out.length; i++) {
       RuleOutcome r = rules.get(i);

@@ -21,11 +21,11 @@ public record RuleOutcome(
     long retryAfterMs,
     long sendAt) {
 
-  /** The {@code sendAt} of an outcome built without one: {@link Decision} derives it from the retry delay. */
+  /** The {@code sendAt} of a refusal built without one: {@link Decision} derives it from the retry delay. */
   static final long UNSET = Long.MIN_VALUE;
 
   public RuleOutcome(String id, long limit, long windowMs, long used, long remaining, boolean allowed,
       boolean enforced, long retryAfterMs) {
-    this(id, limit, windowMs, used, remaining, allowed, enforced, retryAfterMs, UNSET);
+    this(id, limit, windowMs, used, remaining, allowed, enforced, retryAfterMs, allowed ? 0 : UNSET);
   }
 }
