@@ -50,6 +50,14 @@ public record Rule(
     algorithm = algorithm == null ? Algorithm.SLIDING_LOG : algorithm;
     mode = mode == null ? Mode.ENFORCE : mode;
     precision = precision == 0 ? DEFAULT_PRECISION : precision;
+    // a calendar belongs to a fixed-window rule whose window is its nominal length; a fixed-window
+    // rule of one day follows the local day, however it was built
+    if (calendar != null && (algorithm != Algorithm.FIXED_WINDOW || !window.equals(calendar.nominal()))) {
+      calendar = null;
+    }
+    if (calendar == null && algorithm == Algorithm.FIXED_WINDOW && window.equals(CalendarUnit.DAY.nominal())) {
+      calendar = CalendarUnit.DAY;
+    }
   }
 
   /** A counting rule without a calendar. */
@@ -59,7 +67,7 @@ public record Rule(
   }
 
   /** A send-window rule: it admits a message iff the message's instant is inside {@code window}. */
-  public static Rule sendWindow(String id, String description, SendWindow window, Condition match, Condition exempt,
+  public static Rule ofSendWindow(String id, String description, SendWindow window, Condition match, Condition exempt,
       Mode mode) {
     return new Rule(id, description, 0, Duration.ZERO, List.of(), match, exempt, null, 0, mode, null, false, null,
         Objects.requireNonNull(window, "window"));
@@ -89,26 +97,32 @@ public record Rule(
   }
 
   public Rule withLimit(long newLimit) {
-    return new Rule(id, description, newLimit, window, key, match, exempt, algorithm, precision, mode, zone, recipientZone, calendar, sendWindow);
+    return new Rule(id, description, newLimit, window, key, match, exempt, algorithm, precision, mode, zone,
+        recipientZone, calendar, sendWindow);
   }
 
   public Rule withWindow(Duration newWindow) {
-    return new Rule(id, description, limit, newWindow, key, match, exempt, algorithm, precision, mode, zone, recipientZone, calendar, sendWindow);
+    return new Rule(id, description, limit, newWindow, key, match, exempt, algorithm, precision, mode, zone,
+        recipientZone, calendar, sendWindow);
   }
 
   public Rule withMode(Mode newMode) {
-    return new Rule(id, description, limit, window, key, match, exempt, algorithm, precision, newMode, zone, recipientZone, calendar, sendWindow);
+    return new Rule(id, description, limit, window, key, match, exempt, algorithm, precision, newMode, zone,
+        recipientZone, calendar, sendWindow);
   }
 
   public Rule withMatch(Condition newMatch) {
-    return new Rule(id, description, limit, window, key, newMatch, exempt, algorithm, precision, mode, zone, recipientZone, calendar, sendWindow);
+    return new Rule(id, description, limit, window, key, newMatch, exempt, algorithm, precision, mode, zone,
+        recipientZone, calendar, sendWindow);
   }
 
   public Rule withExempt(Condition newExempt) {
-    return new Rule(id, description, limit, window, key, match, newExempt, algorithm, precision, mode, zone, recipientZone, calendar, sendWindow);
+    return new Rule(id, description, limit, window, key, match, newExempt, algorithm, precision, mode, zone,
+        recipientZone, calendar, sendWindow);
   }
 
   public Rule withAlgorithm(Algorithm newAlgorithm) {
-    return new Rule(id, description, limit, window, key, match, exempt, newAlgorithm, precision, mode, zone, recipientZone, calendar, sendWindow);
+    return new Rule(id, description, limit, window, key, match, exempt, newAlgorithm, precision, mode, zone,
+        recipientZone, calendar, sendWindow);
   }
 }

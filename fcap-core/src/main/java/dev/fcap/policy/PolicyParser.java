@@ -274,7 +274,7 @@ public final class PolicyParser {
     if (errors.size() > before || window == null) {
       return null;
     }
-    return Rule.sendWindow(id, description.isEmpty() ? null : description, window, match, exempt, mode);
+    return Rule.ofSendWindow(id, description.isEmpty() ? null : description, window, match, exempt, mode);
   }
 
   /** The calendar unit a window of {@code 1w} or {@code 1mo} names; null for other windows. */

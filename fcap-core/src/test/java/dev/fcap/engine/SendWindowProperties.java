@@ -223,7 +223,7 @@ class SendWindowProperties {
   private static int minute(SplittableRandom random, ZoneId zone, long t0) {
     ZoneOffsetTransition tr = zone.getRules().nextTransition(Instant.ofEpochMilli(t0 - 1));
     if (tr != null && random.nextBoolean()) {
-      LocalTime edge = random.nextBoolean() ? tr.getDateTimeBefore().toLocalTime() : tr.getDateTimeAfter().toLocalTime();
+      LocalTime edge = (random.nextBoolean() ? tr.getDateTimeBefore() : tr.getDateTimeAfter()).toLocalTime();
       int m = edge.toSecondOfDay() / 60 + random.nextInt(-90, 91);
       return Math.floorMod(m, 1440);
     }

@@ -28,8 +28,8 @@ final class MessageReader {
       String f = it.next();
       if (!FIELDS.contains(f) && !extra.contains(f)) {
         throw ApiException.badRequest("unknown_field", "unknown field '" + f + "'; known fields: tenant, recipient, "
-            + "channel, sender, category, content, contentKey, attributes, cost, messageId, timeZone" + (extra.isEmpty() ? "" : ", "
-            + String.join(", ", extra)), f);
+            + "channel, sender, category, content, contentKey, attributes, cost, messageId, timeZone"
+            + (extra.isEmpty() ? "" : ", " + String.join(", ", extra)), f);
       }
     }
     String recipient = string(node, "recipient");
