@@ -31,12 +31,12 @@ final class LocalCalendar {
   private LocalCalendar() {}
 
   /** The first instant (epoch milliseconds) of the period of {@code unit} in {@code zone} that holds {@code t}. */
-  static long periodStart(CalendarUnit unit, ZoneId zone, long t) {
+  static long periodStart(CalendarUnit unit, long t, ZoneId zone) {
     return period(unit, zone, t).start;
   }
 
   /** The first instant after the period of {@code unit} in {@code zone} that holds {@code t}: the next one's start. */
-  static long periodEnd(CalendarUnit unit, ZoneId zone, long t) {
+  static long periodEnd(CalendarUnit unit, long t, ZoneId zone) {
     return period(unit, zone, t).end;
   }
 

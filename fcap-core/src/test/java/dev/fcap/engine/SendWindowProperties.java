@@ -78,8 +78,8 @@ class SendWindowProperties {
     for (int k = 0; k < 20; k++) {
       long t = near(random, zone, t0);
       for (CalendarUnit unit : CalendarUnit.values()) {
-        long start = LocalCalendar.periodStart(unit, zone, t);
-        long end = LocalCalendar.periodEnd(unit, zone, t);
+        long start = LocalCalendar.periodStart(unit, t, zone);
+        long end = LocalCalendar.periodEnd(unit, t, zone);
         LocalDate date = LocalDateTime.ofInstant(Instant.ofEpochMilli(t), zone).toLocalDate();
         LocalDate first = switch (unit) {
           case DAY -> date;

@@ -105,29 +105,29 @@ class WindowScheduleTest {
   @Test
   void localDaysOf23And25HoursAreWhole() {
     long springDay = at("2026-03-08T12:00:00Z");
-    assertThat(LocalCalendar.periodStart(CalendarUnit.DAY, NEW_YORK, springDay)).isEqualTo(at("2026-03-08T05:00:00Z"));
-    assertThat(LocalCalendar.periodEnd(CalendarUnit.DAY, NEW_YORK, springDay)).isEqualTo(at("2026-03-09T04:00:00Z"));
+    assertThat(LocalCalendar.periodStart(CalendarUnit.DAY, springDay, NEW_YORK)).isEqualTo(at("2026-03-08T05:00:00Z"));
+    assertThat(LocalCalendar.periodEnd(CalendarUnit.DAY, springDay, NEW_YORK)).isEqualTo(at("2026-03-09T04:00:00Z"));
     long fallDay = at("2026-11-01T12:00:00Z");
-    assertThat(LocalCalendar.periodEnd(CalendarUnit.DAY, NEW_YORK, fallDay)
-        - LocalCalendar.periodStart(CalendarUnit.DAY, NEW_YORK, fallDay)).isEqualTo(Duration.ofHours(25).toMillis());
+    assertThat(LocalCalendar.periodEnd(CalendarUnit.DAY, fallDay, NEW_YORK)
+        - LocalCalendar.periodStart(CalendarUnit.DAY, fallDay, NEW_YORK)).isEqualTo(Duration.ofHours(25).toMillis());
     ZoneId lordHowe = ZoneId.of("Australia/Lord_Howe");
     long lordHoweSpring = at("2026-10-04T06:00:00Z");
-    assertThat(LocalCalendar.periodEnd(CalendarUnit.DAY, lordHowe, lordHoweSpring)
-        - LocalCalendar.periodStart(CalendarUnit.DAY, lordHowe, lordHoweSpring))
+    assertThat(LocalCalendar.periodEnd(CalendarUnit.DAY, lordHoweSpring, lordHowe)
+        - LocalCalendar.periodStart(CalendarUnit.DAY, lordHoweSpring, lordHowe))
         .isEqualTo(Duration.ofMinutes(23 * 60 + 30).toMillis());
   }
 
   @Test
   void weeksStartOnMondayAndMonthsOnTheFirst() {
     long sunday = at("2026-03-08T12:00:00Z");
-    assertThat(LocalCalendar.periodStart(CalendarUnit.WEEK, NEW_YORK, sunday)).isEqualTo(at("2026-03-02T05:00:00Z"));
-    assertThat(LocalCalendar.periodEnd(CalendarUnit.WEEK, NEW_YORK, sunday)).isEqualTo(at("2026-03-09T04:00:00Z"));
+    assertThat(LocalCalendar.periodStart(CalendarUnit.WEEK, sunday, NEW_YORK)).isEqualTo(at("2026-03-02T05:00:00Z"));
+    assertThat(LocalCalendar.periodEnd(CalendarUnit.WEEK, sunday, NEW_YORK)).isEqualTo(at("2026-03-09T04:00:00Z"));
     ZoneId london = ZoneId.of("Europe/London");
     long march = at("2026-03-31T23:30:00Z"); // 00:30 BST on April 1
-    assertThat(LocalCalendar.periodStart(CalendarUnit.MONTH, london, march)).isEqualTo(at("2026-03-31T23:00:00Z"));
-    assertThat(LocalCalendar.periodStart(CalendarUnit.MONTH, london, march - 3_600_000L))
+    assertThat(LocalCalendar.periodStart(CalendarUnit.MONTH, march, london)).isEqualTo(at("2026-03-31T23:00:00Z"));
+    assertThat(LocalCalendar.periodStart(CalendarUnit.MONTH, march - 3_600_000L, london))
         .isEqualTo(at("2026-03-01T00:00:00Z"));
-    assertThat(LocalCalendar.periodEnd(CalendarUnit.MONTH, london, march - 3_600_000L))
+    assertThat(LocalCalendar.periodEnd(CalendarUnit.MONTH, march - 3_600_000L, london))
         .isEqualTo(at("2026-03-31T23:00:00Z"));
   }
 
@@ -135,8 +135,8 @@ class WindowScheduleTest {
   void aSkippedDayEndsTheDayBeforeAtTheNextMidnight() {
     ZoneId apia = ZoneId.of("Pacific/Apia"); // 2011-12-29 23:59:59 was followed by 2011-12-31 00:00
     long thursday = at("2011-12-29T12:00:00Z");
-    assertThat(LocalCalendar.periodEnd(CalendarUnit.DAY, apia, thursday)).isEqualTo(at("2011-12-30T10:00:00Z"));
-    assertThat(LocalCalendar.periodStart(CalendarUnit.DAY, apia, at("2011-12-30T10:00:00Z")))
+    assertThat(LocalCalendar.periodEnd(CalendarUnit.DAY, thursday, apia)).isEqualTo(at("2011-12-30T10:00:00Z"));
+    assertThat(LocalCalendar.periodStart(CalendarUnit.DAY, at("2011-12-30T10:00:00Z"), apia))
         .isEqualTo(at("2011-12-30T10:00:00Z"));
   }
 }
