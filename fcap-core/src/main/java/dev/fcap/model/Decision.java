@@ -45,7 +45,7 @@ public record Decision(
       List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, long time, long policyVersion,
       boolean replayed) {
     this(allowed, decisionId, retryAfterMs, blockedBy, shadowBlockedBy, withSendAt(rules, time), degraded, time,
-        policyVersion, replayed, sendAt(allowed, time, retryAfterMs));
+        policyVersion, replayed, sendAtOf(allowed, time, retryAfterMs));
   }
 
   public Decision(boolean allowed, String decisionId, long retryAfterMs, List<String> blockedBy,
@@ -57,7 +57,7 @@ public record Decision(
    * The instant to send at, from the delay to retry after: 0 when allowed, -1 when never, else
    * {@code time + retryAfterMs}. Exact while every rule counts (a send window can move it later).
    */
-  public static long sendAt(boolean allowed, long time, long retryAfterMs) {
+  public static long sendAtOf(boolean allowed, long time, long retryAfterMs) {
     if (allowed) {
       return 0;
     }
@@ -76,7 +76,7 @@ public record Decision(
     for (int i = 0; i < out.length; i++) {
       RuleOutcome r = rules.get(i);
       out[i] = r.sendAt() != RuleOutcome.UNSET ? r : new RuleOutcome(r.id(), r.limit(), r.windowMs(), r.used(),
-          r.remaining(), r.allowed(), r.enforced(), r.retryAfterMs(), sendAt(r.allowed(), time, r.retryAfterMs()));
+          r.remaining(), r.allowed(), r.enforced(), r.retryAfterMs(), sendAtOf(r.allowed(), time, r.retryAfterMs()));
     }
     return List.of(out);
   }
