@@ -153,7 +153,7 @@ class SendWindowProperties {
     throw new AssertionError("the oracle found no opening within 60 days of " + Instant.ofEpochMilli(t));
   }
 
-  private static long nextStep(long s, ZoneId zone) {
+  static long nextStep(long s, ZoneId zone) {
     ZoneRules rules = zone.getRules();
     Instant at = Instant.ofEpochMilli(s);
     long offset = rules.getOffset(at).getTotalSeconds() * 1000L;
