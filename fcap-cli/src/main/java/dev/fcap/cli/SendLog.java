@@ -4,8 +4,10 @@ import dev.fcap.model.InvalidMessageException;
 import dev.fcap.model.Message;
 import java.io.IOException;
 import java.io.Reader;
+import java.time.DateTimeException;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.time.ZoneId;
 import java.time.format.DateTimeParseException;
 import java.util.HashMap;
 import java.util.List;
@@ -16,7 +18,8 @@ import java.util.Map;
  * (epoch milliseconds or ISO-8601) and {@code recipient}, and optionally {@code tenant},
  * {@code channel}, {@code sender}, {@code category}, {@code content}, {@code contentKey},
  * {@code cost}, {@code messageId} (a row whose messageId was decided before is answered with that
- * decision and counted once, as the server does) and {@code attr:NAME}. The CSV itself is read by
+ * decision and counted once, as the server does), {@code timeZone} (the recipient's, an IANA id such
+ * as {@code America/New_York}; empty: the policy's zone, else UTC) and {@code attr:NAME}. The CSV itself is read by
  * {@link SendLogCsv} (RFC 4180: quoted fields with commas, quotes and line breaks; lines ending in
  * LF, CRLF or CR; a leading byte-order mark skipped); this class turns records into rows. A bad row
  * stops the replay with its line number (the line its record starts on). Streams: memory does not
@@ -28,7 +31,7 @@ import java.util.Map;
 public final class SendLog implements AutoCloseable {
   private static final List<String> KNOWN =
       List.of("timestamp", "recipient", "tenant", "channel", "sender", "category", "content", "contentKey", "cost",
-          "messageId");
+          "messageId", "timeZone");
 
   /** A row that cannot be replayed; the message names the line and the reason. */
   public static final class BadRowException extends RuntimeException {
@@ -47,6 +50,8 @@ public final class SendLog implements AutoCloseable {
   private final int recipient;
   private final int[] column = new int[KNOWN.size()];
   private final Map<String, Integer> attributes = new HashMap<>();
+  /** The zones of this log by id: a log names few, and each is looked up once. */
+  private final Map<String, ZoneId> zones = new HashMap<>();
   private final int width;
   private List<String> fields;
   private long line;
@@ -106,7 +111,8 @@ public final class SendLog implements AutoCloseable {
           .content(optional(6))
           .contentKey(optional(7))
           .cost(parseCost(optional(8)))
-          .messageId(optional(9));
+          .messageId(optional(9))
+          .timeZone(zone(optional(10)));
       if (!attributes.isEmpty()) {
         Map<String, String> attrs = new HashMap<>();
         attributes.forEach((name, i) -> {
@@ -125,6 +131,23 @@ public final class SendLog implements AutoCloseable {
   private String optional(int known) {
     int i = column[known];
     return i < 0 || fields.get(i).isEmpty() ? null : fields.get(i);
+  }
+
+  private ZoneId zone(String id) {
+    if (id == null) {
+      return null;
+    }
+    ZoneId zone = zones.get(id);
+    if (zone == null) {
+      try {
+        zone = ZoneId.of(id.trim());
+      } catch (DateTimeException e) {
+        throw new BadRowException(line, "timeZone '" + id + "' is not a time zone; use an IANA id such as "
+            + "America/New_York or Asia/Kolkata (column timeZone)");
+      }
+      zones.put(id, zone);
+    }
+    return zone;
   }
 
   private long parseCost(String text) {

@@ -34,6 +34,9 @@ final class Codec {
       n.put("cost", m.cost());
     }
     put(n, "messageId", messageId);
+    if (m.timeZone() != null) {
+      n.put("timeZone", m.timeZone().getId());
+    }
     return n;
   }
 
@@ -87,13 +90,13 @@ final class Codec {
     for (JsonNode r : n.path("rules")) {
       rules.add(new RuleOutcome(r.path("id").asText(), r.path("limit").asLong(), r.path("windowMs").asLong(),
           r.path("used").asLong(), r.path("remaining").asLong(), r.path("allowed").asBoolean(),
-          r.path("enforced").asBoolean(), r.path("retryAfterMs").asLong()));
+          r.path("enforced").asBoolean(), r.path("retryAfterMs").asLong(), r.path("sendAt").asLong(0)));
     }
     String id = n.hasNonNull("messageId") ? n.get("messageId").asText() : messageId;
     return new Decision(n.path("allowed").asBoolean(), n.path("decisionId").asText(null),
         n.path("retryAfterMs").asLong(), strings(n.path("blockedBy")), strings(n.path("shadowBlockedBy")), rules,
         n.path("degraded").asBoolean(), n.path("replayed").asBoolean(), n.path("policyVersion").asLong(),
-        n.path("time").asLong(), id, false, null);
+        n.path("time").asLong(), id, false, null, n.path("sendAt").asLong(0));
   }
 
   static Inspection inspection(JsonNode n) {

@@ -21,16 +21,27 @@ import java.util.List;
  * @param messageId the id sent for this message (the caller's, or the one the client generated)
  * @param fallback true when the client decided because the server was unreachable
  * @param fallbackReason why the server could not be asked; null unless {@code fallback}
+ * @param sendAt 0 when allowed; otherwise the earliest instant (epoch ms) at which every enforced rule
+ *     would admit the same message if nothing else were sent, by the recipient's clock for send
+ *     windows; -1 if never
  */
 public record Decision(boolean allowed, String decisionId, long retryAfterMs, List<String> blockedBy,
     List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, boolean replayed, long policyVersion,
     long time,
-    String messageId, boolean fallback, String fallbackReason) {
+    String messageId, boolean fallback, String fallbackReason, long sendAt) {
 
   public Decision {
     blockedBy = List.copyOf(blockedBy);
     shadowBlockedBy = List.copyOf(shadowBlockedBy);
     rules = List.copyOf(rules);
+  }
+
+  /** A decision whose {@code sendAt} is {@code time} plus the delay to retry after. */
+  public Decision(boolean allowed, String decisionId, long retryAfterMs, List<String> blockedBy,
+      List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, boolean replayed, long policyVersion,
+      long time, String messageId, boolean fallback, String fallbackReason) {
+    this(allowed, decisionId, retryAfterMs, blockedBy, shadowBlockedBy, rules, degraded, replayed, policyVersion, time,
+        messageId, fallback, fallbackReason, allowed ? 0 : retryAfterMs < 0 ? -1 : time + retryAfterMs);
   }
 
   /** A decision made by the client for {@code message} because the server could not be asked. */

@@ -1,5 +1,6 @@
 package dev.fcap.client;
 
+import java.time.ZoneId;
 import java.util.Map;
 import java.util.Objects;
 
@@ -23,6 +24,7 @@ public final class Message {
   private final Map<String, String> attributes;
   private final long cost;
   private final String messageId;
+  private final ZoneId timeZone;
 
   private Message(Builder b) {
     this.tenant = b.tenant;
@@ -35,6 +37,7 @@ public final class Message {
     this.attributes = Map.copyOf(b.attributes);
     this.cost = b.cost;
     this.messageId = b.messageId;
+    this.timeZone = b.timeZone;
   }
 
   /** A message to {@code recipient} with nothing else set. */
@@ -49,7 +52,8 @@ public final class Message {
   /** A builder holding this message's fields. */
   public Builder toBuilder() {
     Builder b = new Builder(recipient).tenant(tenant).channel(channel).sender(sender).category(category)
-        .content(content).contentKey(contentKey).attributes(attributes).messageId(messageId);
+        .content(content).contentKey(contentKey).attributes(attributes).messageId(messageId)
+        .timeZone(timeZone);
     b.cost = cost;
     return b;
   }
@@ -101,10 +105,15 @@ public final class Message {
     return messageId;
   }
 
+  /** The recipient's time zone; null: the policy's zone, else UTC. */
+  public ZoneId timeZone() {
+    return timeZone;
+  }
+
   @Override
   public String toString() {
     return "Message[tenant=" + tenant + ", recipient=" + recipient + ", channel=" + channel + ", category=" + category
-        + ", cost=" + cost + ", messageId=" + messageId + "]";
+        + ", cost=" + cost + ", messageId=" + messageId + ", timeZone=" + timeZone + "]";
   }
 
   /** Mutable, not thread-safe; {@link #build()} makes the immutable message. Nulls mean "not set". */
@@ -119,6 +128,7 @@ public final class Message {
     private Map<String, String> attributes = Map.of();
     private long cost = 1;
     private String messageId;
+    private ZoneId timeZone;
 
     private Builder(String recipient) {
       this.recipient = Objects.requireNonNull(recipient, "recipient");
@@ -179,6 +189,15 @@ public final class Message {
 
     public Builder messageId(String messageId) {
       this.messageId = messageId;
+      return this;
+    }
+
+    /**
+     * The recipient's time zone, e.g. {@code ZoneId.of("America/New_York")}: the clock of the send
+     * windows and calendar caps that follow the recipient. The server takes IANA ids.
+     */
+    public Builder timeZone(ZoneId timeZone) {
+      this.timeZone = timeZone;
       return this;
     }
 

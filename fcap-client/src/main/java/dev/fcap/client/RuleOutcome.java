@@ -7,6 +7,8 @@ package dev.fcap.client;
  * @param remaining {@code limit - used}, never negative
  * @param retryAfterMs 0 when allowed; otherwise when this rule alone would admit the same message
  *     again; -1 if never
+ * @param sendAt 0 when allowed; otherwise the earliest instant (epoch ms) at which this rule alone would
+ *     admit the same message; -1 if never
  */
 public record RuleOutcome(String id, long limit, long windowMs, long used, long remaining, boolean allowed,
-    boolean enforced, long retryAfterMs) {}
+    boolean enforced, long retryAfterMs, long sendAt) {}

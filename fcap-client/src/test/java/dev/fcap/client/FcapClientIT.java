@@ -54,6 +54,22 @@ class FcapClientIT {
     decideCheckReleaseInspectReset(fcap);
   }
 
+  @Test
+  void theRecipientsZoneIsSentAndARefusalSaysWhenToSend() {
+    Message m = Message.builder("+8613800000009").content("tz").timeZone(java.time.ZoneId.of("Asia/Shanghai")).build();
+    assertThat(m.toBuilder().build().timeZone()).isEqualTo(java.time.ZoneId.of("Asia/Shanghai"));
+    Decision first = fcap.decide(m);
+    assertThat(first.allowed()).isTrue();
+    assertThat(first.sendAt()).isZero();
+    assertThat(first.rules()).allSatisfy(r -> assertThat(r.sendAt()).isZero());
+    fcap.decide(m);
+    Decision third = fcap.decide(m);
+    assertThat(third.allowed()).isFalse();
+    assertThat(third.sendAt()).isEqualTo(third.time() + third.retryAfterMs());
+    assertThat(third.rules()).filteredOn(r -> !r.allowed()).singleElement()
+        .satisfies(r -> assertThat(r.sendAt()).isEqualTo(third.time() + r.retryAfterMs()));
+  }
+
   /** The core scenario, also run against a server on Redis ({@link FcapClientOnRedisIT}). */
   static void decideCheckReleaseInspectReset(FcapClient fcap) {
     Message code = Message.builder("+8613800000000").content("Your code is 1234").channel("sms").build();

@@ -17,6 +17,9 @@ import java.util.List;
  * @param time the store clock at the decision, epoch milliseconds
  * @param replayed true when the message id was decided before: this is that admitted decision again
  *     (its id, time and counts), and nothing was recorded now
+ * @param sendAt 0 when allowed; otherwise the earliest instant (epoch milliseconds) at or after
+ *     {@code time} at which every enforced rule would admit the same message if nothing else were sent;
+ *     {@code -1} if that never happens
  */
 public record Decision(
     boolean allowed,
@@ -28,7 +31,8 @@ public record Decision(
     boolean degraded,
     long time,
     long policyVersion,
-    boolean replayed) {
+    boolean replayed,
+    long sendAt) {
 
   public Decision {
     blockedBy = List.copyOf(blockedBy);
@@ -36,8 +40,44 @@ public record Decision(
     rules = List.copyOf(rules);
   }
 
+  /** A decision whose {@code sendAt}, and each rule's, is {@code time} plus the delay to retry after. */
+  public Decision(boolean allowed, String decisionId, long retryAfterMs, List<String> blockedBy,
+      List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, long time, long policyVersion,
+      boolean replayed) {
+    this(allowed, decisionId, retryAfterMs, blockedBy, shadowBlockedBy, withSendAt(rules, time), degraded, time,
+        policyVersion, replayed, sendAtOf(allowed, time, retryAfterMs));
+  }
+
   public Decision(boolean allowed, String decisionId, long retryAfterMs, List<String> blockedBy,
       List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, long time, long policyVersion) {
     this(allowed, decisionId, retryAfterMs, blockedBy, shadowBlockedBy, rules, degraded, time, policyVersion, false);
+  }
+
+  /**
+   * The instant to send at, from the delay to retry after: 0 when allowed, -1 when never, else
+   * {@code time + retryAfterMs}. Exact while every rule counts (a send window can move it later).
+   */
+  public static long sendAtOf(boolean allowed, long time, long retryAfterMs) {
+    if (allowed) {
+      return 0;
+    }
+    return retryAfterMs < 0 ? -1 : time + retryAfterMs;
+  }
+
+  private static List<RuleOutcome> withSendAt(List<RuleOutcome> rules, long time) {
+    boolean unset = false;
+    for (int i = 0; i < rules.size(); i++) {
+      unset |= rules.get(i).sendAt() == RuleOutcome.UNSET;
+    }
+    if (!unset) {
+      return rules; // an admitted decision's outcomes: nothing to derive, no copy
+    }
+    RuleOutcome[] out = new RuleOutcome[rules.size()];
+    for (int i = 0; i < out.length; i++) {
+      RuleOutcome r = rules.get(i);
+      out[i] = r.sendAt() != RuleOutcome.UNSET ? r : new RuleOutcome(r.id(), r.limit(), r.windowMs(), r.used(),
+          r.remaining(), r.allowed(), r.enforced(), r.retryAfterMs(), sendAtOf(r.allowed(), time, r.retryAfterMs()));
+    }
+    return List.of(out);
   }
 }

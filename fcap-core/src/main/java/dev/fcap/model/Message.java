@@ -1,5 +1,6 @@
 package dev.fcap.model;
 
+import java.time.ZoneId;
 import java.util.Map;
 import java.util.Objects;
 
@@ -10,6 +11,8 @@ import java.util.Objects;
  * template id plus its variables); a message carries at most one of the two. {@link #messageId()}
  * is the caller's id of this message: the same (tenant, messageId) within the policy's longest window
  * (at most 7 days) is answered with the first admitted decision and counted once.
+ * {@link #timeZone()} is the recipient's time zone, which send windows and calendar rules that follow
+ * the recipient read; without it they read the policy's default zone, else UTC.
  */
 public record Message(
     String tenant,
@@ -21,7 +24,8 @@ public record Message(
     String contentKey,
     Map<String, String> attributes,
     long cost,
-    String messageId) {
+    String messageId,
+    ZoneId timeZone) {
 
   public static final String DEFAULT_TENANT = "default";
   public static final int MAX_ID_LENGTH = 1024;
@@ -54,8 +58,13 @@ public record Message(
   }
 
   public Message(String tenant, String recipient, String channel, String sender, String category, String content,
+      String contentKey, Map<String, String> attributes, long cost, String messageId) {
+    this(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost, messageId, null);
+  }
+
+  public Message(String tenant, String recipient, String channel, String sender, String category, String content,
       String contentKey, Map<String, String> attributes, long cost) {
-    this(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost, null);
+    this(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost, null, null);
   }
 
   private static void optionalId(String field, String value) {
@@ -80,7 +89,7 @@ public record Message(
   /** The same message with another cost. */
   public Message withCost(long newCost) {
     return new Message(tenant, recipient, channel, sender, category, content, contentKey, attributes, newCost,
-        messageId);
+        messageId, timeZone);
   }
 
   /** Builds a {@link Message}; every field but the recipient is optional. */
@@ -95,8 +104,15 @@ public record Message(
     private Map<String, String> attributes = Map.of();
     private long cost = 1;
     private String messageId;
+    private ZoneId timeZone;
 
     private Builder() {}
+
+    /** The recipient's time zone; optional. */
+    public Builder timeZone(ZoneId timeZone) {
+      this.timeZone = timeZone;
+      return this;
+    }
 
     /** The caller's id of this message, for idempotent decisions; optional. */
     public Builder messageId(String messageId) {
@@ -158,7 +174,7 @@ public record Message(
 
     public Message build() {
       return new Message(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost,
-          messageId);
+          messageId, timeZone);
     }
   }
 }

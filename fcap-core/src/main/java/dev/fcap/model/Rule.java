@@ -15,6 +15,13 @@ import java.util.Objects;
  *
  * @param precision sub-windows per window, for {@code sliding-counter} only
  * @param zone time zone whose midnight aligns {@code fixed-window} rules of whole days; null aligns to the epoch
+ *     (or, with {@code recipientZone}, to the recipient's zone)
+ * @param recipientZone whether a {@code fixed-window} calendar rule follows the recipient's zone (the
+ *     message's, else the policy's, else UTC) rather than {@code zone}
+ * @param calendar for a {@code fixed-window} rule of one day, week or month: the calendar period its
+ *     windows follow in its zone ({@code window} then holds {@link CalendarUnit#nominal()}); else null
+ * @param sendWindow for a send-window rule, when messages may go; such a rule counts nothing, so its
+ *     {@code limit} is 0, its {@code window} zero and its {@code key} empty. Null for a counting rule
  */
 public record Rule(
     String id,
@@ -27,7 +34,10 @@ public record Rule(
     Algorithm algorithm,
     int precision,
     Mode mode,
-    ZoneId zone) {
+    ZoneId zone,
+    boolean recipientZone,
+    CalendarUnit calendar,
+    SendWindow sendWindow) {
 
   public static final int DEFAULT_PRECISION = 60;
 
@@ -40,6 +50,27 @@ public record Rule(
     algorithm = algorithm == null ? Algorithm.SLIDING_LOG : algorithm;
     mode = mode == null ? Mode.ENFORCE : mode;
     precision = precision == 0 ? DEFAULT_PRECISION : precision;
+    // a calendar belongs to a fixed-window rule whose window is its nominal length; a fixed-window
+    // rule of one day follows the local day, however it was built
+    if (calendar != null && (algorithm != Algorithm.FIXED_WINDOW || !window.equals(calendar.nominal()))) {
+      calendar = null;
+    }
+    if (calendar == null && algorithm == Algorithm.FIXED_WINDOW && window.equals(CalendarUnit.DAY.nominal())) {
+      calendar = CalendarUnit.DAY;
+    }
+  }
+
+  /** A counting rule without a calendar. */
+  public Rule(String id, String description, long limit, Duration window, List<Dimension> key, Condition match,
+      Condition exempt, Algorithm algorithm, int precision, Mode mode, ZoneId zone) {
+    this(id, description, limit, window, key, match, exempt, algorithm, precision, mode, zone, false, null, null);
+  }
+
+  /** A send-window rule: it admits a message iff the message's instant is inside {@code window}. */
+  public static Rule ofSendWindow(String id, String description, SendWindow window, Condition match, Condition exempt,
+      Mode mode) {
+    return new Rule(id, description, 0, Duration.ZERO, List.of(), match, exempt, null, 0, mode, null, false, null,
+        Objects.requireNonNull(window, "window"));
   }
 
   /** A sliding-log rule, enforced, applying to every message. */
@@ -49,6 +80,11 @@ public record Rule(
 
   public long windowMs() {
     return window.toMillis();
+  }
+
+  /** Whether this rule is a send window rather than a counter. */
+  public boolean isSendWindow() {
+    return sendWindow != null;
   }
 
   public boolean enforced() {
@@ -61,26 +97,32 @@ public record Rule(
   }
 
   public Rule withLimit(long newLimit) {
-    return new Rule(id, description, newLimit, window, key, match, exempt, algorithm, precision, mode, zone);
+    return new Rule(id, description, newLimit, window, key, match, exempt, algorithm, precision, mode, zone,
+        recipientZone, calendar, sendWindow);
   }
 
   public Rule withWindow(Duration newWindow) {
-    return new Rule(id, description, limit, newWindow, key, match, exempt, algorithm, precision, mode, zone);
+    return new Rule(id, description, limit, newWindow, key, match, exempt, algorithm, precision, mode, zone,
+        recipientZone, calendar, sendWindow);
   }
 
   public Rule withMode(Mode newMode) {
-    return new Rule(id, description, limit, window, key, match, exempt, algorithm, precision, newMode, zone);
+    return new Rule(id, description, limit, window, key, match, exempt, algorithm, precision, newMode, zone,
+        recipientZone, calendar, sendWindow);
   }
 
   public Rule withMatch(Condition newMatch) {
-    return new Rule(id, description, limit, window, key, newMatch, exempt, algorithm, precision, mode, zone);
+    return new Rule(id, description, limit, window, key, newMatch, exempt, algorithm, precision, mode, zone,
+        recipientZone, calendar, sendWindow);
   }
 
   public Rule withExempt(Condition newExempt) {
-    return new Rule(id, description, limit, window, key, match, newExempt, algorithm, precision, mode, zone);
+    return new Rule(id, description, limit, window, key, match, newExempt, algorithm, precision, mode, zone,
+        recipientZone, calendar, sendWindow);
   }
 
   public Rule withAlgorithm(Algorithm newAlgorithm) {
-    return new Rule(id, description, limit, window, key, match, exempt, newAlgorithm, precision, mode, zone);
+    return new Rule(id, description, limit, window, key, match, exempt, newAlgorithm, precision, mode, zone,
+        recipientZone, calendar, sendWindow);
   }
 }

@@ -6,12 +6,14 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.fcap.model.Algorithm;
+import dev.fcap.model.CalendarUnit;
 import dev.fcap.model.Condition;
 import dev.fcap.model.Dimension;
 import dev.fcap.model.Message;
 import dev.fcap.model.Mode;
 import dev.fcap.model.Policy;
 import dev.fcap.model.Rule;
+import dev.fcap.model.SendWindow;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -61,7 +63,13 @@ public final class PolicyParser {
   public static final String TENANT_WIDE = "tenant";
   private static final Pattern ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:-]{0,127}");
   private static final Set<String> RULE_FIELDS = Set.of(
-      "id", "description", "limit", "window", "key", "match", "exempt", "algorithm", "precision", "mode", "zone");
+      "id", "description", "limit", "window", "key", "match", "exempt", "algorithm", "precision", "mode", "zone",
+      "sendWindow");
+  /** The fields of a counting rule that a send-window rule does not have. */
+  private static final List<String> COUNTER_FIELDS = List.of(
+      "limit", "window", "key", "algorithm", "precision", "zone");
+  /** {@code zone: recipient}: a rule that reads the recipient's own zone. */
+  public static final String RECIPIENT_ZONE = "recipient";
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
 
   private PolicyParser() {}
@@ -134,6 +142,19 @@ public final class PolicyParser {
     return parsed;
   }
 
+  /** Parses a policy's {@code timeZone}, an IANA id; null (no node) is UTC. */
+  public static ZoneId parseTimeZone(String tenant, JsonNode timeZone) {
+    if (timeZone == null || timeZone.isNull()) {
+      return null;
+    }
+    List<PolicyError> errors = new ArrayList<>();
+    ZoneId zone = SendWindows.zone(timeZone, "timeZone", tenant, null, errors);
+    if (!errors.isEmpty()) {
+      throw new PolicyException(errors);
+    }
+    return zone;
+  }
+
   /** Parses one rule of {@code tenant}. */
   public static Rule parseRule(String tenant, JsonNode rule) {
     List<PolicyError> errors = new ArrayList<>();
@@ -153,7 +174,11 @@ public final class PolicyParser {
     if (tenant != null && !ID.matcher(tenant).matches()) {
       errors.add(new PolicyError(tenant, null, "tenant", "tenant must be 1-128 of letters, digits, '.', '_', ':', '-'"));
     }
-    unknownFields(p, Set.of("tenant", "version", "rules"), tenant, null, "", errors);
+    unknownFields(p, Set.of("tenant", "version", "rules", "timeZone"), tenant, null, "", errors);
+    ZoneId timeZone = null;
+    if (p.hasNonNull("timeZone")) {
+      timeZone = SendWindows.zone(p.get("timeZone"), "timeZone", tenant, null, errors);
+    }
     long version = 0;
     if (p.has("version")) {
       if (!p.get("version").canConvertToExactIntegral() || p.get("version").asLong() < 0) {
@@ -163,7 +188,7 @@ public final class PolicyParser {
       }
     }
     List<Rule> rules = rules(tenant, p.get("rules"), errors);
-    return new Policy(tenant == null ? "?" : tenant, version, rules);
+    return new Policy(tenant == null ? "?" : tenant, version, rules, timeZone);
   }
 
   private static List<Rule> rules(String tenant, JsonNode list, List<PolicyError> errors) {
@@ -203,8 +228,12 @@ public final class PolicyParser {
     }
     unknownFields(r, RULE_FIELDS, tenant, id, "", errors);
     String description = text(r, "description", "", tenant, id, errors);
+    if (r.has("sendWindow")) {
+      return sendWindowRule(r, id, description, tenant, errors, before);
+    }
     long limit = limit(r, tenant, id, errors);
-    Duration window = window(r, tenant, id, errors);
+    CalendarUnit unit = calendarWindow(r);
+    Duration window = unit != null ? unit.nominal() : window(r, tenant, id, errors);
     List<Dimension> key = key(r, tenant, id, errors);
     Condition match = condition(r, "match", tenant, id, errors);
     Condition exempt = condition(r, "exempt", tenant, id, errors);
@@ -216,12 +245,62 @@ public final class PolicyParser {
           + "sliding-counter (memory independent of the limit, bounded error) or gcra"));
     }
     int precision = precision(r, algorithm, window, tenant, id, errors);
-    ZoneId zone = zone(r, algorithm, window, tenant, id, errors);
+    CalendarUnit calendar = calendar(unit, algorithm, window, tenant, id, errors);
+    boolean recipientZone = r.has("zone") && RECIPIENT_ZONE.equals(r.get("zone").asText());
+    ZoneId zone = recipientZone ? null : zone(r, algorithm, window, tenant, id, errors);
+    if (recipientZone && calendar == null) {
+      errors.add(new PolicyError(tenant, id, "zone", "zone: " + RECIPIENT_ZONE + " applies to fixed-window rules "
+          + "whose window is 1d, 1w or 1mo"));
+    }
     if (errors.size() > before) {
       return null;
     }
     return new Rule(id, description.isEmpty() ? null : description, limit, window, key, match, exempt, algorithm,
-        precision, mode, zone);
+        precision, mode, zone, recipientZone, calendar, null);
+  }
+
+  private static Rule sendWindowRule(JsonNode r, String id, String description, String tenant,
+      List<PolicyError> errors, int before) {
+    for (String f : COUNTER_FIELDS) {
+      if (r.has(f)) {
+        errors.add(new PolicyError(tenant, id, f, f + " does not apply to a send-window rule, which counts nothing; "
+            + "put the cap in a rule of its own"));
+      }
+    }
+    SendWindow window = SendWindows.parse(r.get("sendWindow"), tenant, id, errors);
+    Condition match = condition(r, "match", tenant, id, errors);
+    Condition exempt = condition(r, "exempt", tenant, id, errors);
+    Mode mode = enumField(r, "mode", Mode.ENFORCE, Mode::fromId, tenant, id, errors);
+    if (errors.size() > before || window == null) {
+      return null;
+    }
+    return Rule.ofSendWindow(id, description.isEmpty() ? null : description, window, match, exempt, mode);
+  }
+
+  /** The calendar unit a window of {@code 1w} or {@code 1mo} names; null for other windows. */
+  private static CalendarUnit calendarWindow(JsonNode r) {
+    JsonNode n = r.get("window");
+    if (n == null || !n.isTextual()) {
+      return null;
+    }
+    CalendarUnit unit = CalendarUnit.fromId(n.asText()).orElse(null);
+    return unit == CalendarUnit.DAY ? null : unit;
+  }
+
+  /** The calendar a fixed-window rule of one day, week or month follows; null for other rules. */
+  private static CalendarUnit calendar(CalendarUnit unit, Algorithm algorithm, Duration window, String tenant,
+      String id, List<PolicyError> errors) {
+    if (unit != null && algorithm != Algorithm.FIXED_WINDOW) {
+      errors.add(new PolicyError(tenant, id, "window", "window " + unit.id() + " is a calendar "
+          + (unit == CalendarUnit.WEEK ? "week" : "month") + " and applies to fixed-window rules; for a sliding "
+          + "window write " + (unit == CalendarUnit.WEEK ? "7d" : "30d")));
+      return null;
+    }
+    if (unit != null) {
+      return unit;
+    }
+    return algorithm == Algorithm.FIXED_WINDOW && window != null && window.equals(Duration.ofDays(1))
+        ? CalendarUnit.DAY : null;
   }
 
   private static long limit(JsonNode r, String tenant, String id, List<PolicyError> errors) {
@@ -405,7 +484,7 @@ public final class PolicyParser {
     return s.codePoints().allMatch(c -> Character.isWhitespace(c) || Character.isSpaceChar(c));
   }
 
-  private static void unknownFields(JsonNode node, Set<String> known, String tenant, String id, String prefix,
+  static void unknownFields(JsonNode node, Set<String> known, String tenant, String id, String prefix,
       List<PolicyError> errors) {
     for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
       String name = it.next();
@@ -430,6 +509,9 @@ public final class PolicyParser {
     ObjectNode node = YAML.createObjectNode();
     node.put("tenant", p.tenant());
     node.put("version", p.version());
+    if (p.timeZone() != null) {
+      node.put("timeZone", p.timeZone().getId());
+    }
     var rules = node.putArray("rules");
     for (Rule r : p.rules()) {
       rules.add(toTree(r));
@@ -444,8 +526,18 @@ public final class PolicyParser {
     if (r.description() != null) {
       n.put("description", r.description());
     }
+    if (r.isSendWindow()) {
+      n.set("sendWindow", SendWindows.toTree(r.sendWindow(), YAML));
+      putCondition(n, "match", r.match());
+      putCondition(n, "exempt", r.exempt());
+      if (r.mode() != Mode.ENFORCE) {
+        n.put("mode", r.mode().id());
+      }
+      return n;
+    }
     n.put("limit", r.limit());
-    n.put("window", Durations.format(r.window()));
+    boolean calendarWindow = r.calendar() == CalendarUnit.WEEK || r.calendar() == CalendarUnit.MONTH;
+    n.put("window", calendarWindow ? r.calendar().id() : Durations.format(r.window()));
     var key = n.putArray("key");
     if (r.key().isEmpty()) {
       key.add(TENANT_WIDE);
@@ -464,6 +556,8 @@ public final class PolicyParser {
     }
     if (r.zone() != null) {
       n.put("zone", r.zone().getId());
+    } else if (r.recipientZone()) {
+      n.put("zone", RECIPIENT_ZONE);
     }
     return n;
   }

@@ -191,7 +191,7 @@ public final class Oracle {
       }
       expected.add(o);
     }
-    Decision want = decision(expected);
+    Decision want = decision(expected, actual != null ? actual.time() : requested);
     if (actual != null) {
       compare(want, actual, mismatches);
       if (actual.allowed()) {
@@ -428,7 +428,8 @@ public final class Oracle {
         times.stream().mapToLong(Long::longValue).toArray()));
   }
 
-  private Decision decision(List<RuleOutcome> outcomes) {
+  /** The decision of {@code outcomes} made at {@code time}: its {@code sendAt} counts from there. */
+  private Decision decision(List<RuleOutcome> outcomes, long time) {
     List<String> blocked = new ArrayList<>();
     List<String> shadow = new ArrayList<>();
     long retry = 0;
@@ -443,7 +444,8 @@ public final class Oracle {
         shadow.add(o.id());
       }
     }
-    return new Decision(blocked.isEmpty(), "", blocked.isEmpty() ? 0 : retry, blocked, shadow, outcomes, false, 0, 0);
+    return new Decision(blocked.isEmpty(), "", blocked.isEmpty() ? 0 : retry, blocked, shadow, outcomes, false, time,
+        0);
   }
 
   private static void compare(Decision want, Decision actual, List<String> mismatches) {

@@ -17,10 +17,10 @@ import java.lang.annotation.Target;
  * public void send(String to, String text) { gateway.send(to, text); }
  * }</pre>
  *
- * <p>{@link #recipient()}, {@link #content()} and {@link #contentKey()} are Spring expressions over the
- * method's arguments ({@code #to}, {@code #sms.phone}, or {@code #p0} without {@code -parameters});
- * {@link #tenant()}, {@link #channel()}, {@link #sender()} and {@link #category()} are literal values.
- * The bean must be a Spring bean whose class and method are not final (it is proxied).
+ * <p>{@link #recipient()}, {@link #content()}, {@link #contentKey()} and {@link #timeZone()} are Spring
+ * expressions over the method's arguments ({@code #to}, {@code #sms.phone}, or {@code #p0} without
+ * {@code -parameters}); {@link #tenant()}, {@link #channel()}, {@link #sender()} and {@link #category()}
+ * are literal values. The bean must be a Spring bean whose class and method are not final (it is proxied).
  */
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)
@@ -42,4 +42,10 @@ public @interface CapBeforeSend {
   String sender() default "";
 
   String category() default "";
+
+  /**
+   * Expression: the recipient's time zone, an IANA id or a {@link java.time.ZoneId} (e.g.
+   * {@code #user.zone}); empty: none (the policy's zone, else UTC).
+   */
+  String timeZone() default "";
 }

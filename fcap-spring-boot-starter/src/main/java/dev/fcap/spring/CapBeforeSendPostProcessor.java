@@ -58,7 +58,7 @@ final class CapBeforeSendPostProcessor extends AbstractBeanFactoryAwareAdvisingP
       }
       Message message = Message.builder(recipient).tenant(literal(cap.tenant())).channel(literal(cap.channel()))
           .sender(literal(cap.sender())).category(literal(cap.category())).content(eval(cap.content(), context))
-          .contentKey(eval(cap.contentKey(), context)).build();
+          .contentKey(eval(cap.contentKey(), context)).timeZone(zone(cap, method, context)).build();
       Fcap f = fcap.getObject();
       Decision d = f.decide(message);
       if (!d.allowed()) {
@@ -80,6 +80,22 @@ final class CapBeforeSendPostProcessor extends AbstractBeanFactoryAwareAdvisingP
       }
       Object v = expressions.computeIfAbsent(expression, parser::parseExpression).getValue(context);
       return v == null ? null : v.toString();
+    }
+
+    private java.time.ZoneId zone(CapBeforeSend cap, Method method, MethodBasedEvaluationContext context) {
+      if (cap.timeZone().isEmpty()) {
+        return null;
+      }
+      Object v = expressions.computeIfAbsent(cap.timeZone(), parser::parseExpression).getValue(context);
+      if (v == null || v instanceof java.time.ZoneId) {
+        return (java.time.ZoneId) v;
+      }
+      try {
+        return java.time.ZoneId.of(v.toString());
+      } catch (java.time.DateTimeException e) {
+        throw new IllegalArgumentException("@CapBeforeSend on " + method + ": timeZone '" + cap.timeZone()
+            + "' is '" + v + "', not a time zone; give an IANA id such as America/New_York", e);
+      }
     }
 
     private static String literal(String s) {

@@ -94,7 +94,9 @@ public class FcapAutoConfiguration {
         n.put("limit", r.getLimit());
       }
       put(n, "window", r.getWindow());
-      r.getKey().forEach(n.putArray("key")::add);
+      if (!r.getKey().isEmpty() || r.getSendWindow() == null) {
+        r.getKey().forEach(n.putArray("key")::add);
+      }
       condition(n, "match", r.getMatch());
       condition(n, "exempt", r.getExempt());
       put(n, "algorithm", r.getAlgorithm());
@@ -102,8 +104,30 @@ public class FcapAutoConfiguration {
         n.put("precision", r.getPrecision());
       }
       put(n, "mode", r.getMode());
+      put(n, "zone", r.getZone());
+      if (r.getSendWindow() != null) {
+        sendWindow(n.putObject("sendWindow"), r.getSendWindow());
+      }
     }
-    return List.of(new Policy(p.getTenant(), 1, PolicyParser.parseRules(p.getTenant(), rules)));
+    java.time.ZoneId timeZone = PolicyParser.parseTimeZone(p.getTenant(),
+        p.getTimeZone() == null ? null : json.getNodeFactory().textNode(p.getTimeZone()));
+    return List.of(new Policy(p.getTenant(), 1, PolicyParser.parseRules(p.getTenant(), rules), timeZone));
+  }
+
+  private static void sendWindow(ObjectNode n, FcapProperties.SendWindowProperties w) {
+    put(n, "zone", w.getZone());
+    ArrayNode allow = n.putArray("allow");
+    for (FcapProperties.IntervalProperties i : w.getAllow()) {
+      ObjectNode o = allow.addObject();
+      if (!i.getDays().isEmpty()) {
+        i.getDays().forEach(o.putArray("days")::add);
+      }
+      put(o, "from", i.getFrom());
+      put(o, "to", i.getTo());
+    }
+    if (!w.getClosed().isEmpty()) {
+      w.getClosed().forEach(n.putArray("closed")::add);
+    }
   }
 
   private static void put(ObjectNode n, String field, String value) {

@@ -44,6 +44,8 @@ public class FcapProperties {
   private String rulesFile;
   /** Embedded mode: rules, as in a rules file. */
   private List<RuleProperties> rules = new ArrayList<>();
+  /** Embedded mode: the zone of recipients whose messages carry none (an IANA id); unset: UTC. */
+  private String timeZone;
 
   public enum FallbackMode { ALLOW, DENY, FAIL }
 
@@ -59,6 +61,26 @@ public class FcapProperties {
     private String algorithm;
     private Integer precision;
     private String mode;
+    /** A fixed-window rule's zone: an IANA id, or recipient. */
+    private String zone;
+    /** A send-window rule: when messages may go, instead of limit, window and key. */
+    private SendWindowProperties sendWindow;
+
+    public String getZone() {
+      return zone;
+    }
+
+    public void setZone(String zone) {
+      this.zone = zone;
+    }
+
+    public SendWindowProperties getSendWindow() {
+      return sendWindow;
+    }
+
+    public void setSendWindow(SendWindowProperties sendWindow) {
+      this.sendWindow = sendWindow;
+    }
 
     public String getId() {
       return id;
@@ -139,6 +161,78 @@ public class FcapProperties {
     public void setMode(String mode) {
       this.mode = mode;
     }
+  }
+
+  /** A send window, as in a rules file: {@code zone}, {@code allow} ({@code days, from, to}), {@code closed}. */
+  public static class SendWindowProperties {
+    /** recipient (the default) or an IANA id. */
+    private String zone;
+    private List<IntervalProperties> allow = new ArrayList<>();
+    /** Local dates, {@code YYYY-MM-DD}, with no window. */
+    private List<String> closed = new ArrayList<>();
+
+    public String getZone() {
+      return zone;
+    }
+
+    public void setZone(String zone) {
+      this.zone = zone;
+    }
+
+    public List<IntervalProperties> getAllow() {
+      return allow;
+    }
+
+    public void setAllow(List<IntervalProperties> allow) {
+      this.allow = allow;
+    }
+
+    public List<String> getClosed() {
+      return closed;
+    }
+
+    public void setClosed(List<String> closed) {
+      this.closed = closed;
+    }
+  }
+
+  /** Local times [from, to), {@code HH:MM}, on the listed days (mon ... sun; empty: every day). */
+  public static class IntervalProperties {
+    private List<String> days = new ArrayList<>();
+    private String from;
+    private String to;
+
+    public List<String> getDays() {
+      return days;
+    }
+
+    public void setDays(List<String> days) {
+      this.days = days;
+    }
+
+    public String getFrom() {
+      return from;
+    }
+
+    public void setFrom(String from) {
+      this.from = from;
+    }
+
+    public String getTo() {
+      return to;
+    }
+
+    public void setTo(String to) {
+      this.to = to;
+    }
+  }
+
+  public String getTimeZone() {
+    return timeZone;
+  }
+
+  public void setTimeZone(String timeZone) {
+    this.timeZone = timeZone;
   }
 
   public String getUrl() {

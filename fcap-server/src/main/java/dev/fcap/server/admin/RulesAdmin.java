@@ -43,7 +43,8 @@ import org.slf4j.LoggerFactory;
 public final class RulesAdmin implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(RulesAdmin.class);
   /** {@code rejectedEdit} is read-only: a body read by GET may be sent back as it is. */
-  private static final Set<String> POLICY_FIELDS = Set.of("tenant", "version", "rules", "rejectedEdit");
+  private static final Set<String> POLICY_FIELDS = Set.of("tenant", "version", "rules", "rejectedEdit",
+      "timeZone");
   private final RulesSource source;
   private final Engine engine;
   private final Clock clock;
@@ -172,8 +173,10 @@ public final class RulesAdmin implements AutoCloseable {
       throw refused(new PolicyException(errors));
     }
     List<Rule> rules;
+    java.time.ZoneId timeZone;
     try {
       rules = PolicyParser.parseRules(tenant, body.get("rules"));
+      timeZone = PolicyParser.parseTimeZone(tenant, body.get("timeZone"));
     } catch (PolicyException e) {
       throw refused(e);
     }
@@ -181,13 +184,13 @@ public final class RulesAdmin implements AutoCloseable {
       throw ApiException.badRequest("too_many_rules", "a policy holds at most " + maxRules
           + " rules (limits.maxRulesPerPolicy)", "rules");
     }
-    return new Policy(tenant, 0, rules);
+    return new Policy(tenant, 0, rules, timeZone);
   }
 
   /** Replaces the tenant's whole policy. */
   public synchronized Policy replace(String tenant, JsonNode body, Long ifMatch, String who) {
     Policy parsed = validate(tenant, body);
-    return commit(tenant, ifMatch, parsed.rules(), who, "replace", null);
+    return commit(tenant, ifMatch, parsed.rules(), parsed.timeZone(), who, "replace", null);
   }
 
   /** Adds one rule; its id must be new. */
@@ -200,7 +203,7 @@ public final class RulesAdmin implements AutoCloseable {
     }
     List<Rule> rules = new ArrayList<>(current.rules());
     rules.add(r);
-    return commit(tenant, ifMatch, rules, who, "add", r.id());
+    return commit(tenant, ifMatch, rules, policy(tenant).timeZone(), who, "add", r.id());
   }
 
   /** Replaces (or creates) the rule {@code id}. */
@@ -220,7 +223,7 @@ public final class RulesAdmin implements AutoCloseable {
     } else {
       rules.set(at, r);
     }
-    return commit(tenant, ifMatch, rules, who, at < 0 ? "add" : "update", id);
+    return commit(tenant, ifMatch, rules, policy(tenant).timeZone(), who, at < 0 ? "add" : "update", id);
   }
 
   /** Deletes the rule {@code id}. */
@@ -231,7 +234,7 @@ public final class RulesAdmin implements AutoCloseable {
       throw new ApiException(404, "rule_not_found", "tenant '" + tenant + "' has no rule '" + id + "'", "id");
     }
     rules.remove(at);
-    return commit(tenant, ifMatch, rules, who, "delete", id);
+    return commit(tenant, ifMatch, rules, policy(tenant).timeZone(), who, "delete", id);
   }
 
   private static int indexOf(List<Rule> rules, String id) {
@@ -254,7 +257,8 @@ public final class RulesAdmin implements AutoCloseable {
     }
   }
 
-  private Policy commit(String tenant, Long ifMatch, List<Rule> rules, String who, String action, String ruleId) {
+  private Policy commit(String tenant, Long ifMatch, List<Rule> rules, java.time.ZoneId timeZone, String who,
+      String action, String ruleId) {
     Policy current = policy(tenant);
     if (ifMatch != null && ifMatch != current.version()) {
       throw new ApiException(412, "version_conflict", "the policy of tenant '" + tenant + "' is at version "
@@ -264,7 +268,7 @@ public final class RulesAdmin implements AutoCloseable {
       throw ApiException.badRequest("too_many_rules", "a policy holds at most " + maxRules
           + " rules (limits.maxRulesPerPolicy)", "rules");
     }
-    Policy next = new Policy(tenant, current.version() + 1, rules);
+    Policy next = new Policy(tenant, current.version() + 1, rules, timeZone);
     Map<String, Policy> all = new LinkedHashMap<>(policies);
     all.put(tenant, next);
     try {

@@ -155,13 +155,16 @@ public final class GrpcApi extends FcapServiceGrpc.FcapServiceImplBase {
     return Messages.of(m.hasTenant() ? m.getTenant() : null, m.getRecipient(), m.hasChannel() ? m.getChannel() : null,
         m.hasSender() ? m.getSender() : null, m.hasCategory() ? m.getCategory() : null,
         m.hasContent() ? m.getContent() : null, m.hasContentKey() ? m.getContentKey() : null, m.getAttributesMap(),
-        cost, m.hasMessageId() ? m.getMessageId() : null);
+        cost, m.hasMessageId() ? m.getMessageId() : null, m.hasTimeZone() ? Messages.timeZone(m.getTimeZone()) : null);
   }
 
   private static Decision decision(dev.fcap.model.Decision d) {
     Decision.Builder b = Decision.newBuilder().setAllowed(d.allowed()).setDecisionId(d.decisionId())
         .setRetryAfterMs(d.retryAfterMs()).setDegraded(d.degraded()).setPolicyVersion(d.policyVersion())
         .setTime(d.time()).setReplayed(d.replayed());
+    if (!d.allowed()) {
+      b.setSendAt(d.sendAt());
+    }
     // addAll on an empty list still allocates the repeated field; most decisions block nothing
     if (!d.blockedBy().isEmpty()) {
       b.addAllBlockedBy(d.blockedBy());
@@ -170,9 +173,13 @@ public final class GrpcApi extends FcapServiceGrpc.FcapServiceImplBase {
       b.addAllShadowBlockedBy(d.shadowBlockedBy());
     }
     for (dev.fcap.model.RuleOutcome r : d.rules()) {
-      b.addRules(RuleOutcome.newBuilder().setId(r.id()).setLimit(r.limit()).setWindowMs(r.windowMs())
+      RuleOutcome.Builder rb = RuleOutcome.newBuilder().setId(r.id()).setLimit(r.limit()).setWindowMs(r.windowMs())
           .setUsed(r.used()).setRemaining(r.remaining()).setAllowed(r.allowed()).setEnforced(r.enforced())
-          .setRetryAfterMs(r.retryAfterMs()));
+          .setRetryAfterMs(r.retryAfterMs());
+      if (!r.allowed()) {
+        rb.setSendAt(r.sendAt());
+      }
+      b.addRules(rb);
     }
     return b.build();
   }

@@ -2,7 +2,10 @@ package dev.fcap.server.guard;
 
 import dev.fcap.model.InvalidMessageException;
 import dev.fcap.model.Message;
+import java.time.DateTimeException;
+import java.time.ZoneId;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 
 /**
@@ -14,6 +17,11 @@ import java.util.regex.Pattern;
 public final class Messages {
   public static final int MAX_CONTENT = 64 * 1024;
   private static final Pattern TENANT = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:-]{0,127}");
+  /** The longest IANA id is 32 characters; a longer one is refused without a lookup. */
+  private static final int MAX_ZONE_ID = 64;
+  /** Bounds the kept zones: fixed offsets such as {@code +05:30} are many more than the named zones. */
+  private static final int MAX_KEPT_ZONES = 2_048;
+  private static final ConcurrentHashMap<String, ZoneId> ZONES = new ConcurrentHashMap<>();
 
   private Messages() {}
 
@@ -26,6 +34,13 @@ public final class Messages {
   /** A validated message with the caller's message id (null: none). */
   public static Message of(String tenant, String recipient, String channel, String sender, String category,
       String content, String contentKey, Map<String, String> attributes, long cost, String messageId) {
+    return of(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost, messageId, null);
+  }
+
+  /** A validated message with the caller's message id and the recipient's time zone (null: none). */
+  public static Message of(String tenant, String recipient, String channel, String sender, String category,
+      String content, String contentKey, Map<String, String> attributes, long cost, String messageId,
+      ZoneId timeZone) {
     if (tenant != null && !TENANT.matcher(tenant).matches()) {
       throw invalid("tenant", "tenant must be 1-128 of letters, digits, '.', '_', ':', '-' starting with a letter "
           + "or digit");
@@ -47,10 +62,40 @@ public final class Messages {
     }
     try {
       return new Message(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost,
-          messageId);
+          messageId, timeZone);
     } catch (InvalidMessageException e) {
       throw invalid(e.field(), e.getMessage());
     }
+  }
+
+  /**
+   * The time zone named by {@code id}, an IANA id such as {@code America/New_York} (null: none); an
+   * unknown id is a 400 {@code invalid_time_zone} naming the field. Zones found are kept (a few
+   * hundred exist), so a message's zone costs one map read.
+   */
+  public static ZoneId timeZone(String id) {
+    if (id == null) {
+      return null;
+    }
+    ZoneId known = ZONES.get(id);
+    if (known != null) {
+      return known;
+    }
+    ZoneId zone;
+    try {
+      zone = id.length() > MAX_ZONE_ID ? null : ZoneId.of(id);
+    } catch (DateTimeException e) {
+      zone = null;
+    }
+    if (zone == null) {
+      throw new ApiException(400, "invalid_time_zone", "unknown time zone '" + (id.length() > MAX_ZONE_ID
+          ? id.substring(0, MAX_ZONE_ID) + "...'" : id + "'") + "; use an IANA id such as America/New_York or "
+          + "Asia/Kolkata", "timeZone");
+    }
+    if (ZONES.size() < MAX_KEPT_ZONES) {
+      ZONES.putIfAbsent(id, zone);
+    }
+    return zone;
   }
 
   /** A validated tenant (null means the default tenant). */

@@ -157,6 +157,7 @@ final class Json {
   private static final SerializedString DEGRADED = new SerializedString("degraded");
   private static final SerializedString POLICY_VERSION = new SerializedString("policyVersion");
   private static final SerializedString TIME = new SerializedString("time");
+  private static final SerializedString SEND_AT = new SerializedString("sendAt");
 
   static void decision(JsonGenerator g, Decision d) throws IOException {
     g.writeStartObject();
@@ -166,6 +167,10 @@ final class Json {
     g.writeString(d.decisionId());
     g.writeFieldName(RETRY_AFTER_MS);
     g.writeNumber(d.retryAfterMs());
+    if (!d.allowed()) { // only then: when a refused message may go, epoch milliseconds, or -1 for never
+      g.writeFieldName(SEND_AT);
+      g.writeNumber(d.sendAt());
+    }
     strings(g, BLOCKED_BY, d.blockedBy());
     strings(g, SHADOW_BLOCKED_BY, d.shadowBlockedBy());
     g.writeFieldName(RULES);
@@ -188,6 +193,10 @@ final class Json {
       g.writeBoolean(r.enforced());
       g.writeFieldName(RETRY_AFTER_MS);
       g.writeNumber(r.retryAfterMs());
+      if (!r.allowed()) {
+        g.writeFieldName(SEND_AT);
+        g.writeNumber(r.sendAt());
+      }
       g.writeEndObject();
     }
     g.writeEndArray();

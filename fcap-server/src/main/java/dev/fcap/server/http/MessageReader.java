@@ -15,7 +15,7 @@ import java.util.Set;
  */
 final class MessageReader {
   static final Set<String> FIELDS = Set.of("tenant", "recipient", "channel", "sender", "category", "content",
-      "contentKey", "attributes", "cost", "messageId");
+      "contentKey", "attributes", "cost", "messageId", "timeZone");
 
   private MessageReader() {}
 
@@ -28,8 +28,8 @@ final class MessageReader {
       String f = it.next();
       if (!FIELDS.contains(f) && !extra.contains(f)) {
         throw ApiException.badRequest("unknown_field", "unknown field '" + f + "'; known fields: tenant, recipient, "
-            + "channel, sender, category, content, contentKey, attributes, cost, messageId" + (extra.isEmpty() ? "" : ", "
-            + String.join(", ", extra)), f);
+            + "channel, sender, category, content, contentKey, attributes, cost, messageId, timeZone"
+            + (extra.isEmpty() ? "" : ", " + String.join(", ", extra)), f);
       }
     }
     String recipient = string(node, "recipient");
@@ -38,7 +38,7 @@ final class MessageReader {
     }
     return Messages.of(string(node, "tenant"), recipient, string(node, "channel"), string(node, "sender"),
         string(node, "category"), string(node, "content"), string(node, "contentKey"), attributes(node), cost(node),
-        string(node, "messageId"));
+        string(node, "messageId"), Messages.timeZone(string(node, "timeZone")));
   }
 
   static String string(JsonNode node, String field) {

@@ -1,0 +1,75 @@
+package dev.fcap.engine;
+
+import dev.fcap.model.CalendarUnit;
+import java.time.DayOfWeek;
+import java.time.LocalDate;
+import java.time.ZoneId;
+import java.time.ZonedDateTime;
+import java.time.temporal.TemporalAdjusters;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The local day, ISO week (from Monday 00:00) or calendar month of a zone that holds an instant, as
+ * the instants [start, end) it spans: a day of 23 or 25 hours across a daylight-saving change is one
+ * whole period.
+ *
+ * <p><b>Design.</b> A period starts at the first instant of its first local date: local midnight (the
+ * first one, when midnight occurs twice), or the end of the gap when clocks spring forward over
+ * midnight; it ends where the next period starts. So periods split time into consecutive spans, and
+ * the period holding t is the one of t's local date, except in the hour that repeats when clocks go
+ * back across midnight (St. John's did at 00:01 until 2011): those instants belong to the new day,
+ * whose midnight came first. Periods last days to weeks, so per zone and unit the last period
+ * found is kept, and the common lookup is one map read and two comparisons; java.time computes only
+ * when an instant falls outside it.
+ */
+final class LocalCalendar {
+  /** The period [start, end) of one zone and unit. */
+  private record Period(long start, long end) {}
+
+  private static final ConcurrentHashMap<ZoneId, Period[]> PERIODS = new ConcurrentHashMap<>();
+
+  private LocalCalendar() {}
+
+  /** The first instant (epoch milliseconds) of the period of {@code unit} in {@code zone} that holds {@code t}. */
+  static long periodStart(CalendarUnit unit, long t, ZoneId zone) {
+    return period(unit, zone, t).start;
+  }
+
+  /** The first instant after the period of {@code unit} in {@code zone} that holds {@code t}: the next one's start. */
+  static long periodEnd(CalendarUnit unit, long t, ZoneId zone) {
+    return period(unit, zone, t).end;
+  }
+
+  private static Period period(CalendarUnit unit, ZoneId zone, long t) {
+    Period[] cached = PERIODS.computeIfAbsent(zone, z -> new Period[CalendarUnit.values().length]);
+    int at = unit.ordinal();
+    Period p = cached[at]; // a racy read of an immutable record: at worst a recomputation
+    if (p == null || t < p.start || t >= p.end) {
+      p = compute(unit, zone, t);
+      cached[at] = p;
+    }
+    return p;
+  }
+
+  private static Period compute(CalendarUnit unit, ZoneId zone, long t) {
+    LocalDate date = LocalDate.ofEpochDay(Math.floorDiv(ZoneOffsets.localMs(zone, t), ZoneOffsets.MS_PER_DAY));
+    LocalDate first = switch (unit) {
+      case DAY -> date;
+      case WEEK -> date.with(TemporalAdjusters.previousOrSame(DayOfWeek.MONDAY));
+      case MONTH -> date.withDayOfMonth(1);
+    };
+    LocalDate next = first.plus(1, unit.temporalUnit());
+    long start = ms(first.atStartOfDay(zone));
+    long end = ms(next.atStartOfDay(zone));
+    while (end <= t) { // the clocks went back across midnight: t is past the next period's start
+      start = end;
+      next = next.plus(1, unit.temporalUnit());
+      end = ms(next.atStartOfDay(zone));
+    }
+    return new Period(start, end);
+  }
+
+  private static long ms(ZonedDateTime z) {
+    return z.toEpochSecond() * 1000L;
+  }
+}
