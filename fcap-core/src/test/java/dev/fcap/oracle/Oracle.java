@@ -18,7 +18,7 @@ import java.util.Objects;
 import java.util.TreeMap;
 
 /**
- * A deliberately naive model of what fcap must answer (docs/algorithms.md, DESIGN.md section 1).
+ * A deliberately naive model of what fcap must answer (docs/algorithms.md).
  *
  * <p><b>Design.</b> Per counter the oracle keeps the plain list of what happened to it (every record
  * and every release, with its time and cost) and recomputes each answer from scratch: no packed

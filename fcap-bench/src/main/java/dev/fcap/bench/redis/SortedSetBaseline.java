@@ -17,7 +17,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The published sorted-set design, written from DESIGN.md section 6: one sorted set per rule and
+ * The published sorted-set design: one sorted set per rule and
  * recipient (and content), one EVALSHA per rule ({@code sorted-set-rule.lua}: TIME, ZREMRANGEBYSCORE,
  * ZCOUNT, ZADD if under the limit, PEXPIRE), so 4 calls per decision for the seed policy. Each rule
  * is decided on its own (that design has no all-or-nothing).

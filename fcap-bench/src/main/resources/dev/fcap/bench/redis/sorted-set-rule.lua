@@ -1,4 +1,4 @@
--- The published sorted-set sliding log (DESIGN.md section 6), the baseline fcap is measured against:
+-- The published sorted-set sliding log, the baseline fcap is measured against:
 -- ONE call per rule. KEYS[1] the rule's sorted set; ARGV[1] window ms, ARGV[2] limit,
 -- ARGV[3] caller time in ms ('' = Redis TIME; the memory fill passes times in the past).
 local t = redis.call('TIME')

@@ -44,7 +44,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The HTTP/JSON API (DESIGN.md section 4; docs/server.md has examples). Every handler aggregates the
+ * The HTTP/JSON API (docs/server.md has examples). Every handler aggregates the
  * body, authenticates, validates, then calls {@link DecisionService} or {@link RulesAdmin}
  * asynchronously; no handler blocks an event loop. Errors are {@code {"error": {code, message, field}}}
  * with a 4xx status, a denial is a 200 with {@code "allowed": false}.
