@@ -23,7 +23,14 @@ public final class Fcap {
 
   /** Runs the command line and returns the exit code (tests call this instead of main). */
   public static int run(String... args) {
-    return new CommandLine(new Fcap()).execute(args);
+    return commandLine().execute(args);
+  }
+
+  /** The command line, every subcommand printing the same version as {@code fcap --version}. */
+  static CommandLine commandLine() {
+    CommandLine cl = new CommandLine(new Fcap());
+    cl.getSubcommands().values().forEach(sub -> sub.getCommandSpec().versionProvider(new BuildVersion()));
+    return cl;
   }
 
   /** The version the build wrote into {@code fcap/version.properties} (a filtered resource). */

@@ -47,6 +47,17 @@ class HelpTextTest {
   }
 
   @Test
+  void everySubcommandPrintsTheBuildsVersion() {
+    for (String sub : List.of("serve", "replay", "gen", "bench")) {
+      StringWriter out = new StringWriter();
+      CommandLine cl = Fcap.commandLine();
+      cl.setOut(new PrintWriter(out));
+      assertThat(cl.execute(sub, "--version")).isZero();
+      assertThat(out.toString().trim()).as(sub).isEqualTo("fcap " + Fcap.version()).doesNotContain("$");
+    }
+  }
+
+  @Test
   void theCommandListShowsReplaysWholeSummary() {
     StringWriter out = new StringWriter();
     CommandLine cl = new CommandLine(new Fcap());
