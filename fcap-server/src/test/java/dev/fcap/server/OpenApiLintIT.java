@@ -18,7 +18,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code /openapi.json} as a client generator reads it: an independent linter (Redocly's, which
- * scripts/test installs from npm) finds nothing to warn about, a batch's items are typed as messages,
+ * scripts/test installs from npm with openapi-typescript and TypeScript) finds nothing to warn about,
+ * a generated TypeScript client types the seed scenario, a batch's items are typed as messages,
  * no request field with a default comes out required, and decision ids are bounded as the server
  * bounds them.
  */
@@ -33,13 +34,47 @@ class OpenApiLintIT {
     try (InputStream in = spec().openStream()) {
       Files.copy(in, spec);
     }
-    Process p = new ProcessBuilder("redocly", "lint", spec.toString(), "--format=stylish").directory(dir.toFile())
-        .redirectErrorStream(true).start();
-    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
-    assertThat(p.exitValue()).as(out).isZero();
-    assertThat(out).contains("Your API description is valid").doesNotContain("You have")
+    Run lint = run("redocly", "lint", spec.toString(), "--format=stylish");
+    assertThat(lint.exit()).as(lint.output()).isZero();
+    assertThat(lint.output()).contains("Your API description is valid").doesNotContain("You have")
         .doesNotContainPattern("(?m)^\\s+\\d+:\\d+\\s+(warning|error)");
+  }
+
+  /**
+   * A TypeScript client generated from the spec (openapi-typescript) types the seed scenario: a decision,
+   * a batch of messages without the defaulted fields, the answer; a batch item of the wrong type does not
+   * compile.
+   */
+  @Test
+  void generatedTypeScriptTypesTheSeedScenario() throws Exception {
+    Path spec = dir.resolve("openapi.json");
+    try (InputStream in = spec().openStream()) {
+      Files.copy(in, spec);
+    }
+    assertThat(run("openapi-typescript", spec.toString(), "-o", "schema.d.ts").exit()).isZero();
+    String types = """
+        import type { components, paths } from "./schema";
+        type DecideBody = paths["/v1/decisions"]["post"]["requestBody"]["content"]["application/json"];
+        type Decision = paths["/v1/decisions"]["post"]["responses"]["200"]["content"]["application/json"];
+        type BatchBody = paths["/v1/decisions/batch"]["post"]["requestBody"]["content"]["application/json"];
+        """;
+    Files.writeString(dir.resolve("seed.ts"), types + """
+        const code: DecideBody = { recipient: "+8613800000000", content: "Your code is 1234" };
+        const batch: BatchBody = { requests: [code, { recipient: "+8613800000001", channel: "sms" }] };
+        const message: components["schemas"]["Message"] = { recipient: "+8613800000002" };
+        function retryIn(d: Decision): number {
+          return d.allowed ? 0 : d.retryAfterMs;
+        }
+        export { batch, message, retryIn };
+        """);
+    Run seed = run("tsc", "--noEmit", "--strict", "seed.ts");
+    assertThat(seed.exit()).as(seed.output()).isZero();
+    Files.writeString(dir.resolve("bad.ts"), types + """
+        export const wrong: BatchBody = { requests: [{ recipient: 7 }] };
+        """);
+    Run bad = run("tsc", "--noEmit", "--strict", "bad.ts");
+    assertThat(bad.exit()).as("a batch item of the wrong type compiles").isNotZero();
+    assertThat(bad.output()).contains("bad.ts").contains("not assignable to type 'string'");
   }
 
   @Test
@@ -61,6 +96,15 @@ class OpenApiLintIT {
         .isEqualTo(DecisionService.MAX_DECISION_ID);
     d.path("tags").forEach(t -> assertThat(t.path("description").asText()).as(t.path("name").asText()).isNotBlank());
     assertThat(d.at("/info/license/identifier").asText()).isEqualTo("Apache-2.0");
+  }
+
+  private record Run(int exit, String output) {}
+
+  private Run run(String... cmd) throws IOException, InterruptedException {
+    Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor(120, TimeUnit.SECONDS)).as(String.join(" ", cmd)).isTrue();
+    return new Run(p.exitValue(), out);
   }
 
   private static java.net.URL spec() {
