@@ -37,6 +37,10 @@ class DebianPackageIT {
 
   @BeforeAll
   static void unpack() throws Exception {
+    for (String tool : List.of("dpkg-deb", "lintian", "systemd-analyze")) {
+      assertThat(onPath(tool)).as("%s is missing: the package checks need Debian's dpkg, lintian and systemd; "
+          + "install them with 'apt-get install -y lintian systemd' (scripts/test does)", tool).isTrue();
+    }
     assertThat(DEB).exists();
     root = scratch.resolve("root");
     Run r = run(List.of("dpkg-deb", "-x", DEB.toString(), root.toString()));
@@ -138,6 +142,15 @@ class DebianPackageIT {
 
   private static Path unit() {
     return root.resolve("lib/systemd/system/fcap.service");
+  }
+
+  static boolean onPath(String tool) {
+    for (String d : System.getenv().getOrDefault("PATH", "").split(":")) {
+      if (!d.isEmpty() && Files.isExecutable(Path.of(d, tool))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private record Run(int exit, String output) {}

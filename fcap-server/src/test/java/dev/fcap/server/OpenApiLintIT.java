@@ -104,10 +104,21 @@ class OpenApiLintIT {
   private record Run(int exit, String output) {}
 
   private Run run(String... cmd) throws IOException, InterruptedException {
+    assertThat(onPath(cmd[0])).as("%s is missing: install the pinned npm tools as scripts/test does "
+        + "(npm install -g @redocly/cli@2.77.0 openapi-typescript@7.13.0 typescript@5.9.3)", cmd[0]).isTrue();
     Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true).start();
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertThat(p.waitFor(120, TimeUnit.SECONDS)).as(String.join(" ", cmd)).isTrue();
     return new Run(p.exitValue(), out);
+  }
+
+  private static boolean onPath(String tool) {
+    for (String d : System.getenv().getOrDefault("PATH", "").split(":")) {
+      if (!d.isEmpty() && Files.isExecutable(Path.of(d, tool))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static java.net.URL spec() {
