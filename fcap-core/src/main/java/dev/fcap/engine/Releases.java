@@ -2,7 +2,6 @@ package dev.fcap.engine;
 
 import dev.fcap.model.Message;
 import dev.fcap.model.ReleaseResult;
-import dev.fcap.store.Clock;
 import dev.fcap.store.CounterRequest;
 import dev.fcap.store.Idempotency;
 import dev.fcap.store.Operation;
@@ -10,6 +9,7 @@ import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
 import dev.fcap.store.Store;
 import dev.fcap.store.StoreException;
+import dev.fcap.time.Clock;
 import java.nio.charset.StandardCharsets;
 import java.time.ZoneId;
 import java.util.ArrayList;

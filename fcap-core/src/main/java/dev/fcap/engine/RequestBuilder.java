@@ -2,11 +2,11 @@ package dev.fcap.engine;
 
 import dev.fcap.model.Dimension;
 import dev.fcap.model.Message;
-import dev.fcap.store.Clock;
 import dev.fcap.store.Idempotency;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.internal.ReusableRequest;
+import dev.fcap.time.Clock;
 import java.time.ZoneId;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
