@@ -151,7 +151,7 @@ public final class Engine implements AutoCloseable {
     if (plan.partitions.length == 0) {
       return DecisionAssembly.report(cp, plan, NO_ANSWERS, windows, verdicts) ? ADMITTED : REFUSED;
     }
-    Operation op = windows != null && windows.shut ? Operation.CHECK : Operation.DECIDE;
+    Operation op = effective(Operation.DECIDE, windows);
     int partitions = plan.partitions.length;
     Scratch scratch = Scratch.take();
     PartitionRequest[] own;
