@@ -23,7 +23,7 @@ import java.util.concurrent.TimeoutException;
  * entries. Fields are the audit line's, flat (lists comma-separated, {@code counts} as JSON), and a
  * field without a value is left out. A failing batch fails {@link #write}, and the audit log counts
  * its events as dropped: decisions never wait for Redis here. Events other than decisions (rule
- * changes, resets, releases) go to a stream of their own, {@code STREAM:admin}, trimmed on its own, so
+ * changes, resets) go to a stream of their own, {@code STREAM:admin}, trimmed on its own, so
  * that decision traffic never trims a rule change away.
  */
 final class RedisAuditSink implements AuditSink {

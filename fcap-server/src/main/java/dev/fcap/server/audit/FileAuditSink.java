@@ -20,7 +20,7 @@ import java.util.Map;
  * deleted) and a new file starts. Every line is one whole event.
  *
  * <p>Decisions and administration go to two files: decisions to {@code FILE}, every other event (rule
- * changes, resets, releases) to {@link #adminFileOf FILE's admin sibling}, each rotated on its own, so
+ * changes, resets) to {@link #adminFileOf FILE's admin sibling}, each rotated on its own, so
  * that decision traffic (every denial, at 100,000 decisions/s hundreds of megabytes a minute) never
  * rotates a rule change out.
  */
