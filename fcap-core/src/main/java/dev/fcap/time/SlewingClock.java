@@ -13,20 +13,20 @@ import java.util.function.LongSupplier;
  * could have 15 more a second later; stepped back, it would freeze them. On this clock a step is
  * absorbed gradually: while the offset to the wall clock lasts, this clock runs at most 10 % fast
  * (a forward step) or 10 % slow (a backward one), so a cap admits at most 10 % more per real window
- * and frees at most 10 % later, and the offset shrinks by 6 s per minute (a 61 s step is gone in
+ * or frees at most 11 % later (a window of W takes W / 0.9), and the offset shrinks by 6 s per minute (a 61 s step is gone in
  * 610 s). 10 % keeps a cap close to its limit while a step of a minute is absorbed in ten: a slower
  * rate (NTP's 0.05 %) would keep calendar days and send windows a minute off the wall for a day and
  * a half.
  *
  * <p><b>Bound.</b> This clock's time differs from the wall clock by the steps not yet absorbed (at
- * most the sum of the steps, shrinking at {@link #RATE}) plus the wall clock's resolution; without
+ * most the sum of their sizes, shrinking at {@link #RATE}) plus the wall clock's resolution; without
  * steps it is the wall clock. It never goes backwards. A change of the offset larger than
  * {@link #STEP_THRESHOLD_MS} between two readings is a step: counted ({@link #steps()}) and told to
  * the {@link StepListener} once.
  *
- * <p><b>Concurrency.</b> Each reading reads both clocks and moves the state under one lock: a few
- * tens of nanoseconds held, so readers on many threads wait little, and every reading sees the one
- * before it (never backwards across threads).
+ * <p><b>Concurrency.</b> Each reading reads both clocks and moves the state under one lock, held for
+ * two clock readings and a little arithmetic, so readers on many threads wait little, and every
+ * reading sees the one before it (never backwards across threads).
  */
 public final class SlewingClock implements Clock {
   /** The most this clock moves towards the wall clock, as a share of the real time passed. */
