@@ -1,5 +1,9 @@
 package dev.fcap.cli;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.util.Properties;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -7,7 +11,7 @@ import picocli.CommandLine.Command;
 @Command(
     name = "fcap",
     mixinStandardHelpOptions = true,
-    version = "fcap 0.1.0",
+    versionProvider = Fcap.BuildVersion.class,
     description = "Exact frequency capping for messaging platforms.",
     subcommands = {ReplayCommand.class, GenCommand.class, ServeCommand.class, BenchCommand.class,
         CommandLine.HelpCommand.class})
@@ -19,6 +23,34 @@ public final class Fcap {
 
   /** Runs the command line and returns the exit code (tests call this instead of main). */
   public static int run(String... args) {
-    return new CommandLine(new Fcap()).execute(args);
+    return commandLine().execute(args);
+  }
+
+  /** The command line, every subcommand printing the same version as {@code fcap --version}. */
+  static CommandLine commandLine() {
+    CommandLine cl = new CommandLine(new Fcap());
+    cl.getSubcommands().values().forEach(sub -> sub.getCommandSpec().versionProvider(new BuildVersion()));
+    return cl;
+  }
+
+  /** The version the build wrote into {@code fcap/version.properties} (a filtered resource). */
+  static String version() {
+    try (InputStream in = Fcap.class.getResourceAsStream("/fcap/version.properties")) {
+      if (in == null) {
+        throw new IllegalStateException("fcap/version.properties is missing from the class path: rebuild fcap-cli");
+      }
+      Properties p = new Properties();
+      p.load(in);
+      return p.getProperty("version");
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  static final class BuildVersion implements CommandLine.IVersionProvider {
+    @Override
+    public String[] getVersion() {
+      return new String[] {"fcap " + version()};
+    }
   }
 }

@@ -33,11 +33,12 @@ import picocli.CommandLine.Model.CommandSpec;
  */
 @Command(
     name = "replay",
+    header = "Replay a send log against a rules file and report what each rule blocked.",
     description = {
-      "Replay a send log (CSV with a header) against a rules file, each row at its own timestamp,",
-      "and report per rule what it blocked (shadow rules: what they would have blocked).",
-      "Columns: timestamp (epoch ms or ISO-8601), recipient; optional tenant, channel, sender,",
-      "category, content, contentKey, cost, attr:NAME."
+      "Replay a send log (CSV with a header) against a rules file, each row at its own timestamp, "
+          + "and report per rule what it blocked (shadow rules: what they would have blocked).",
+      "Columns: timestamp (epoch ms or ISO-8601), recipient; optional tenant, channel, sender, "
+          + "category, content, contentKey, cost, attr:NAME."
     },
     mixinStandardHelpOptions = true)
 final class ReplayCommand implements Callable<Integer> {
@@ -57,9 +58,9 @@ final class ReplayCommand implements Callable<Integer> {
   boolean json;
 
   @Option(names = "--store", paramLabel = "URI", defaultValue = "memory",
-      description = {"where counters live during the replay: memory (default), or a Redis URI",
-          "(redis://, rediss://, redis-sentinel://, redis-cluster://h:p,h:p); rows' timestamps are the clock",
-          "either way, and Redis keys get a prefix of their own so live counters are never touched"})
+      description = "where counters live during the replay: memory (default), or a Redis URI "
+          + "(redis://, rediss://, redis-sentinel://, redis-cluster://h:p,h:p); rows' timestamps are the clock "
+          + "either way, and Redis keys get a prefix of their own so live counters are never touched")
   String storeUri;
 
   @Option(names = "--progress-every", paramLabel = "ROWS", defaultValue = "1000000",

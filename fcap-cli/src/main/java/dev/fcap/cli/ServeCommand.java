@@ -29,14 +29,19 @@ final class ServeCommand implements Callable<Integer> {
   @Option(names = "--listen", description = "HOST:PORT to listen on (setting listen; default 127.0.0.1:8080)")
   String listen;
 
+  @Option(names = "--data-dir", description = "directory of the rules file, the audit file and the embedded "
+      + "store's state (setting dataDir; default data)")
+  String dataDir;
+
   @Option(names = "--store", description = "store URI (setting store.uri; default memory)")
   String store;
 
-  @Option(names = "--rules", description = "rules file (setting rules.source; default data/rules.yaml, seeded from "
+  @Option(names = "--rules", description = "rules file (setting rules.source; default DATADIR/rules.yaml, seeded from "
       + "examples/rules.yaml)")
   String rules;
 
-  @Option(names = "--audit", description = "audit sink: none or file:PATH (setting audit.sink)")
+  @Option(names = "--audit", description = "audit sink: none or file:PATH (setting audit.sink; default "
+      + "file:DATADIR/audit.jsonl)")
   String audit;
 
   @Override
@@ -45,6 +50,7 @@ final class ServeCommand implements Callable<Integer> {
     Path file = config != null ? config : env.containsKey("FCAP_CONFIG") ? Path.of(env.get("FCAP_CONFIG")) : null;
     Map<String, String> overrides = new LinkedHashMap<>();
     put(overrides, "listen", listen);
+    put(overrides, "dataDir", dataDir);
     put(overrides, "store.uri", store);
     put(overrides, "rules.source", rules);
     put(overrides, "audit.sink", audit);

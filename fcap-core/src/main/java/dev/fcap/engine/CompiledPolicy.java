@@ -1,6 +1,7 @@
 package dev.fcap.engine;
 
 import dev.fcap.model.Algorithm;
+import dev.fcap.model.CalendarUnit;
 import dev.fcap.model.Condition;
 import dev.fcap.model.Dimension;
 import dev.fcap.model.Message;
@@ -46,6 +47,8 @@ final class CompiledPolicy {
   final byte[] tenantUtf8;
   final Rule[] rules;
   final Group[] groups;
+  /** Per rule, the schedule of a send-window rule; null for a counting rule. */
+  final WindowSchedule[] schedules;
   private final int[] ruleGroup;
   private final int[] ruleCheck;
   private final Map<Long, Group> groupsById = new HashMap<>();
@@ -65,6 +68,15 @@ final class CompiledPolicy {
     final boolean plainKey;
     final CounterSpec spec;
     final ZoneId zone;
+    /**
+     * The calendar period its fixed window follows (a local day, ISO week or month, in {@link #zone}
+     * or with {@link #recipientZone} in the message's zone); null: fixed-length windows, aligned as
+     * {@link #alignMs} says. A UTC day needs no calendar: its windows are whole multiples of a day.
+     */
+    final CalendarUnit calendar;
+    final boolean recipientZone;
+    /** Per period length (a day of 23, 24 or 25 hours; a month of 28 to 31 days), its spec: built once. */
+    private final ConcurrentHashMap<Long, CounterSpec> periodSpecs;
     final int[] rules;
     /**
      * The request for this counter when it is the same for every message, else null: its key is the
@@ -73,7 +85,8 @@ final class CompiledPolicy {
      */
     final CounterRequest fixedRequest;
 
-    Group(long id, List<Dimension> key, CounterSpec spec, ZoneId zone, int[] rules) {
+    Group(long id, List<Dimension> key, CounterSpec spec, ZoneId zone, CalendarUnit calendar, boolean recipientZone,
+        int[] rules) {
       this.id = id;
       this.key = key;
       this.recipientKeyed = key.contains(Dimension.RECIPIENT);
@@ -81,10 +94,34 @@ final class CompiledPolicy {
       this.plainKey = key.stream().allMatch(d -> d.kind() == Dimension.Kind.RECIPIENT || d.kind() == Dimension.Kind.CONTENT);
       this.spec = spec;
       this.zone = zone;
+      this.calendar = calendar != null && (zone != null || recipientZone || calendar != CalendarUnit.DAY)
+          ? calendar : null;
+      this.recipientZone = recipientZone;
+      this.periodSpecs = this.calendar == null ? null : new ConcurrentHashMap<>();
       this.rules = rules;
       boolean idOnlyKey = !recipientKeyed || (plainKey && !contentKeyed);
-      this.fixedRequest = idOnlyKey && zone == null
+      this.fixedRequest = idOnlyKey && zone == null && this.calendar == null
           ? new CounterRequest(Keys.counterKey(id, key, null, null, false), spec, 0) : null;
+    }
+
+    /** The zone whose calendar this group's windows follow for a message in {@code messageZone}. */
+    ZoneId calendarZone(ZoneId messageZone) {
+      return recipientZone ? messageZone : zone != null ? zone : java.time.ZoneOffset.UTC;
+    }
+
+    /**
+     * The spec of a calendar group for the period that holds {@code at}: its window is the period's
+     * length, so that with the period's start as alignment the fixed window is exactly the period.
+     */
+    CounterSpec periodSpec(long at, ZoneId zone) {
+      long length = LocalCalendar.periodEnd(calendar, at, zone) - LocalCalendar.periodStart(calendar, at, zone);
+      return periodSpecs.computeIfAbsent(length, l -> new CounterSpec(spec.algorithm(), new long[] {spec.limit(0)},
+          new long[] {l}, new boolean[] {spec.enforced(0)}, spec.precision()));
+    }
+
+    /** The alignment of a calendar group for the period that holds {@code at}: its start. */
+    long periodAlign(long at, ZoneId zone) {
+      return LocalCalendar.periodStart(calendar, at, zone);
     }
 
     /** Where calendar windows start now: midnight in the zone for day windows, else the epoch. */
@@ -99,16 +136,20 @@ final class CompiledPolicy {
 
   /** The partitions and counters one set of applicable rules touches. */
   static final class Plan {
+    /** The counting rules that apply, in policy order; their results are located by the next two. */
     final int[] rules;
     final Partition[] partitions;
     final int[] rulePartition;
     final int[] ruleOffset;
+    /** The send-window rules that apply, in policy order: judged by the engine, never stored. */
+    final int[] windows;
 
-    Plan(int[] rules, Partition[] partitions, int[] rulePartition, int[] ruleOffset) {
+    Plan(int[] rules, Partition[] partitions, int[] rulePartition, int[] ruleOffset, int[] windows) {
       this.rules = rules;
       this.partitions = partitions;
       this.rulePartition = rulePartition;
       this.ruleOffset = ruleOffset;
+      this.windows = windows;
     }
 
     /** Whether a rule keyed by the recipient applies: the message's decision reads its recipient's partition. */
@@ -143,9 +184,15 @@ final class CompiledPolicy {
     this.rules = policy.rules().toArray(Rule[]::new);
     this.ruleGroup = new int[rules.length];
     this.ruleCheck = new int[rules.length];
+    this.schedules = new WindowSchedule[rules.length];
     Map<String, List<Integer>> byIdentity = new LinkedHashMap<>();
     for (int i = 0; i < rules.length; i++) {
-      byIdentity.computeIfAbsent(identity(rules[i]), k -> new ArrayList<>()).add(i);
+      if (rules[i].isSendWindow()) {
+        schedules[i] = new WindowSchedule(rules[i].sendWindow());
+        ruleGroup[i] = -1;
+      } else {
+        byIdentity.computeIfAbsent(identity(rules[i]), k -> new ArrayList<>()).add(i);
+      }
     }
     List<Group> built = new ArrayList<>();
     for (Map.Entry<String, List<Integer>> e : byIdentity.entrySet()) {
@@ -183,12 +230,13 @@ final class CompiledPolicy {
     for (int i = 0; i < 8; i++) {
       id = (id << 8) | (fp[i] & 0xffL);
     }
-    return new Group(id, first.key(), spec, first.zone(), members);
+    return new Group(id, first.key(), spec, first.zone(), first.calendar(), first.recipientZone(), members);
   }
 
   /** What makes two rules share a counter; never the limit or the window. */
   private static String identity(Rule r) {
-    String shared = r.algorithm().id() + "|" + r.key() + "|" + canonical(r.match()) + "|" + canonical(r.exempt());
+    String shared = r.algorithm().id() + "|" + r.key() + "|" + canonical(r.match()) + "|" + canonical(r.exempt())
+        + (r.recipientZone() ? "|zone=recipient" : "");
     return r.algorithm() == Algorithm.SLIDING_LOG ? shared : shared + "|rule=" + r.id();
   }
 
@@ -236,7 +284,8 @@ final class CompiledPolicy {
   }
 
   private Plan buildPlan(Bits applicable) {
-    int[] ruleIdx = applicable.stream().toArray();
+    int[] ruleIdx = applicable.stream().filter(r -> schedules[r] == null).toArray();
+    int[] windowIdx = applicable.stream().filter(r -> schedules[r] != null).toArray();
     List<Group> recipientGroups = new ArrayList<>();
     Map<List<Dimension>, List<Group>> shared = new LinkedHashMap<>();
     boolean[] seen = new boolean[groups.length];
@@ -273,7 +322,7 @@ final class CompiledPolicy {
         }
       }
     }
-    return new Plan(ruleIdx, partitions.toArray(Partition[]::new), rulePartition, ruleOffset);
+    return new Plan(ruleIdx, partitions.toArray(Partition[]::new), rulePartition, ruleOffset, windowIdx);
   }
 
   /** A fixed-size bitset over rule indexes, usable as a map key. */

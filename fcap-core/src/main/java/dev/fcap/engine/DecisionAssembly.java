@@ -32,8 +32,17 @@ final class DecisionAssembly {
     this.releaseHorizonMs = releaseHorizonMs;
   }
 
-  /** The decision on a message to which no rule applies: admitted, and releasable (it undoes nothing) when releases are on. */
+  /**
+   * The decision on a message no counter applies to: admitted and releasable (it undoes nothing) when
+   * releases are on, unless an enforced send window is shut.
+   */
   Decision unrestricted(Prepared p) {
+    if (p.windows() != null) {
+      Decision judged = decision(p, NO_ANSWERS);
+      if (!judged.allowed()) {
+        return judged;
+      }
+    }
     String id = null;
     if (p.releasing() && p.op() == Operation.DECIDE) {
       long horizon = releaseHorizonMs < 0 ? CompiledPolicy.MAX_HORIZON_MS : releaseHorizonMs;
@@ -43,18 +52,32 @@ final class DecisionAssembly {
       ThreadLocalRandom.current().nextBytes(unique);
       id = ids.seal(Keys.nothingPartition(tenant), unique, now + horizon);
     }
-    return new Decision(true, id != null ? id : randomId(), 0, List.of(), List.of(), List.of(), false, clock.millis(),
-        p.policy() == null ? 0 : p.policy().policy.version());
+    List<RuleOutcome> rules = p.windows() == null ? List.of() : windowOutcomes(p, p.windows().time, null, null, 0);
+    return new Decision(true, id != null ? id : randomId(), 0, List.of(), shadowShut(p), rules, false, clock.millis(),
+        p.policy() == null ? 0 : p.policy().policy.version(), false, 0);
   }
 
-  /** The decision on {@code p} from the answers of its partitions (null: not reached by a replayed decision). */
+  private static final PartitionAnswer[] NO_ANSWERS = {};
+
+  /**
+   * The decision on {@code p} from the answers of its partitions (null: not reached by a replayed
+   * decision; none: no counter applies). A refusal's {@code sendAt} is the earliest instant at or
+   * after the decision at which every enforced rule admits: the decision's time plus the longest delay
+   * until an enforced counter frees, then the first instant from there at which every enforced send
+   * window is open (counters, once free, stay free while nothing else is sent).
+   */
   Decision decision(Prepared p, PartitionAnswer[] results) {
     CompiledPolicy.Plan plan = p.plan();
+    boolean replayed = results.length > 0 && results[0].replayOf() != null;
+    // a replayed decision answers as it was decided: its windows were judged then
+    WindowCheck windows = replayed ? null : p.windows();
+    long time = results.length > 0 ? results[0].time() : windows.time;
     RuleOutcome[] outcomes = new RuleOutcome[plan.rules.length]; // one copy into the Decision's list, no ArrayList
+    int[] ruleOf = windows == null ? null : new int[plan.rules.length]; // each outcome's rule, to merge the windows in
     int reported = 0;
     List<String> blocked = List.of();
     List<String> shadowBlocked = List.of();
-    long retryAfter = 0;
+    long retryAfter = 0; // the longest delay until an enforced counter that refuses frees; -1: never
     for (int i = 0; i < plan.rules.length; i++) {
       PartitionAnswer r = results[plan.rulePartition[i]];
       if (r == null) {
@@ -65,9 +88,13 @@ final class DecisionAssembly {
       long used = r.used(at);
       long retryAt = r.retryAt(at);
       boolean allowed = r.admits(at);
+      // each partition decides at its own time (never before its latest write): the delay is from there
       long ruleRetry = allowed ? 0 : retryAt == PartitionResult.NEVER ? -1 : retryAt - r.time();
+      if (ruleOf != null) {
+        ruleOf[reported] = plan.rules[i];
+      }
       outcomes[reported++] = new RuleOutcome(rule.id(), rule.limit(), rule.windowMs(), used,
-          Math.max(0, rule.limit() - used), allowed, rule.enforced(), ruleRetry);
+          Math.max(0, rule.limit() - used), allowed, rule.enforced(), ruleRetry, Decision.sendAtOf(allowed, time, ruleRetry));
       if (!allowed) {
         if (rule.enforced()) {
           blocked = append(blocked, rule.id());
@@ -77,16 +104,66 @@ final class DecisionAssembly {
         }
       }
     }
+    List<RuleOutcome> rules = List.of(reported == outcomes.length ? outcomes : Arrays.copyOf(outcomes, reported));
+    if (windows != null) {
+      rules = windowOutcomes(p, time, outcomes, ruleOf, reported);
+      for (int i = 0; i < windows.rules.length; i++) {
+        if (!windows.open[i]) {
+          Rule rule = p.policy().rule(windows.rules[i]);
+          if (rule.enforced()) {
+            blocked = append(blocked, rule.id());
+          } else {
+            shadowBlocked = append(shadowBlocked, rule.id());
+          }
+        }
+      }
+    }
     boolean allowed = blocked.isEmpty();
+    long frees = retryAfter < 0 ? -1 : time + retryAfter;
+    long sendAt = allowed ? 0 : windows == null ? frees : windows.earliest(p.policy(), frees);
     boolean degraded = false;
     for (PartitionAnswer r : results) {
       degraded |= r != null && r.degraded();
     }
-    String id = allowed ? releasableId(p, results[0]) : null;
-    List<RuleOutcome> rules = List.of(reported == outcomes.length ? outcomes : Arrays.copyOf(outcomes, reported));
-    boolean replayed = results[0].replayOf() != null;
-    return new Decision(allowed, id != null ? id : randomId(), retryAfter, blocked, shadowBlocked, rules, degraded,
-        results[0].time(), p.policy().policy.version(), replayed);
+    String id = allowed && results.length > 0 ? releasableId(p, results[0]) : null;
+    return new Decision(allowed, id != null ? id : randomId(), allowed ? 0 : sendAt < 0 ? -1 : sendAt - time, blocked,
+        shadowBlocked, rules, degraded, time, p.policy().policy.version(), replayed, sendAt);
+  }
+
+  /**
+   * The first {@code n} outcomes of counting rules ({@code ruleOf}: their rules) and the outcomes of the
+   * message's send windows, merged in policy order; a window reports its limit and window as 0, and
+   * when shut the delay to its next opening.
+   */
+  private static List<RuleOutcome> windowOutcomes(Prepared p, long time, RuleOutcome[] counted, int[] ruleOf, int n) {
+    WindowCheck w = p.windows();
+    RuleOutcome[] all = new RuleOutcome[n + w.rules.length];
+    int c = 0;
+    int k = 0;
+    for (int o = 0; o < all.length; o++) {
+      if (k == w.rules.length || c < n && ruleOf[c] < w.rules[k]) {
+        all[o] = counted[c++];
+        continue;
+      }
+      Rule rule = p.policy().rule(w.rules[k]);
+      long opens = w.opens(p.policy(), k);
+      boolean open = w.open[k++];
+      all[o] = new RuleOutcome(rule.id(), 0, 0, 0, 0, open, rule.enforced(), open ? 0 : opens < 0 ? -1 : opens - time,
+          open ? 0 : opens);
+    }
+    return List.of(all);
+  }
+
+  /** The shadow windows that are shut, for a decision no enforced rule refuses. */
+  private static List<String> shadowShut(Prepared p) {
+    List<String> shut = List.of();
+    WindowCheck w = p.windows();
+    for (int i = 0; w != null && i < w.rules.length; i++) {
+      if (!w.open[i]) {
+        shut = append(shut, p.policy().rule(w.rules[i]).id());
+      }
+    }
+    return shut;
   }
 
   /**
@@ -114,9 +191,14 @@ final class DecisionAssembly {
    * {@link Decision}); whether the message was admitted.
    */
   static boolean report(CompiledPolicy policy, CompiledPolicy.Plan plan, PartitionAnswer[] results,
-      Engine.RuleVerdicts verdicts) {
+      WindowCheck windows, Engine.RuleVerdicts verdicts) {
     boolean allowed = true;
+    boolean replayed = results.length > 0 && results[0].replayOf() != null;
+    int k = 0;
     for (int i = 0; i < plan.rules.length; i++) {
+      for (; windows != null && !replayed && k < windows.rules.length && windows.rules[k] < plan.rules[i]; k++) {
+        allowed &= reportWindow(policy, windows, k, verdicts);
+      }
       PartitionAnswer r = results[plan.rulePartition[i]];
       if (r != null) { // null: a replayed decision reports the rules of the partition that remembered it
         boolean admits = r.admits(plan.ruleOffset[i]);
@@ -124,7 +206,15 @@ final class DecisionAssembly {
         allowed &= admits || !policy.rule(plan.rules[i]).enforced();
       }
     }
+    for (; windows != null && !replayed && k < windows.rules.length; k++) {
+      allowed &= reportWindow(policy, windows, k, verdicts);
+    }
     return allowed;
+  }
+
+  private static boolean reportWindow(CompiledPolicy policy, WindowCheck windows, int k, Engine.RuleVerdicts verdicts) {
+    verdicts.rule(windows.rules[k], windows.open[k]);
+    return windows.open[k] || !policy.rule(windows.rules[k]).enforced();
   }
 
   /**

@@ -25,8 +25,10 @@ import java.util.function.Predicate;
  * Decides messages against the policies of their tenants, on a {@link Store}.
  *
  * <p><b>How a decision flows.</b> The tenant's {@link CompiledPolicy} picks the rules that apply and
- * a cached plan says which partitions and counters they touch; {@link RequestBuilder} turns the
- * message into one request per partition. Counters keyed by the recipient all live in the
+ * a cached plan says which partitions and counters they touch. The send windows that apply are
+ * judged first, at the decision's time ({@link WindowCheck}): a shut enforced window turns the step
+ * into a dry run, so nothing is recorded. {@link RequestBuilder} turns the message into one request
+ * per partition. Counters keyed by the recipient all live in the
  * recipient's partition, so the common policy is one atomic store step; rules keyed without the
  * recipient live in shared partitions, decided one after another ({@link PartitionChain}).
  * {@link DecisionAssembly} turns the answers into a {@link Decision}.
@@ -54,6 +56,7 @@ public final class Engine implements AutoCloseable {
   /** How long admitted decisions stay releasable by decision id: -1 the policy's longest window, 0 never. */
   private final long releaseHorizonMs;
   private final CallerTime callerTime;
+  private final Clock clock;
   private final DecisionIds ids;
   private final PolicyRegistry policies = new PolicyRegistry();
   private final RequestBuilder requests;
@@ -66,6 +69,7 @@ public final class Engine implements AutoCloseable {
     this.storeHere = store instanceof CallingThreadStore here && here.answersOnCallingThread() ? here : null;
     this.releaseHorizonMs = b.releaseHorizonMs;
     this.callerTime = new CallerTime(b.callerTime);
+    this.clock = b.clock;
     this.ids = new DecisionIds(store);
     this.requests = new RequestBuilder(b.clock, releaseHorizonMs);
     this.assembly = new DecisionAssembly(ids, b.clock, releaseHorizonMs);
@@ -140,30 +144,35 @@ public final class Engine implements AutoCloseable {
     long time = callerTime.accept(epochMillis);
     CompiledPolicy cp = policies.get(message.tenant());
     CompiledPolicy.Plan plan = cp == null ? null : cp.plan(message);
-    if (plan == null || plan.partitions.length == 0) {
+    if (plan == null || plan.partitions.length == 0 && plan.windows.length == 0) {
       return ADMITTED; // no rule applies
     }
+    WindowCheck windows = WindowCheck.of(cp, plan, message, time);
+    if (plan.partitions.length == 0) {
+      return DecisionAssembly.report(cp, plan, NO_ANSWERS, windows, verdicts) ? ADMITTED : REFUSED;
+    }
+    Operation op = windows != null && windows.shut ? Operation.CHECK : Operation.DECIDE;
     int partitions = plan.partitions.length;
     Scratch scratch = Scratch.take();
     PartitionRequest[] own;
     try {
       ReusableRequest[] built = scratch.requests(partitions);
       if (partitions == 1 && storeHere != null) {
-        requests.fillUnreleasable(message, cp, plan, time, built, 1, scratch);
+        requests.fillUnreleasable(message, cp, plan, op, time, built, 1, scratch);
         PartitionAnswer[] answers = answerHere(built[0], scratch);
         if (answers != null) {
-          return DecisionAssembly.report(cp, plan, answers, verdicts) ? ADMITTED : REFUSED;
+          return DecisionAssembly.report(cp, plan, answers, windows, verdicts) ? ADMITTED : REFUSED;
         }
       }
-      requests.fillUnreleasable(message, cp, plan, time, built, partitions, null);
+      requests.fillUnreleasable(message, cp, plan, op, time, built, partitions, null);
       own = RequestBuilder.toRequests(built, partitions);
     } catch (RuntimeException e) {
       return failed(e);
     } finally {
       scratch.release();
     }
-    return PartitionChain.decide(store, own, Operation.DECIDE)
-        .thenApply(results -> DecisionAssembly.report(cp, plan, results, verdicts));
+    return PartitionChain.decide(store, own, op)
+        .thenApply(results -> DecisionAssembly.report(cp, plan, results, windows, verdicts));
   }
 
   /**
@@ -220,7 +229,9 @@ public final class Engine implements AutoCloseable {
     List<Prepared> single = new ArrayList<>();
     List<PartitionRequest> singleRequests = new ArrayList<>();
     for (Message m : messages) {
-      Prepared p = requests.prepare(policies.get(m.tenant()), m, op, PartitionRequest.STORE_TIME);
+      CompiledPolicy cp = policies.get(m.tenant());
+      WindowCheck windows = windowsOf(cp, m, PartitionRequest.STORE_TIME);
+      Prepared p = requests.prepare(cp, m, effective(op, windows), PartitionRequest.STORE_TIME, windows);
       if (p.requests().length == 1) {
         single.add(p);
         singleRequests.add(p.requests()[0]);
@@ -306,7 +317,9 @@ public final class Engine implements AutoCloseable {
     Scratch scratch = Scratch.take();
     Prepared p;
     try {
-      p = requests.prepare(policies.get(message.tenant()), message, op, time, scratch, storeHere != null);
+      CompiledPolicy cp = policies.get(message.tenant());
+      WindowCheck windows = windowsOf(cp, message, time);
+      p = requests.prepare(cp, message, effective(op, windows), time, windows, scratch, storeHere != null);
       if (p.requests() == null) { // one partition, in the thread's buffers
         if (!p.waitsForIds(ids)) {
           try {
@@ -319,13 +332,28 @@ public final class Engine implements AutoCloseable {
           }
         }
         // a store that did not answer here, or a decision that waits: a request of its own
-        p = requests.prepare(p.policy(), message, op, time);
+        p = requests.prepare(p.policy(), message, p.op(), time, p.windows());
       }
     } finally {
       scratch.release();
     }
     return execute(p);
   }
+
+  /**
+   * The send windows of {@code m}, judged at its decision time (the caller's, or this engine's clock
+   * for a decision at the store's time); null when none applies.
+   */
+  private WindowCheck windowsOf(CompiledPolicy cp, Message m, long time) {
+    return cp == null ? null : WindowCheck.of(cp, cp.plan(m), m, time == PartitionRequest.STORE_TIME ? clock.millis() : time);
+  }
+
+  /** A decision whose enforced send window is shut records nothing: it is only read (a dry run). */
+  private static Operation effective(Operation op, WindowCheck windows) {
+    return op == Operation.DECIDE && windows != null && windows.shut ? Operation.CHECK : op;
+  }
+
+  private static final PartitionAnswer[] NO_ANSWERS = {};
 
   /**
    * The fast path, the one place a decision is answered on the calling thread: the store decides

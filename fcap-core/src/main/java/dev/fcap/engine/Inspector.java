@@ -42,7 +42,7 @@ final class Inspector {
           if (g == null) {
             continue; // a counter of a rule that is no longer in the policy
           }
-          CounterRequest c = new CounterRequest(sc.key(), g.spec, g.alignMs(snapshot.time()));
+          CounterRequest c = counterAt(cp, g, sc.key(), snapshot.time());
           if (sc.state() != null) {
             long[] used = new long[g.spec.checks()];
             long[] retryAt = new long[g.spec.checks()];
@@ -57,6 +57,18 @@ final class Inspector {
       return CompletableFuture.allOf(large.toArray(new CompletableFuture<?>[0]))
           .thenApply(done -> inspection(tenant, recipient, cp, snapshot.time(), views));
     });
+  }
+
+  /**
+   * The counter as it reads at {@code time}: a calendar group's period in its zone (a recipient-zone
+   * one in the policy's default zone: inspection names no message, so no message zone).
+   */
+  private static CounterRequest counterAt(CompiledPolicy cp, CompiledPolicy.Group g, byte[] key, long time) {
+    if (g.calendar == null) {
+      return new CounterRequest(key, g.spec, g.alignMs(time));
+    }
+    java.time.ZoneId zone = g.calendarZone(cp.policy.timeZone() != null ? cp.policy.timeZone() : java.time.ZoneOffset.UTC);
+    return new CounterRequest(key, g.periodSpec(time, zone), g.periodAlign(time, zone));
   }
 
   private static Inspection inspection(String tenant, String recipient, CompiledPolicy cp, long time,

@@ -19,15 +19,16 @@ import dev.fcap.store.PartitionRequest;
  * @param releasable whether this one's release record fits (a replay reads the stored one instead)
  * @param sealedTail the release record's tail when the decision id seals it (the record then holds only the claim)
  * @param time the caller-supplied time, or {@link PartitionRequest#STORE_TIME}
+ * @param windows the send windows that apply, judged at the decision's time; null: none applies
  */
 record Prepared(Message message, CompiledPolicy policy, CompiledPolicy.Plan plan, Operation op,
     PartitionRequest[] requests, byte[] firstPartition, byte[] recordKey, long recordHorizonMs, boolean releasing,
-    boolean releasable, byte[] sealedTail, long time) {
+    boolean releasable, byte[] sealedTail, long time, WindowCheck windows) {
 
   /** This message with {@code requests} (their first partition's key the same). */
   Prepared with(PartitionRequest[] requests) {
     return new Prepared(message, policy, plan, op, requests, requests[0].partition(), recordKey, recordHorizonMs,
-        releasing, releasable, sealedTail, time);
+        releasing, releasable, sealedTail, time, windows);
   }
 
   /** Whether its decision waits for the engine's decision-id key to load (the engine's first ones). */

@@ -11,6 +11,7 @@ import dev.fcap.store.PartitionResult;
 import dev.fcap.store.Store;
 import dev.fcap.store.StoreException;
 import java.nio.charset.StandardCharsets;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -94,7 +95,8 @@ final class Releases {
     if (message.messageId() == null) {
       throw new IllegalArgumentException("releasing by message id needs a messageId");
     }
-    Prepared p = requests.prepare(policies.get(message.tenant()), message, Operation.CHECK, PartitionRequest.STORE_TIME);
+    Prepared p = requests.prepare(policies.get(message.tenant()), message, Operation.CHECK, PartitionRequest.STORE_TIME,
+        null);
     PartitionRequest first = p.requests().length == 0 ? null : p.requests()[0];
     if (first == null) {
       return CompletableFuture.completedFuture(false);
@@ -181,9 +183,17 @@ final class Releases {
     if (current != null) {
       for (CounterRequest c : record.counters()) {
         CompiledPolicy.Group g = current.groupById(Keys.groupId(c.key()));
-        if (g != null && g.spec.algorithm() == c.spec().algorithm()) {
-          counters.add(new CounterRequest(c.key(), g.spec, g.alignMs(recordedAt)));
+        if (g == null || g.spec.algorithm() != c.spec().algorithm()) {
+          continue;
         }
+        if (g.calendar == null) {
+          counters.add(new CounterRequest(c.key(), g.spec, g.alignMs(recordedAt)));
+        } else if (!g.recipientZone) {
+          ZoneId zone = g.calendarZone(null);
+          counters.add(new CounterRequest(c.key(), g.periodSpec(recordedAt, zone), g.periodAlign(recordedAt, zone)));
+        }
+        // a recipient-zone period is not given back: the release does not know the recipient's zone, and
+        // a period judged in another zone could take a unit of the next period (never over-admit)
       }
     }
     long at = callerTime.releaseTime(PartitionRequest.STORE_TIME);

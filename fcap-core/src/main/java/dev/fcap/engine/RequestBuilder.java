@@ -7,6 +7,7 @@ import dev.fcap.store.Idempotency;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.internal.ReusableRequest;
+import java.time.ZoneId;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -28,10 +29,10 @@ final class RequestBuilder {
   }
 
   /** {@code m} as store requests of their own, which a store may keep. */
-  Prepared prepare(CompiledPolicy cp, Message m, Operation op, long time) {
+  Prepared prepare(CompiledPolicy cp, Message m, Operation op, long time, WindowCheck windows) {
     Scratch scratch = Scratch.take();
     try {
-      return prepare(cp, m, op, time, scratch, false);
+      return prepare(cp, m, op, time, windows, scratch, false);
     } finally {
       scratch.release();
     }
@@ -42,10 +43,11 @@ final class RequestBuilder {
    * message's request is left there, its keys in the scratch's buffers (the {@code Prepared}'s
    * requests null: valid until the scratch is released).
    */
-  Prepared prepare(CompiledPolicy cp, Message m, Operation op, long time, Scratch scratch, boolean buffered) {
+  Prepared prepare(CompiledPolicy cp, Message m, Operation op, long time, WindowCheck windows, Scratch scratch,
+      boolean buffered) {
     if (cp == null) {
       return new Prepared(m, null, null, op, new PartitionRequest[0], null, null, 0, releaseHorizonMs != 0, true, null,
-          time);
+          time, null);
     }
     CompiledPolicy.Plan plan = cp.plan(m);
     long releaseHorizon = releaseHorizonMs < 0 ? cp.messageHorizonMs : releaseHorizonMs;
@@ -60,19 +62,20 @@ final class RequestBuilder {
     Idempotency first = partitions == 0 ? null : built[0].idempotency();
     boolean releasable = first != null && first.tail() != ReleaseRecord.NOT_RELEASABLE;
     return new Prepared(m, cp, plan, op, inBuffers ? null : toRequests(built, partitions),
-        partitions == 0 ? null : built[0].partition(), key, horizon, releaseHorizon > 0, releasable, sealedTail, time);
+        partitions == 0 ? null : built[0].partition(), key, horizon, releaseHorizon > 0, releasable, sealedTail, time,
+        windows);
   }
 
   /**
-   * Fills {@code requests[0, partitions)} for a decision that no id can release (an engine without
+   * Fills {@code requests[0, partitions)} for a decision (or, its send windows shut, a dry run) that no id can release (an engine without
    * releases by decision id): nothing of it is remembered but its message id, if it has one. The
    * keys are written in {@code buffers} (one partition only), or when it is null in arrays of their own.
    */
-  void fillUnreleasable(Message m, CompiledPolicy cp, CompiledPolicy.Plan plan, long time,
+  void fillUnreleasable(Message m, CompiledPolicy cp, CompiledPolicy.Plan plan, Operation op, long time,
       ReusableRequest[] requests, int partitions, Scratch buffers) {
-    byte[] key = recordKey(m, Operation.DECIDE, partitions, 0); // a message id's, or none
+    byte[] key = recordKey(m, op, partitions, 0); // a message id's, or none
     long horizon = key == null ? 0 : recordHorizon(cp, m, 0);
-    fill(m, cp, plan, Operation.DECIDE, time, key, horizon, requests, partitions, buffers);
+    fill(m, cp, plan, op, time, key, horizon, requests, partitions, buffers);
   }
 
   /**
@@ -119,7 +122,7 @@ final class RequestBuilder {
               : Keys.recipientPartition(cp.tenantUtf8, m.recipient())
           : Keys.sharedPartition(m.tenant(), partition.dims, values(m, partition.dims), fingerprint);
       ReusableRequest request = requests[j].set(partitionKey, op, time, m.cost(), 0L, null, m.category());
-      addCounters(request, m, partition, fingerprint, alignAt, buffers);
+      addCounters(request, cp, m, partition, fingerprint, alignAt, buffers);
       if (key != null && (j == 0 || decide)) {
         // Each partition remembers the decision (the recipient's first, when a rule is keyed by it),
         // atomically with its counts: the first under the message id or a random key, with the other
@@ -159,8 +162,8 @@ final class RequestBuilder {
   }
 
   /** Adds the partition's counters for {@code m} to {@code request}, their keys in {@code buffers} if not null. */
-  private static void addCounters(ReusableRequest request, Message m, CompiledPolicy.Partition partition,
-      byte[] fingerprint, long alignAt, Scratch buffers) {
+  private static void addCounters(ReusableRequest request, CompiledPolicy cp, Message m,
+      CompiledPolicy.Partition partition, byte[] fingerprint, long alignAt, Scratch buffers) {
     CompiledPolicy.Group[] groups = partition.groups;
     for (int i = 0; i < groups.length; i++) {
       CompiledPolicy.Group g = groups[i];
@@ -176,7 +179,13 @@ final class RequestBuilder {
       } else {
         key = Keys.counterKey(g.id, g.key, g.plainKey ? null : values(m, g.key), fingerprint, partition.recipient);
       }
-      request.addCounter(key, g.spec, g.alignMs(alignAt));
+      if (g.calendar != null) {
+        // a calendar period in its zone (the message's, for a recipient-zone rule): the fixed window is the period
+        ZoneId zone = g.calendarZone(cp.policy.zoneOf(m));
+        request.addCounter(key, g.periodSpec(alignAt, zone), g.periodAlign(alignAt, zone));
+      } else {
+        request.addCounter(key, g.spec, g.alignMs(alignAt));
+      }
     }
   }
 

@@ -12,7 +12,7 @@ import java.util.List;
 
 /**
  * fcap in-process, the seed policy built in code: no server, no Jackson, nothing but fcap-core.
- * Run it (README, "fcap inside your JVM"):
+ * Run it (README, "From a Java service: three ways, shortest first"):
  *
  * <pre>
  * ./mvnw -B -q test-compile -pl fcap-core

@@ -44,6 +44,7 @@ public final class ConfigLoader {
 
   static {
     SETTINGS.put("listen", "127.0.0.1:8080");
+    SETTINGS.put("dataDir", "data");
     SETTINGS.put("store.uri", "memory");
     SETTINGS.put("store.timeout", "500ms");
     SETTINGS.put("store.callSize", "500");
@@ -139,6 +140,7 @@ public final class ConfigLoader {
           : TextNode.valueOf(e.getValue()));
       origin.put(e.getKey(), "command line");
     }
+    placeInDataDir(values, origin);
     return new Reader(values, origin).config();
   }
 
@@ -166,6 +168,26 @@ public final class ConfigLoader {
             + "?")
         + (unknown.size() > 1 ? " Also unknown: " + String.join(", ", unknown.subList(1, unknown.size())) + "." : "")
         + " Every setting and its variable: docs/server.md, Configuration");
+  }
+
+  /**
+   * The rules file and the audit file default to files in {@code dataDir} (and the embedded store's
+   * state to {@code dataDir/state}, beside the rules file), so one setting moves every file a server
+   * writes; a value set explicitly stays as given.
+   */
+  private static void placeInDataDir(Map<String, JsonNode> values, Map<String, String> origin) {
+    JsonNode dir = values.get("dataDir");
+    if (!dir.isValueNode() || dir.asText().isBlank()) {
+      throw new ConfigException(origin.get("dataDir") + ": dataDir: expected a directory path, got '"
+          + (dir.isValueNode() ? dir.asText() : dir.toString()) + "'");
+    }
+    Path dataDir = Path.of(dir.asText().trim());
+    if (origin.get("rules.source").equals("default")) {
+      values.put("rules.source", TextNode.valueOf(dataDir.resolve("rules.yaml").toString()));
+    }
+    if (origin.get("audit.sink").equals("default")) {
+      values.put("audit.sink", TextNode.valueOf("file:" + dataDir.resolve("audit.jsonl")));
+    }
   }
 
   private static void readFile(Path file, Map<String, JsonNode> values, Map<String, String> origin) {
@@ -308,7 +330,8 @@ public final class ConfigLoader {
     /**
      * The embedded store's durability: {@code store.fsync} is {@code always}, an interval or
      * {@code off}; the state lives in {@code store.dir}, by default {@code state/} beside the rules
-     * file (so {@code data/state} with the default {@code data/rules.yaml}).
+     * file (so {@code DATADIR/state} with the default rules file), or in {@code DATADIR/state} when
+     * the rules live in Redis.
      */
     private dev.fcap.store.memory.Durability durability() {
       String fsync = text("store.fsync");
@@ -323,7 +346,7 @@ public final class ConfigLoader {
       if (dir.isEmpty()) {
         String rules = text("rules.source");
         if (rules.matches("[a-z][a-z0-9+.-]*://.*")) {
-          dir = "data/state";
+          dir = Path.of(text("dataDir")).resolve("state").toString();
         } else {
           Path file = Path.of(rules.startsWith("file:") ? rules.substring(5) : rules);
           dir = (file.getParent() == null ? Path.of("state") : file.getParent().resolve("state")).toString();

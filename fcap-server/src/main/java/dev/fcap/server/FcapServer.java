@@ -207,6 +207,7 @@ public final class FcapServer implements AutoCloseable {
     sb.maxRequestLength(config.maxBodyBytes());
     sb.requestTimeout(config.safeguards().requestTimeout());
     sb.gracefulShutdownTimeout(Duration.ofMillis(100), config.shutdownGrace());
+    sb.bossGroupFactory(PromptBossGroup::new);
     // Host, Origin, content type, key before body, body shape: before any route (docs/security.md)
     RequestGuard guard = new RequestGuard(auth, config.safeguards(), host, metrics, new ThrottledLog(
         LoggerFactory.getLogger(RequestGuard.class), clock, ThrottledLog.DEFAULT_INTERVAL_MS));

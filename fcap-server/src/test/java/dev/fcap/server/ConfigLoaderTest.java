@@ -31,6 +31,32 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void dataDirHoldsTheRulesTheAuditAndTheStateUnlessEachIsSet() {
+    ServerConfig byDefault = ConfigLoader.defaults();
+    assertThat(byDefault.rulesSource()).isEqualTo(Path.of("data", "rules.yaml").toString());
+    assertThat(byDefault.auditSink()).isEqualTo("file:" + Path.of("data", "audit.jsonl"));
+    assertThat(byDefault.storeDurability().dir()).isEqualTo(Path.of("data", "state"));
+
+    ServerConfig moved = ConfigLoader.load(null, Map.of("FCAP_DATA_DIR", "/var/lib/fcap"), Map.of());
+    assertThat(moved.rulesSource()).isEqualTo("/var/lib/fcap/rules.yaml");
+    assertThat(moved.auditSink()).isEqualTo("file:/var/lib/fcap/audit.jsonl");
+    assertThat(moved.storeDurability().dir()).isEqualTo(Path.of("/var/lib/fcap/state"));
+
+    ServerConfig explicit = ConfigLoader.load(null, Map.of("FCAP_AUDIT_SINK", "none"),
+        Map.of("dataDir", "/srv/fcap", "rules.source", "redis://127.0.0.1:6379"));
+    assertThat(explicit.auditSink()).isEqualTo("none");
+    assertThat(explicit.rulesSource()).isEqualTo("redis://127.0.0.1:6379");
+    assertThat(explicit.storeDurability().dir()).isEqualTo(Path.of("/srv/fcap/state"));
+  }
+
+  @Test
+  void blankDataDirIsRefusedNamingWhereItCameFrom() {
+    assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("FCAP_DATA_DIR", " "), Map.of()))
+        .isInstanceOf(ConfigLoader.ConfigException.class)
+        .hasMessageContaining("environment variable FCAP_DATA_DIR").hasMessageContaining("dataDir");
+  }
+
+  @Test
   void fileThenEnvironmentThenFlags() throws Exception {
     Path file = dir.resolve("fcap.yaml");
     Files.writeString(file, """

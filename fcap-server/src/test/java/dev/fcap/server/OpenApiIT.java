@@ -356,7 +356,9 @@ class OpenApiIT {
     if (type.equals("application/json")) {
       assertValid(responseBody, "#" + response + "/content/application~1json/schema", method + " " + pathAndQuery
           + " -> " + status);
-      if (requestBody != null && status / 100 == 2) {
+      // a batch answers 200 with per-item errors for items that break the Message schema: such a
+      // request is outside the description on purpose
+      if (requestBody != null && status / 100 == 2 && !responseBody.contains("\"error\"")) {
         assertValid(requestBody, "#" + op + "/requestBody/content/application~1json/schema", method + " " + template
             + " request");
       }

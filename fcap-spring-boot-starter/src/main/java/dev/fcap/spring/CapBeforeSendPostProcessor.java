@@ -5,6 +5,8 @@ import dev.fcap.client.Message;
 import java.lang.reflect.Method;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
@@ -37,6 +39,8 @@ final class CapBeforeSendPostProcessor extends AbstractBeanFactoryAwareAdvisingP
     private final SpelExpressionParser parser = new SpelExpressionParser();
     private final ParameterNameDiscoverer names = new DefaultParameterNameDiscoverer();
     private final Map<String, Expression> expressions = new ConcurrentHashMap<>();
+    private static final Pattern NAMED_VARIABLE = Pattern.compile("#([A-Za-z_$][A-Za-z0-9_$]*)");
+    private static final Pattern POSITIONAL = Pattern.compile("[pa]\\d+");
 
     Interceptor(ObjectProvider<Fcap> fcap) {
       this.fcap = fcap;
@@ -49,6 +53,7 @@ final class CapBeforeSendPostProcessor extends AbstractBeanFactoryAwareAdvisingP
       if (cap == null) {
         return invocation.proceed();
       }
+      requireParameterNames(method, cap);
       MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(invocation.getThis(), method,
           invocation.getArguments(), names);
       String recipient = eval(cap.recipient(), context);
@@ -71,6 +76,29 @@ final class CapBeforeSendPostProcessor extends AbstractBeanFactoryAwareAdvisingP
           f.release(d.decisionId());
         }
         throw t;
+      }
+    }
+
+    /**
+     * An expression such as {@code #phone} needs the parameter names in the class file, which only
+     * {@code javac -parameters} writes; without them every such variable is null. Says what to change
+     * instead of failing on the null.
+     */
+    private void requireParameterNames(Method method, CapBeforeSend cap) {
+      if (method.getParameterCount() == 0 || names.getParameterNames(method) != null) {
+        return;
+      }
+      for (String expression : new String[] {cap.recipient(), cap.content(), cap.contentKey()}) {
+        Matcher m = NAMED_VARIABLE.matcher(expression);
+        while (m.find()) {
+          if (!POSITIONAL.matcher(m.group(1)).matches() && !m.group(1).equals("root") && !m.group(1).equals("this")) {
+            throw new IllegalStateException("@CapBeforeSend on " + method + ": '" + expression + "' names the parameter '"
+                + m.group(1) + "', but " + method.getDeclaringClass().getName() + " was compiled without parameter "
+                + "names. Compile with -parameters (Maven: <parameters>true</parameters> in the maven-compiler-plugin "
+                + "configuration, as Spring Boot's parent pom sets it; Gradle: options.compilerArgs.add(\"-parameters\")"
+                + "), or name arguments by position: #p0, #p1, ...");
+          }
+        }
       }
     }
 

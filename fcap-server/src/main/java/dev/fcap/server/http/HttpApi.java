@@ -196,8 +196,11 @@ public final class HttpApi {
       }
     });
     JsonNode items = body.get("requests");
-    if (items == null || !items.isArray()) {
-      throw ApiException.badRequest("missing_field", "requests must be an array of messages", "requests");
+    if (items == null) {
+      throw ApiException.badRequest("missing_field", "requests is required: an array of messages", "requests");
+    }
+    if (!items.isArray()) {
+      throw ApiException.badRequest("invalid_type", "requests must be an array of messages", "requests");
     }
     boolean dryRun = MessageReader.bool(body, "dryRun");
     // the body has arrived: from now on the batch gets its store time on top of http.requestTimeout,

@@ -1,0 +1,72 @@
+package dev.fcap.engine;
+
+import dev.fcap.model.Message;
+import dev.fcap.model.Rule;
+import java.time.ZoneId;
+
+/**
+ * The send windows that apply to one message, judged at its decision time by the wall clock of each
+ * window's zone (the message's own, for a window in the recipient's zone). Send windows keep no state:
+ * the engine judges them before the store step, and a message outside an enforced one is refused
+ * with nothing recorded (its counters are only read, for the rules' outcomes and {@code sendAt}).
+ * Null where no window applies, so a policy without windows pays nothing.
+ */
+final class WindowCheck {
+  /** The decision's time: the caller's, or the engine's clock for a decision at the store's time. */
+  final long time;
+  final ZoneId zone;
+  /** The applicable window rules, in policy order (the plan's), and whether each is open. */
+  final int[] rules;
+  final boolean[] open;
+  /** Whether an enforced window is shut: the message is refused and nothing is recorded. */
+  final boolean shut;
+
+  private WindowCheck(long time, ZoneId zone, int[] rules, boolean[] open, boolean shut) {
+    this.time = time;
+    this.zone = zone;
+    this.rules = rules;
+    this.open = open;
+    this.shut = shut;
+  }
+
+  /** The check of {@code m}'s windows at {@code time}; null if none applies. */
+  static WindowCheck of(CompiledPolicy cp, CompiledPolicy.Plan plan, Message m, long time) {
+    if (plan.windows.length == 0) {
+      return null;
+    }
+    ZoneId zone = cp.policy.zoneOf(m);
+    boolean[] open = new boolean[plan.windows.length];
+    boolean shut = false;
+    for (int i = 0; i < open.length; i++) {
+      int r = plan.windows[i];
+      WindowSchedule s = cp.schedules[r];
+      open[i] = s.isOpen(time, s.zoneFor(zone));
+      shut |= !open[i] && cp.rule(r).enforced();
+    }
+    return new WindowCheck(time, zone, plan.windows, open, shut);
+  }
+
+  /** When window {@code i} next opens at or after the decision: the decision's time if open; -1 never. */
+  long opens(CompiledPolicy cp, int i) {
+    WindowSchedule s = cp.schedules[rules[i]];
+    return open[i] ? time : s.nextOpening(time, s.zoneFor(zone));
+  }
+
+  /**
+   * The earliest instant at or after {@code from} at which every enforced window is open (and so,
+   * counters permitting, the message may go); -1 if {@code from} is -1 or no such instant is near.
+   */
+  long earliest(CompiledPolicy cp, long from) {
+    WindowSchedule[] enforced = new WindowSchedule[rules.length];
+    ZoneId[] zones = new ZoneId[rules.length];
+    int n = 0;
+    for (int r : rules) {
+      Rule rule = cp.rule(r);
+      if (rule.enforced()) {
+        enforced[n] = cp.schedules[r];
+        zones[n++] = cp.schedules[r].zoneFor(zone);
+      }
+    }
+    return SendAt.earliest(from, enforced, zones, n);
+  }
+}
