@@ -45,10 +45,12 @@ import java.util.TreeMap;
  *       admission leaves at most L in (t - W, t]; a refusal needs more than L over the longer window
  *       W + w - 1.
  *   <li>{@code fixed-window}: the count of the window holding the newest recorded message (aligned to
- *       the epoch), or of a calendar period (local day, ISO week, month of the rule's zone or of each
- *       message's own zone, found with java.time: {@link #period}), recomputed by folding the
- *       counter's list. A calendar counter keeps the period its count belongs to: a message in
- *       another period (by its own zone) starts a new count.
+ *       the epoch), recomputed by folding the counter's list. A calendar rule's window for a request is
+ *       the local day, ISO week or month of its zone (the message's own, for a recipient-zone rule)
+ *       holding the request's time, found with java.time ({@link #period}); the count carries on while
+ *       the newest recorded message lies in the current message's period, so a zone change between
+ *       messages is judged by each message's own period. A release by decision id gives nothing back
+ *       to a recipient-zone period (it knows no zone).
  *   <li>{@code gcra}: the theoretical arrival time, recomputed by folding the counter's list with the
  *       emission interval T = ceil(W / L) microseconds.
  * </ul>
@@ -62,11 +64,14 @@ import java.util.TreeMap;
  * <p><b>Send windows and zones.</b> A send window holds an instant iff the wall clock of its zone (the
  * window's own, or the recipient's: {@link Policy#zoneOf}) at that instant is inside one of its
  * intervals, read with {@link LocalDateTime#ofInstant} and tested against the documented definition
- * (a midnight-spanning interval by the date it opened). It is read at the decision's time. A message
- * outside an enforced window is refused and nothing is recorded anywhere. A refused decision's
- * {@code sendAt} is found by brute force: from the latest instant an enforced counter that refused
- * frees at (counters free monotonically when nothing else is sent), every whole minute in turn until
- * every enforced window is open (see {@link #earliestOpen}).
+ * (a midnight-spanning interval by the date it opened). It is read at the decision's time (the time
+ * the answer carries: the caller's, or the recipient's partition's after a clock step back, at which
+ * the message is decided and recorded). A message outside an enforced window is refused and nothing
+ * is recorded anywhere. A counter that refuses frees at an instant of its own partition's time line
+ * (its rule's {@code sendAt}); a refused decision's {@code sendAt} is found by brute force: from the
+ * latest of those instants (counters free monotonically when nothing else is sent; never before the
+ * decision's time), every whole minute in turn until every enforced window is open (see
+ * {@link #earliestOpen}); its {@code retryAfterMs} is that instant less the decision's time.
  *
  * <p>A decision is all-or-nothing over the enforced rules; shadow rules report but never block.
  * Partitions (the recipient's first, then one per key of the rules keyed without the recipient, in
@@ -89,8 +94,7 @@ public final class Oracle {
    * One thing that happened to a counter at {@code time}, with the rule's spec in force then; a
    * release undoes the message recorded at {@code eventTime}.
    */
-  private record Op(Kind kind, long time, long eventTime, long cost, long windowMs, long limit, long align,
-      CalendarUnit unit, ZoneId zone) {}
+  private record Op(Kind kind, long time, long eventTime, long cost, long windowMs, long limit, long align) {}
 
   /**
    * One counter: a sliding log is its list of entries (oldest first, pruned at every write as the
@@ -255,6 +259,10 @@ public final class Oracle {
     for (int k = 0; k < a.counters().size(); k++) {
       String id = a.counters().get(k);
       long eventTime = a.times()[k];
+      Rule rule = ruleOf(id);
+      if (rule != null && rule.calendar() != null && rule.recipientZone()) {
+        continue; // a release by id knows no recipient's zone: a recipient-zone period keeps its count
+      }
       addOp(id, Kind.RELEASE, partitionTimes.get(partitionOfCounter(a, k)), eventTime, eventTime, a.message().cost(),
           a.message());
       List<long[]> h = history.get(id);
@@ -375,8 +383,8 @@ public final class Oracle {
       writeLog(c.log, kind, eventTime, cost, spec[0], spec[1]);
       return;
     }
-    c.ops.add(new Op(kind, time, eventTime, cost, r.windowMs(), r.limit(), align(r, alignAt), r.calendar(),
-        calendarZone(r, m)));
+    long[] spec = spec(r, m, alignAt);
+    c.ops.add(new Op(kind, time, eventTime, cost, spec[0], r.limit(), spec[1]));
     if (c.ops.size() >= CHECKPOINT) {
       c.base = c.algorithm == Algorithm.FIXED_WINDOW ? fixedWindow(c) : c.algorithm == Algorithm.GCRA
           ? new long[] {gcra(c)} : null;
@@ -422,7 +430,7 @@ public final class Oracle {
     List<String> recorded = new ArrayList<>();
     List<String> recordedPartitions = new ArrayList<>();
     List<Long> times = new ArrayList<>();
-    List<Rule> recordedRules = new ArrayList<>();
+
     for (Map.Entry<String, LinkedHashMap<String, Rule>> p : partitions.entrySet()) {
       if (p.getValue().isEmpty()) {
         continue;
@@ -436,7 +444,6 @@ public final class Oracle {
       for (Map.Entry<String, Rule> c : p.getValue().entrySet()) {
         addOp(c.getKey(), Kind.RECORD, at, at, now, m.cost(), m);
         recorded.add(c.getKey());
-        recordedRules.add(c.getValue());
         recordedPartitions.add(partition);
         times.add(at);
       }
@@ -456,10 +463,7 @@ public final class Oracle {
       while (i > 0 && h.get(i - 1)[0] > at) {
         i--;
       }
-      Rule rule = recordedRules.get(k);
-      // a calendar counter's entry remembers the period it was counted in (by its message's zone)
-      long period = rule.calendar() != null ? period(rule.calendar(), calendarZone(rule, m), at)[0] : 0;
-      h.add(i, new long[] {at, m.cost(), period});
+      h.add(i, new long[] {at, m.cost()});
       if (h.get(0)[0] < latest - HISTORY_MS - 86_400_000L) {
         int old = 0;
         while (h.get(old)[0] < latest - HISTORY_MS) {
@@ -716,16 +720,13 @@ public final class Oracle {
         }
       }
       case FIXED_WINDOW -> {
-        long[] state = fixedWindow(counter); // {last, count, period start} or null
-        CalendarUnit unit = r.calendar();
-        ZoneId zone = calendarZone(r, m);
-        long window = r.windowMs();
-        long align = align(r, alignAt);
-        long start = start(now, window, align, unit, zone);
-        used = counts(state, start, unit) ? state[1] : 0;
+        long[] state = fixedWindow(counter); // {last, count, expiry} or null
+        long[] spec = spec(r, m, alignAt);
+        long window = spec[0];
+        long start = windowStart(now, window, spec[1]);
+        used = state != null && state[2] > now && state[0] >= start ? state[1] : 0;
         retryAt = used + cost <= r.limit() ? now
-            : cost > r.limit() ? NEVER : unit != null ? period(unit, zone, now)[1]
-            : windowStart(state[0], window, align) + window;
+            : cost > r.limit() ? NEVER : windowStart(state[0], window, spec[1]) + window;
       }
       case GCRA -> {
         long t = interval(r.windowMs(), r.limit());
@@ -783,35 +784,50 @@ public final class Oracle {
   }
 
   /**
-   * {last, count, period start} of the window holding the newest recorded message, or null. A
-   * calendar counter's count belongs to the period it was started in: it counts on while a message's
-   * period (by that message's zone) is that one.
+   * {last, count, expiry} of the window holding the newest recorded message, or null. The expiry is
+   * the end of that window by the spec of the counter's latest write, in whole seconds rounded up, as
+   * the store keeps it: a calendar counter written in one zone's period is gone once that period
+   * ends, whatever period a later message's zone puts it in.
    */
   private static long[] fixedWindow(Counter c) {
     long[] s = c.base;
     for (Op op : c.ops) {
-      long start = start(op.time(), op.windowMs(), op.align(), op.unit(), op.zone());
+      if (s != null && s[2] <= op.time()) {
+        s = null; // expired by the spec it was last written with
+      }
+      long start = windowStart(op.time(), op.windowMs(), op.align());
       if (op.kind() == Kind.RECORD) {
-        s = counts(s, start, op.unit()) ? new long[] {Math.max(op.time(), s[0]), s[1] + op.cost(), s[2]}
-            : new long[] {op.time(), op.cost(), start};
-      } else if (counts(s, start, op.unit()) && op.eventTime() >= (op.unit() != null ? s[2]
-          : windowStart(s[0], op.windowMs(), op.align()))) {
+        s = s != null && s[0] >= start ? new long[] {Math.max(op.time(), s[0]), s[1] + op.cost(), 0}
+            : new long[] {op.time(), op.cost(), 0};
+      } else if (s != null && s[0] >= start && op.eventTime() >= windowStart(s[0], op.windowMs(), op.align())) {
         // a message gives back a unit of the count only if it lies in the count's window, while that
         // window is live at the release's time
-        s = s[1] - op.cost() <= 0 ? null : new long[] {s[0], s[1] - op.cost(), s[2]};
+        s = s[1] - op.cost() <= 0 ? null : new long[] {s[0], s[1] - op.cost(), 0};
+      } else if (s != null) {
+        s = new long[] {s[0], s[1], 0}; // rewritten as it is, with the release's spec
+      }
+      if (s != null) {
+        s[2] = ceilDiv(windowStart(s[0], op.windowMs(), op.align()) + op.windowMs(), 1000) * 1000;
+        if (s[2] <= op.time()) {
+          s = null;
+        }
       }
     }
     return s;
   }
 
-  /** Whether the fixed-window state {@code s} counts in the window starting at {@code start}. */
-  private static boolean counts(long[] s, long start, CalendarUnit unit) {
-    return s != null && (unit != null ? s[2] == start : s[0] >= start);
-  }
-
-  /** The start of the window holding {@code t}: the calendar period in {@code zone}, or the aligned window. */
-  private static long start(long t, long windowMs, long align, CalendarUnit unit, ZoneId zone) {
-    return unit != null ? period(unit, zone, t)[0] : windowStart(t, windowMs, align);
+  /**
+   * The fixed window {windowMs, align} a rule counts {@code m} in, for a request at {@code alignAt}: a
+   * calendar rule's is the period holding {@code alignAt} in its zone (the message's, for a
+   * recipient-zone rule), as a window of the period's length aligned to its start; any other's is
+   * its window, aligned to the epoch (or to midnight of its zone).
+   */
+  private long[] spec(Rule r, Message m, long alignAt) {
+    if (r.calendar() != null) {
+      long[] p = period(r.calendar(), calendarZone(r, m), alignAt);
+      return new long[] {p[1] - p[0], p[0]};
+    }
+    return new long[] {r.windowMs(), align(r, alignAt)};
   }
 
   private static long interval(long windowMs, long limit) {
@@ -869,17 +885,15 @@ public final class Oracle {
         }
       }
       case FIXED_WINDOW -> {
-        long start = windowStart(now, w, align(r, alignAt));
-        long sum = m.cost() + sum(h, start - 1, start + w - 1);
-        if (r.calendar() != null) {
-          long[] p = period(r.calendar(), calendarZone(r, m), now);
-          start = p[0];
-          w = p[1] - p[0];
-          sum = m.cost();
-          for (long[] e : h) {
-            sum += e[2] == start && e[0] >= start ? e[1] : 0; // counted in this very period
-          }
+        if (r.recipientZone()) {
+          // a recipient's zone may change between messages, and each decision reads its own: no one
+          // calendar holds the history, so the fold alone judges it
+          return null;
         }
+        long[] spec = spec(r, m, alignAt);
+        w = spec[0];
+        long start = windowStart(now, w, spec[1]);
+        long sum = m.cost() + sum(h, start - 1, start + w - 1);
         if (sum > r.limit()) {
           return "over: fixed-window " + r.id() + " admitted " + sum + " in the window [" + start + ", " + (start + w)
               + ") (limit " + r.limit() + ")";

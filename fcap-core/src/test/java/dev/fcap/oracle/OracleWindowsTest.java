@@ -162,6 +162,23 @@ class OracleWindowsTest {
   }
 
   @Test
+  void aCountCarriesIntoAnotherZonesPeriodOnlyWhileThePeriodItWasCountedInLasts() {
+    Oracle oracle = new Oracle(new Policy("default", 1, List.of(calendar("monthly", 1, CalendarUnit.MONTH))));
+    // New York's January holds 2026-01-05T12:00Z; Kolkata's January (from 2025-12-31T18:30Z) holds it too
+    assertThat(decide(oracle, to(NEW_YORK), at("2026-01-05T12:00:00Z")).allowed()).isTrue();
+    Decision kolkata = decide(oracle, to(KOLKATA), at("2026-01-05T13:00:00Z"));
+    assertThat(kolkata.allowed()).isFalse();
+    assertThat(kolkata.sendAt()).isEqualTo(at("2026-01-31T18:30:00Z"));
+
+    // counted in New York's December (it ends 2026-01-01T05:00Z), the count is gone after that, though
+    // Lord Howe's January (from 2025-12-31T13:00Z) holds the message
+    Oracle december = new Oracle(new Policy("default", 1, List.of(calendar("monthly", 1, CalendarUnit.MONTH))));
+    assertThat(decide(december, to(NEW_YORK), at("2026-01-01T00:10:00Z")).allowed()).isTrue();
+    assertThat(decide(december, to(ZoneId.of("Australia/Lord_Howe")), at("2026-01-01T04:59:00Z")).allowed()).isFalse();
+    assertThat(decide(december, to(ZoneId.of("Australia/Lord_Howe")), at("2026-01-03T00:24:00Z")).allowed()).isTrue();
+  }
+
+  @Test
   void weeksStartOnMondayAndMonthsOnTheFirstLocalMidnight() {
     Oracle weekly = new Oracle(new Policy("default", 1, List.of(calendar("weekly", 2, CalendarUnit.WEEK)), NEW_YORK));
     // Thursday 2026-03-05 EST, twice; the week ends Monday 2026-03-09 00:00 EDT = 04:00 UTC
