@@ -199,8 +199,7 @@ public final class Oracle {
     List<RuleOutcome> expected = new ArrayList<>();
     boolean boundBroken = false;
     long requested = now;
-    // the decision's time: the caller's, unless a partition's clock is ahead (the engine answers it)
-    long decisionTime = actual != null ? actual.time() : requested;
+    long decisionTime = decisionTime(rules, m, requested);
     for (Rule r : rules) {
       RuleOutcome o;
       if (r.isSendWindow()) {
@@ -229,6 +228,9 @@ public final class Oracle {
     Decision want = decision(rules, expected, m, decisionTime);
     if (actual != null) {
       compare(want, actual, mismatches);
+      if (!rules.isEmpty() && actual.time() != decisionTime) {
+        mismatches.add("time " + actual.time() + ", oracle " + decisionTime);
+      }
       if (actual.allowed()) {
         for (Rule r : rules) {
           String broken = r.enforced() && !r.isSendWindow() ? overLimit(r, m, at(partitionKey(r, m), requested), requested) : null;
@@ -244,6 +246,24 @@ public final class Oracle {
       apply(m, requested, rules, expected, want.allowed(), key);
     }
     return new Verdict(want, over, mismatches);
+  }
+
+  /**
+   * The time a decision at {@code requested} is made at: its first partition's (the recipient's if a
+   * counter keyed by the recipient applies, else that of the first counter that applies), which never
+   * runs backwards; the caller's time when no counter applies.
+   */
+  private long decisionTime(List<Rule> rules, Message m, long requested) {
+    Rule first = null;
+    for (Rule r : rules) {
+      if (!r.isSendWindow() && (first == null || r.key().contains(Dimension.RECIPIENT))) {
+        first = r;
+        if (r.key().contains(Dimension.RECIPIENT)) {
+          break;
+        }
+      }
+    }
+    return first == null ? requested : at(partitionKey(first, m), requested);
   }
 
   /** Releases an admitted decision; true iff the oracle knew it and had not released it yet. */
