@@ -33,6 +33,7 @@ class PackageLayoutTest {
     layeredArchitecture().consideringOnlyDependenciesInLayers()
         .layer("model").definedBy("dev.fcap.model..")
         .layer("uri").definedBy("dev.fcap.uri..")
+        .layer("time").definedBy("dev.fcap.time..")
         .layer("policy").definedBy("dev.fcap.policy..")
         .layer("store SPI").definedBy("dev.fcap.store")
         .layer("store internal").definedBy("dev.fcap.store.internal..")
@@ -41,19 +42,20 @@ class PackageLayoutTest {
         .layer("engine").definedBy("dev.fcap.engine..")
         .whereLayer("model").mayNotAccessAnyLayer()
         .whereLayer("uri").mayNotAccessAnyLayer()
-        .whereLayer("policy").mayOnlyAccessLayers("model")
-        .whereLayer("store SPI").mayOnlyAccessLayers("model")
-        .whereLayer("store internal").mayOnlyAccessLayers("model", "store SPI")
-        .whereLayer("algorithm").mayOnlyAccessLayers("model", "store SPI", "store internal")
-        .whereLayer("memory store").mayOnlyAccessLayers("model", "store SPI", "store internal", "algorithm")
-        .whereLayer("engine").mayOnlyAccessLayers("model", "policy", "store SPI", "store internal", "algorithm")
+        .whereLayer("time").mayNotAccessAnyLayer()
+        .whereLayer("policy").mayOnlyAccessLayers("time", "model")
+        .whereLayer("store SPI").mayOnlyAccessLayers("time", "model")
+        .whereLayer("store internal").mayOnlyAccessLayers("time", "model", "store SPI")
+        .whereLayer("algorithm").mayOnlyAccessLayers("time", "model", "store SPI", "store internal")
+        .whereLayer("memory store").mayOnlyAccessLayers("time", "model", "store SPI", "store internal", "algorithm")
+        .whereLayer("engine").mayOnlyAccessLayers("time", "model", "policy", "store SPI", "store internal", "algorithm")
         .check(CORE);
   }
 
   @Test
   void everyClassIsInALayer() {
     classes().should()
-        .resideInAnyPackage("dev.fcap.model..", "dev.fcap.uri..", "dev.fcap.policy..", "dev.fcap.store", "dev.fcap.store.internal..", "dev.fcap.algorithm..",
+        .resideInAnyPackage("dev.fcap.model..", "dev.fcap.uri..", "dev.fcap.time..", "dev.fcap.policy..", "dev.fcap.store", "dev.fcap.store.internal..", "dev.fcap.algorithm..",
             "dev.fcap.store.memory..", "dev.fcap.engine..")
         .because("a new package gets its place in the layers above")
         .check(CORE);

@@ -2,9 +2,9 @@ package dev.fcap.bench;
 
 import dev.fcap.engine.Engine;
 import dev.fcap.model.Message;
-import dev.fcap.store.Clock;
 import dev.fcap.store.memory.Durability;
 import dev.fcap.store.memory.MemoryStore;
+import dev.fcap.time.Clock;
 
 /** fcap: the Engine on a MemoryStore with the seed policy (exact sliding logs). */
 final class FcapLimiter implements CapLimiter {

@@ -7,9 +7,9 @@ import dev.fcap.policy.PolicyParser;
 import dev.fcap.server.Backends;
 import dev.fcap.server.ConfigLoader;
 import dev.fcap.server.ServerConfig;
-import dev.fcap.store.Clock;
-import dev.fcap.store.StoreException;
 import dev.fcap.store.Store;
+import dev.fcap.store.StoreException;
+import dev.fcap.time.Clock;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
@@ -23,9 +23,9 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionException;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /**
  * {@code fcap replay}: runs a send log through the exact engine, each row at its own timestamp, to

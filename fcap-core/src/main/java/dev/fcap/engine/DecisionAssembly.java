@@ -3,11 +3,11 @@ package dev.fcap.engine;
 import dev.fcap.model.Decision;
 import dev.fcap.model.Rule;
 import dev.fcap.model.RuleOutcome;
-import dev.fcap.store.Clock;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionAnswer;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
+import dev.fcap.time.Clock;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.HexFormat;
@@ -75,8 +75,6 @@ final class DecisionAssembly {
     RuleOutcome[] outcomes = new RuleOutcome[plan.rules.length]; // one copy into the Decision's list, no ArrayList
     int[] ruleOf = windows == null ? null : new int[plan.rules.length]; // each outcome's rule, to merge the windows in
     int reported = 0;
-    List<String> blocked = List.of();
-    List<String> shadowBlocked = List.of();
     long retryAfter = 0; // the longest delay until an enforced counter that refuses frees; -1: never
     for (int i = 0; i < plan.rules.length; i++) {
       PartitionAnswer r = results[plan.rulePartition[i]];
@@ -95,26 +93,21 @@ final class DecisionAssembly {
       }
       outcomes[reported++] = new RuleOutcome(rule.id(), rule.limit(), rule.windowMs(), used,
           Math.max(0, rule.limit() - used), allowed, rule.enforced(), ruleRetry, Decision.sendAtOf(allowed, time, ruleRetry));
-      if (!allowed) {
-        if (rule.enforced()) {
-          blocked = append(blocked, rule.id());
-          retryAfter = retryAfter < 0 || ruleRetry < 0 ? -1 : Math.max(retryAfter, ruleRetry);
-        } else {
-          shadowBlocked = append(shadowBlocked, rule.id());
-        }
+      if (!allowed && rule.enforced()) {
+        retryAfter = retryAfter < 0 || ruleRetry < 0 ? -1 : Math.max(retryAfter, ruleRetry);
       }
     }
-    List<RuleOutcome> rules = List.of(reported == outcomes.length ? outcomes : Arrays.copyOf(outcomes, reported));
-    if (windows != null) {
-      rules = windowOutcomes(p, time, outcomes, ruleOf, reported);
-      for (int i = 0; i < windows.rules.length; i++) {
-        if (!windows.open[i]) {
-          Rule rule = p.policy().rule(windows.rules[i]);
-          if (rule.enforced()) {
-            blocked = append(blocked, rule.id());
-          } else {
-            shadowBlocked = append(shadowBlocked, rule.id());
-          }
+    List<RuleOutcome> rules = windows != null ? windowOutcomes(p, time, outcomes, ruleOf, reported)
+        : List.of(reported == outcomes.length ? outcomes : Arrays.copyOf(outcomes, reported));
+    List<String> blocked = List.of();
+    List<String> shadowBlocked = List.of();
+    for (int i = 0; i < rules.size(); i++) { // in policy order
+      RuleOutcome r = rules.get(i);
+      if (!r.allowed()) {
+        if (r.enforced()) {
+          blocked = append(blocked, r.id());
+        } else {
+          shadowBlocked = append(shadowBlocked, r.id());
         }
       }
     }

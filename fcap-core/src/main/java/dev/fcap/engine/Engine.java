@@ -4,14 +4,14 @@ import dev.fcap.model.Decision;
 import dev.fcap.model.Message;
 import dev.fcap.model.Policy;
 import dev.fcap.model.ReleaseResult;
-import dev.fcap.store.Clock;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionAnswer;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
-import dev.fcap.store.internal.ReusableRequest;
 import dev.fcap.store.Store;
 import dev.fcap.store.internal.CallingThreadStore;
+import dev.fcap.store.internal.ReusableRequest;
+import dev.fcap.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -56,7 +56,6 @@ public final class Engine implements AutoCloseable {
   /** How long admitted decisions stay releasable by decision id: -1 the policy's longest window, 0 never. */
   private final long releaseHorizonMs;
   private final CallerTime callerTime;
-  private final Clock clock;
   private final DecisionIds ids;
   private final PolicyRegistry policies = new PolicyRegistry();
   private final RequestBuilder requests;
@@ -69,7 +68,6 @@ public final class Engine implements AutoCloseable {
     this.storeHere = store instanceof CallingThreadStore here && here.answersOnCallingThread() ? here : null;
     this.releaseHorizonMs = b.releaseHorizonMs;
     this.callerTime = new CallerTime(b.callerTime);
-    this.clock = b.clock;
     this.ids = new DecisionIds(store);
     this.requests = new RequestBuilder(b.clock, releaseHorizonMs);
     this.assembly = new DecisionAssembly(ids, b.clock, releaseHorizonMs);
@@ -151,7 +149,7 @@ public final class Engine implements AutoCloseable {
     if (plan.partitions.length == 0) {
       return DecisionAssembly.report(cp, plan, NO_ANSWERS, windows, verdicts) ? ADMITTED : REFUSED;
     }
-    Operation op = windows != null && windows.shut ? Operation.CHECK : Operation.DECIDE;
+    Operation op = WindowCheck.effective(Operation.DECIDE, windows);
     int partitions = plan.partitions.length;
     Scratch scratch = Scratch.take();
     PartitionRequest[] own;
@@ -229,9 +227,7 @@ public final class Engine implements AutoCloseable {
     List<Prepared> single = new ArrayList<>();
     List<PartitionRequest> singleRequests = new ArrayList<>();
     for (Message m : messages) {
-      CompiledPolicy cp = policies.get(m.tenant());
-      WindowCheck windows = windowsOf(cp, m, PartitionRequest.STORE_TIME);
-      Prepared p = requests.prepare(cp, m, effective(op, windows), PartitionRequest.STORE_TIME, windows);
+      Prepared p = requests.prepare(policies.get(m.tenant()), m, op, PartitionRequest.STORE_TIME);
       if (p.requests().length == 1) {
         single.add(p);
         singleRequests.add(p.requests()[0]);
@@ -317,9 +313,7 @@ public final class Engine implements AutoCloseable {
     Scratch scratch = Scratch.take();
     Prepared p;
     try {
-      CompiledPolicy cp = policies.get(message.tenant());
-      WindowCheck windows = windowsOf(cp, message, time);
-      p = requests.prepare(cp, message, effective(op, windows), time, windows, scratch, storeHere != null);
+      p = requests.prepare(policies.get(message.tenant()), message, op, time, scratch, storeHere != null);
       if (p.requests() == null) { // one partition, in the thread's buffers
         if (!p.waitsForIds(ids)) {
           try {
@@ -332,25 +326,12 @@ public final class Engine implements AutoCloseable {
           }
         }
         // a store that did not answer here, or a decision that waits: a request of its own
-        p = requests.prepare(p.policy(), message, p.op(), time, p.windows());
+        p = requests.prepare(p.policy(), message, op, time);
       }
     } finally {
       scratch.release();
     }
     return execute(p);
-  }
-
-  /**
-   * The send windows of {@code m}, judged at its decision time (the caller's, or this engine's clock
-   * for a decision at the store's time); null when none applies.
-   */
-  private WindowCheck windowsOf(CompiledPolicy cp, Message m, long time) {
-    return cp == null ? null : WindowCheck.of(cp, cp.plan(m), m, time == PartitionRequest.STORE_TIME ? clock.millis() : time);
-  }
-
-  /** A decision whose enforced send window is shut records nothing: it is only read (a dry run). */
-  private static Operation effective(Operation op, WindowCheck windows) {
-    return op == Operation.DECIDE && windows != null && windows.shut ? Operation.CHECK : op;
   }
 
   private static final PartitionAnswer[] NO_ANSWERS = {};
@@ -403,7 +384,10 @@ public final class Engine implements AutoCloseable {
       this.store = Objects.requireNonNull(store, "store");
     }
 
-    /** The clock for calendar alignment; use the store's clock. Default: the system clock. */
+    /**
+     * The clock for calendar alignment and send windows of decisions at the store's time; use the
+     * store's clock. Default: the system clock.
+     */
     public Builder clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock, "clock");
       return this;

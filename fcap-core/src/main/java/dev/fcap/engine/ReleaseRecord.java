@@ -2,8 +2,8 @@ package dev.fcap.engine;
 
 import dev.fcap.model.Algorithm;
 import dev.fcap.store.CounterRequest;
-import dev.fcap.store.internal.ReusableRequest;
 import dev.fcap.store.Varint;
+import dev.fcap.store.internal.ReusableRequest;
 import java.util.ArrayList;
 import java.util.List;
 

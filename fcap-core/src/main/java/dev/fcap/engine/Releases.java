@@ -2,7 +2,6 @@ package dev.fcap.engine;
 
 import dev.fcap.model.Message;
 import dev.fcap.model.ReleaseResult;
-import dev.fcap.store.Clock;
 import dev.fcap.store.CounterRequest;
 import dev.fcap.store.Idempotency;
 import dev.fcap.store.Operation;
@@ -10,6 +9,7 @@ import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
 import dev.fcap.store.Store;
 import dev.fcap.store.StoreException;
+import dev.fcap.time.Clock;
 import java.nio.charset.StandardCharsets;
 import java.time.ZoneId;
 import java.util.ArrayList;
@@ -95,8 +95,7 @@ final class Releases {
     if (message.messageId() == null) {
       throw new IllegalArgumentException("releasing by message id needs a messageId");
     }
-    Prepared p = requests.prepare(policies.get(message.tenant()), message, Operation.CHECK, PartitionRequest.STORE_TIME,
-        null);
+    Prepared p = requests.prepare(policies.get(message.tenant()), message, Operation.CHECK, PartitionRequest.STORE_TIME);
     PartitionRequest first = p.requests().length == 0 ? null : p.requests()[0];
     if (first == null) {
       return CompletableFuture.completedFuture(false);

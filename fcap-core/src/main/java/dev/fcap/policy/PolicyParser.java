@@ -13,11 +13,9 @@ import dev.fcap.model.Message;
 import dev.fcap.model.Mode;
 import dev.fcap.model.Policy;
 import dev.fcap.model.Rule;
-import dev.fcap.model.SendWindow;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.ZoneId;
 import java.util.ArrayList;
@@ -65,9 +63,6 @@ public final class PolicyParser {
   private static final Set<String> RULE_FIELDS = Set.of(
       "id", "description", "limit", "window", "key", "match", "exempt", "algorithm", "precision", "mode", "zone",
       "sendWindow");
-  /** The fields of a counting rule that a send-window rule does not have. */
-  private static final List<String> COUNTER_FIELDS = List.of(
-      "limit", "window", "key", "algorithm", "precision", "zone");
   /** {@code zone: recipient}: a rule that reads the recipient's own zone. */
   public static final String RECIPIENT_ZONE = "recipient";
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
@@ -229,10 +224,10 @@ public final class PolicyParser {
     unknownFields(r, RULE_FIELDS, tenant, id, "", errors);
     String description = text(r, "description", "", tenant, id, errors);
     if (r.has("sendWindow")) {
-      return sendWindowRule(r, id, description, tenant, errors, before);
+      return SendWindows.rule(r, id, description, tenant, errors, before);
     }
     long limit = limit(r, tenant, id, errors);
-    CalendarUnit unit = calendarWindow(r);
+    CalendarUnit unit = CalendarWindows.calendarWindow(r);
     Duration window = unit != null ? unit.nominal() : window(r, tenant, id, errors);
     List<Dimension> key = key(r, tenant, id, errors);
     Condition match = condition(r, "match", tenant, id, errors);
@@ -245,62 +240,12 @@ public final class PolicyParser {
           + "sliding-counter (memory independent of the limit, bounded error) or gcra"));
     }
     int precision = precision(r, algorithm, window, tenant, id, errors);
-    CalendarUnit calendar = calendar(unit, algorithm, window, tenant, id, errors);
-    boolean recipientZone = r.has("zone") && RECIPIENT_ZONE.equals(r.get("zone").asText());
-    ZoneId zone = recipientZone ? null : zone(r, algorithm, window, tenant, id, errors);
-    if (recipientZone && calendar == null) {
-      errors.add(new PolicyError(tenant, id, "zone", "zone: " + RECIPIENT_ZONE + " applies to fixed-window rules "
-          + "whose window is 1d, 1w or 1mo"));
-    }
+    CalendarWindows.Local local = CalendarWindows.local(r, unit, algorithm, window, tenant, id, errors);
     if (errors.size() > before) {
       return null;
     }
     return new Rule(id, description.isEmpty() ? null : description, limit, window, key, match, exempt, algorithm,
-        precision, mode, zone, recipientZone, calendar, null);
-  }
-
-  private static Rule sendWindowRule(JsonNode r, String id, String description, String tenant,
-      List<PolicyError> errors, int before) {
-    for (String f : COUNTER_FIELDS) {
-      if (r.has(f)) {
-        errors.add(new PolicyError(tenant, id, f, f + " does not apply to a send-window rule, which counts nothing; "
-            + "put the cap in a rule of its own"));
-      }
-    }
-    SendWindow window = SendWindows.parse(r.get("sendWindow"), tenant, id, errors);
-    Condition match = condition(r, "match", tenant, id, errors);
-    Condition exempt = condition(r, "exempt", tenant, id, errors);
-    Mode mode = enumField(r, "mode", Mode.ENFORCE, Mode::fromId, tenant, id, errors);
-    if (errors.size() > before || window == null) {
-      return null;
-    }
-    return Rule.ofSendWindow(id, description.isEmpty() ? null : description, window, match, exempt, mode);
-  }
-
-  /** The calendar unit a window of {@code 1w} or {@code 1mo} names; null for other windows. */
-  private static CalendarUnit calendarWindow(JsonNode r) {
-    JsonNode n = r.get("window");
-    if (n == null || !n.isTextual()) {
-      return null;
-    }
-    CalendarUnit unit = CalendarUnit.fromId(n.asText()).orElse(null);
-    return unit == CalendarUnit.DAY ? null : unit;
-  }
-
-  /** The calendar a fixed-window rule of one day, week or month follows; null for other rules. */
-  private static CalendarUnit calendar(CalendarUnit unit, Algorithm algorithm, Duration window, String tenant,
-      String id, List<PolicyError> errors) {
-    if (unit != null && algorithm != Algorithm.FIXED_WINDOW) {
-      errors.add(new PolicyError(tenant, id, "window", "window " + unit.id() + " is a calendar "
-          + (unit == CalendarUnit.WEEK ? "week" : "month") + " and applies to fixed-window rules; for a sliding "
-          + "window write " + (unit == CalendarUnit.WEEK ? "7d" : "30d")));
-      return null;
-    }
-    if (unit != null) {
-      return unit;
-    }
-    return algorithm == Algorithm.FIXED_WINDOW && window != null && window.equals(Duration.ofDays(1))
-        ? CalendarUnit.DAY : null;
+        precision, mode, local.zone(), local.recipientZone(), local.calendar(), null);
   }
 
   private static long limit(JsonNode r, String tenant, String id, List<PolicyError> errors) {
@@ -371,7 +316,7 @@ public final class PolicyParser {
     return List.copyOf(dims);
   }
 
-  private static Condition condition(JsonNode r, String field, String tenant, String id, List<PolicyError> errors) {
+  static Condition condition(JsonNode r, String field, String tenant, String id, List<PolicyError> errors) {
     JsonNode n = r.get(field);
     if (n == null || n.isNull()) {
       return Condition.ANY;
@@ -429,25 +374,7 @@ public final class PolicyParser {
     return n.asInt();
   }
 
-  private static ZoneId zone(JsonNode r, Algorithm algorithm, Duration window, String tenant, String id,
-      List<PolicyError> errors) {
-    JsonNode n = r.get("zone");
-    if (n == null) {
-      return null;
-    }
-    if (algorithm != Algorithm.FIXED_WINDOW || window == null || window.toMillis() % 86_400_000L != 0) {
-      errors.add(new PolicyError(tenant, id, "zone", "zone applies to fixed-window rules whose window is whole days"));
-      return null;
-    }
-    try {
-      return ZoneId.of(n.asText());
-    } catch (DateTimeException e) {
-      errors.add(new PolicyError(tenant, id, "zone", "unknown time zone '" + n.asText() + "'"));
-      return null;
-    }
-  }
-
-  private static <T> T enumField(JsonNode r, String field, T fallback,
+  static <T> T enumField(JsonNode r, String field, T fallback,
       java.util.function.Function<String, java.util.Optional<T>> parse, String tenant, String id,
       List<PolicyError> errors) {
     JsonNode n = r.get(field);
@@ -496,89 +423,21 @@ public final class PolicyParser {
 
   /** The tree form of policies, as {@link #parseTree} reads it back. */
   public static ObjectNode toTree(List<Policy> policies) {
-    ObjectNode root = YAML.createObjectNode();
-    var list = root.putArray("policies");
-    for (Policy p : policies) {
-      list.add(toTree(p));
-    }
-    return root;
+    return PolicyWriter.toTree(policies);
   }
 
   /** One policy as a tree. */
   public static ObjectNode toTree(Policy p) {
-    ObjectNode node = YAML.createObjectNode();
-    node.put("tenant", p.tenant());
-    node.put("version", p.version());
-    if (p.timeZone() != null) {
-      node.put("timeZone", p.timeZone().getId());
-    }
-    var rules = node.putArray("rules");
-    for (Rule r : p.rules()) {
-      rules.add(toTree(r));
-    }
-    return node;
+    return PolicyWriter.toTree(p);
   }
 
   /** One rule as a tree; defaults are left out. */
   public static ObjectNode toTree(Rule r) {
-    ObjectNode n = YAML.createObjectNode();
-    n.put("id", r.id());
-    if (r.description() != null) {
-      n.put("description", r.description());
-    }
-    if (r.isSendWindow()) {
-      n.set("sendWindow", SendWindows.toTree(r.sendWindow(), YAML));
-      putCondition(n, "match", r.match());
-      putCondition(n, "exempt", r.exempt());
-      if (r.mode() != Mode.ENFORCE) {
-        n.put("mode", r.mode().id());
-      }
-      return n;
-    }
-    n.put("limit", r.limit());
-    boolean calendarWindow = r.calendar() == CalendarUnit.WEEK || r.calendar() == CalendarUnit.MONTH;
-    n.put("window", calendarWindow ? r.calendar().id() : Durations.format(r.window()));
-    var key = n.putArray("key");
-    if (r.key().isEmpty()) {
-      key.add(TENANT_WIDE);
-    }
-    r.key().forEach(d -> key.add(d.toString()));
-    putCondition(n, "match", r.match());
-    putCondition(n, "exempt", r.exempt());
-    if (r.algorithm() != Algorithm.SLIDING_LOG) {
-      n.put("algorithm", r.algorithm().id());
-    }
-    if (r.algorithm() == Algorithm.SLIDING_COUNTER) {
-      n.put("precision", r.precision());
-    }
-    if (r.mode() != Mode.ENFORCE) {
-      n.put("mode", r.mode().id());
-    }
-    if (r.zone() != null) {
-      n.put("zone", r.zone().getId());
-    } else if (r.recipientZone()) {
-      n.put("zone", RECIPIENT_ZONE);
-    }
-    return n;
-  }
-
-  private static void putCondition(ObjectNode n, String field, Condition c) {
-    if (c.isEmpty()) {
-      return;
-    }
-    ObjectNode m = n.putObject(field);
-    c.values().forEach((d, v) -> {
-      var a = m.putArray(d.toString());
-      v.forEach(a::add);
-    });
+    return PolicyWriter.toTree(r);
   }
 
   /** YAML text of policies, for rules files. */
   public static String toYaml(List<Policy> policies) {
-    try {
-      return YAML.writeValueAsString(toTree(policies));
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException(e);
-    }
+    return PolicyWriter.toYaml(policies);
   }
 }

@@ -4,6 +4,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.fcap.model.Condition;
+import dev.fcap.model.Mode;
+import dev.fcap.model.Rule;
 import dev.fcap.model.SendWindow;
 import java.time.DateTimeException;
 import java.time.DayOfWeek;
@@ -20,7 +23,10 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Pattern;
 
-/** Reads and writes the {@code sendWindow:} of a rule, naming the field of every error. */
+/**
+ * Reads and writes a send-window rule and its {@code sendWindow:} (zone, allow, closed), naming the field of
+ * every error.
+ */
 final class SendWindows {
   static final int MAX_INTERVALS = 64;
   static final int MAX_CLOSED_DATES = 1_000;
@@ -30,8 +36,30 @@ final class SendWindows {
   private static final Pattern DATE = Pattern.compile("[0-9]{4}-[0-9]{2}-[0-9]{2}");
   private static final DateTimeFormatter HH_MM = DateTimeFormatter.ofPattern("HH:mm");
   private static final List<String> DAY_NAMES = List.of("mon", "tue", "wed", "thu", "fri", "sat", "sun");
+  /** The fields of a counting rule that a send-window rule does not have. */
+  private static final List<String> COUNTER_FIELDS = List.of(
+      "limit", "window", "key", "algorithm", "precision", "zone");
 
   private SendWindows() {}
+
+  /** A rule with a {@code sendWindow:}; {@code before} is the count of errors before the rule. */
+  static Rule rule(JsonNode r, String id, String description, String tenant,
+      List<PolicyError> errors, int before) {
+    for (String f : COUNTER_FIELDS) {
+      if (r.has(f)) {
+        errors.add(new PolicyError(tenant, id, f, f + " does not apply to a send-window rule, which counts nothing; "
+            + "put the cap in a rule of its own"));
+      }
+    }
+    SendWindow window = parse(r.get("sendWindow"), tenant, id, errors);
+    Condition match = PolicyParser.condition(r, "match", tenant, id, errors);
+    Condition exempt = PolicyParser.condition(r, "exempt", tenant, id, errors);
+    Mode mode = PolicyParser.enumField(r, "mode", Mode.ENFORCE, Mode::fromId, tenant, id, errors);
+    if (errors.size() > before || window == null) {
+      return null;
+    }
+    return Rule.ofSendWindow(id, description.isEmpty() ? null : description, window, match, exempt, mode);
+  }
 
   static SendWindow parse(JsonNode n, String tenant, String id, List<PolicyError> errors) {
     if (n == null || !n.isObject()) {

@@ -1,5 +1,6 @@
 package dev.fcap.store;
 
+import dev.fcap.time.Clock;
 import java.util.concurrent.atomic.AtomicLong;
 
 /** A clock that moves only when a test moves it. */

@@ -2,8 +2,8 @@ package dev.fcap.server;
 
 import dev.fcap.server.admin.RulesSource;
 import dev.fcap.server.audit.AuditSink;
-import dev.fcap.store.Clock;
 import dev.fcap.store.Store;
+import dev.fcap.time.Clock;
 import java.io.IOException;
 import java.util.Optional;
 

@@ -1,8 +1,8 @@
 package dev.fcap.server;
 
-import dev.fcap.store.Clock;
 import dev.fcap.store.Store;
 import dev.fcap.store.memory.MemoryStore;
+import dev.fcap.time.Clock;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 

@@ -120,7 +120,7 @@ public final class GroupedKeysCost {
     server.call("FLUSHALL");
     try (RedisStore store = RedisStore.connect(uri);
         Engine engine = Engine.builder(store).callerTime(true).policy(SeedRules.RECIPIENT_RULES).build()) {
-      for (long t : RedisStoreBench.times(System.currentTimeMillis(), worst)) {
+      for (long t : MemoryPhase.times(System.currentTimeMillis(), worst)) {
         if (!engine.decideAt(Message.builder(recipient(0)).content("x").build(), t).join().allowed()) {
           throw new IllegalStateException("expected every message of the timeline admitted");
         }

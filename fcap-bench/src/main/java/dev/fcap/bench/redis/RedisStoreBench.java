@@ -1,7 +1,6 @@
 package dev.fcap.bench.redis;
 
 import dev.fcap.engine.Engine;
-import dev.fcap.model.Decision;
 import dev.fcap.model.Message;
 import dev.fcap.model.Policy;
 import dev.fcap.store.SeedRules;
@@ -26,7 +25,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntFunction;
 
 /**
@@ -55,7 +53,6 @@ import java.util.function.IntFunction;
  */
 public final class RedisStoreBench {
   private static final Policy SEED = SeedRules.POLICY;
-  private static final Policy RECIPIENT_RULES = SeedRules.RECIPIENT_RULES;
 
   /** The seed policy (examples/rules.yaml) the benchmarks decide. */
   static Policy seed() {
@@ -148,50 +145,12 @@ public final class RedisStoreBench {
       double rate = latencyRate > 0 ? latencyRate : fcapUnpiped / 2;
       flush(server);
       int measured = latencySeconds > 0 ? latencySeconds : Math.max(10, seconds);
-      latencyAtRate(rate, Math.min(3, measured)); // warm-up (JIT, connections), not counted
-      if (server != null) {
-        server.call("CONFIG", "RESETSTAT");
-      }
-      double[] latency = latencyAtRate(rate, measured);
-      System.out.printf(Locale.ROOT, "%nfcap one decision at %.0f/s (%s; %s generator, %d pacing threads, latency from "
-          + "each decision's scheduled start; %d decisions, %.2f%% started > 1 ms late, start lateness p99 %.3f ms, max "
-          + "%.3f ms): p50 %.3f ms, p99 %.3f ms, p99.9 %.3f ms, max %.3f ms%n", rate,
-          latencyRate > 0 ? "--latency-rate" : "half the unpipelined max", closedLoop ? "closed-loop" : "open-loop",
-          latencyThreads, (long) latency[4], latency[5] * 100, latency[6], latency[7], latency[0], latency[1], latency[2],
-          latency[3]);
-      if (server != null) {
-        System.out.println("Redis-side EVALSHA execution time in that phase (LATENCY HISTOGRAM, power-of-two buckets): "
-            + histogram(server.call("LATENCY", "HISTOGRAM", "evalsha")));
-      }
+      new LatencyPhase(this, recipients, latencyThreads, closedLoop)
+          .run(server, rate, latencyRate > 0 ? "--latency-rate" : "half the unpipelined max", measured);
     }
     if (phases.contains("memory") && server != null) {
-      memory(server);
+      new MemoryPhase(this, uri).run(server, worst, typical);
     }
-  }
-
-  /** The bucket bounds of p50, p99 and p99.9 in Redis's latency histogram reply for one command. */
-  private static String histogram(Object reply) {
-    List<?> command = (List<?>) ((List<?>) reply).get(1);
-    long calls = 0;
-    List<?> buckets = List.of();
-    for (int i = 0; i + 1 < command.size(); i += 2) {
-      if ("calls".equals(command.get(i))) {
-        calls = (Long) command.get(i + 1);
-      } else if ("histogram_usec".equals(command.get(i))) {
-        buckets = (List<?>) command.get(i + 1);
-      }
-    }
-    StringBuilder out = new StringBuilder(calls + " calls;");
-    for (double q : new double[] {0.5, 0.99, 0.999}) {
-      for (int i = 0; i + 1 < buckets.size(); i += 2) {
-        if ((Long) buckets.get(i + 1) >= q * calls) {
-          out.append(String.format(Locale.ROOT, " p%s <= %d us", q * 100 == Math.rint(q * 100)
-              ? Integer.toString((int) (q * 100)) : Double.toString(q * 100), (Long) buckets.get(i)));
-          break;
-        }
-      }
-    }
-    return out.toString();
   }
 
   /** The throughput tables; returns fcap's unpipelined decisions/s. */
@@ -332,16 +291,16 @@ public final class RedisStoreBench {
   }
 
   /** fcap's store on the benchmark's Redis: a key per recipient, or {@code population / perGroup} groups. */
-  private RedisStore store(int population) {
+  RedisStore store(int population) {
     return RedisStore.builder(uri).groups(perGroup == 0 ? 0 : Math.max(1, population / perGroup)).build();
   }
 
   /** An engine on {@code store}, with releases by decision id on (the default) or off ({@code --release-records}). */
-  private Engine.Builder engine(RedisStore store) {
+  Engine.Builder engine(RedisStore store) {
     return releaseRecords ? Engine.builder(store) : Engine.builder(store).releaseHorizon(Duration.ZERO);
   }
 
-  private Message randomMessage(SplittableRandom random) {
+  Message randomMessage(SplittableRandom random) {
     return Message.builder("+1" + (5_550_000_000L + random.nextInt(recipients)))
         .content("template " + random.nextInt(20) + ": your code is ready").build();
   }
@@ -400,194 +359,5 @@ public final class RedisStoreBench {
       r[i] = new SplittableRandom(42 + i);
     }
     return r;
-  }
-
-  /**
-   * Decisions at {@code rate}/s in total for {@code duration} s from {@code latencyThreads} pacing
-   * threads, each with its own schedule; latency is counted from each decision's scheduled instant,
-   * so a generator that falls behind counts its backlog (no coordinated omission). Returns p50,
-   * p99, p99.9, max (ms), the count, the fraction started more than 1 ms late, and the p99 and max of
-   * that lateness (ms).
-   *
-   * <p>Open loop (the default): a pacing thread sends each decision at its instant and records its
-   * latency when it completes, without waiting for it, as a platform's many request threads would.
-   * Closed loop ({@code --generator closed}, the first version): each thread waits for its decision
-   * before the next. That generator cannot keep up near its threads' own capacity: at half of the
-   * 16-thread maximum with 8 threads, each thread must finish a decision every 1/2,000 s, which is
-   * the time a decision takes at that maximum, so its backlog, not the store, made the tail.
-   */
-  private double[] latencyAtRate(double rate, int duration) throws Exception {
-    try (RedisStore store = store(recipients); Engine engine = engine(store).policy(SEED).build()) {
-      long interval = (long) (1e9 * latencyThreads / rate);
-      int perThread = (int) Math.min(1_000_000, (long) (rate * duration / latencyThreads));
-      long[][] latencies = new long[latencyThreads][perThread];
-      long[][] lateness = new long[latencyThreads][perThread];
-      java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(latencyThreads * perThread);
-      ExecutorService pool = Executors.newFixedThreadPool(latencyThreads);
-      long start = System.nanoTime() + 50_000_000;
-      List<Future<?>> futures = new ArrayList<>();
-      for (int t = 0; t < latencyThreads; t++) {
-        int thread = t;
-        futures.add(pool.submit(() -> {
-          SplittableRandom random = new SplittableRandom(7 + thread);
-          long offset = interval * thread / latencyThreads;
-          for (int i = 0; i < perThread; i++) {
-            long at = start + offset + i * interval;
-            long wait;
-            while ((wait = at - System.nanoTime()) > 0) {
-              LockSupport.parkNanos(wait > 200_000 ? wait - 100_000 : Math.max(1, wait / 2));
-            }
-            lateness[thread][i] = -wait;
-            int index = i;
-            CompletableFuture<?> decided = engine.decide(randomMessage(random)).whenComplete((d, e) -> {
-              latencies[thread][index] = System.nanoTime() - at;
-              done.countDown();
-            });
-            if (closedLoop) {
-              decided.join();
-            }
-          }
-          return null;
-        }));
-      }
-      for (Future<?> f : futures) {
-        f.get(duration * 10L, TimeUnit.SECONDS);
-      }
-      if (!done.await(duration * 10L, TimeUnit.SECONDS)) {
-        throw new IllegalStateException(done.getCount() + " decisions still pending");
-      }
-      pool.shutdown();
-      long[] all = sorted(latencies);
-      long[] late = sorted(lateness);
-      int n = all.length;
-      long lateOver1ms = Arrays.stream(late).filter(l -> l > 1_000_000).count();
-      return new double[] {all[n / 2] / 1e6, all[(int) (n * 0.99)] / 1e6, all[(int) (n * 0.999)] / 1e6,
-          all[n - 1] / 1e6, n, lateOver1ms / (double) n, late[(int) (n * 0.99)] / 1e6, late[n - 1] / 1e6};
-    }
-  }
-
-  private static long[] sorted(long[][] perThread) {
-    return Arrays.stream(perThread).flatMapToLong(Arrays::stream).sorted().toArray();
-  }
-
-  // ---- memory --------------------------------------------------------------------------------
-
-  private void memory(RedisServer server) throws Exception {
-    System.out.println();
-    System.out.println("| state per recipient (two recipient rules: 15/1m, 50/24h) | fcap bytes | baseline bytes "
-        + "| fcap / baseline | fcap bytes, tables sized for 10^8 | baseline bytes, tables sized for 10^8 | fcap at 10^8 "
-        + "| baseline at 10^8 |");
-    System.out.println("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
-    memoryRow(server, "worst case: 50 in the last 24 h, 15 of them in the last minute", worst, true);
-    memoryRow(server, "typical: 10 in the last 24 h", typical, false);
-  }
-
-  private void memoryRow(RedisServer server, String name, int n, boolean worstCase) throws Exception {
-    double[] fcap = perRecipient(server, n, worstCase, true);
-    double[] base = perRecipient(server, n, worstCase, false);
-    System.out.printf(Locale.ROOT, "| %s (%,d recipients) | %.0f | %.0f | %.3f | %.0f | %.0f | %.1f GB | %.1f GB |%n", name,
-        n, fcap[0], base[0], fcap[0] / base[0], fcap[1], base[1], fcap[1] * 1e8 / 1e9, base[1] * 1e8 / 1e9);
-  }
-
-  /**
-   * Bytes of the bucket arrays of db 0's key and expiry tables ({@code MEMORY STATS} counts each as
-   * entries * (dictEntry 24 [+ robj 16 for the keys]) + slots * 8), and the key count. Their share
-   * per key depends on how full the power-of-two tables happen to be at this N, so the 10^8 column
-   * replaces it by what tables sized for that many keys cost.
-   */
-  private static long[] buckets(RedisServer server) throws Exception {
-    long keys = (Long) server.call("DBSIZE");
-    long main = 0;
-    long expires = 0;
-    List<?> stats = (List<?>) server.call("MEMORY", "STATS");
-    for (int i = 0; i + 1 < stats.size(); i += 2) {
-      if ("db.0".equals(stats.get(i))) {
-        List<?> db = (List<?>) stats.get(i + 1);
-        for (int j = 0; j + 1 < db.size(); j += 2) {
-          if ("overhead.hashtable.main".equals(db.get(j))) {
-            main = (Long) db.get(j + 1);
-          } else if ("overhead.hashtable.expires".equals(db.get(j))) {
-            expires = (Long) db.get(j + 1);
-          }
-        }
-      }
-    }
-    long slots = (main - keys * 40) / 8 + (expires - keys * 24) / 8;
-    return new long[] {slots * 8, keys};
-  }
-
-  /** Bucket bytes per key of the two tables (keys, expiries) of a Redis holding {@code keys} keys, all with a TTL. */
-  private static double bucketBytesPerKey(double keys) {
-    return 2 * 8 * (double) Long.highestOneBit((long) keys * 2 - 1) / keys;
-  }
-
-  /** The times of one recipient's messages, oldest first, ending now. */
-  static long[] times(long now, boolean worstCase) {
-    if (!worstCase) {
-      long[] t = new long[10];
-      for (int i = 0; i < 10; i++) {
-        t[i] = now - 86_000_000L + i * 8_600_000L;
-      }
-      return t;
-    }
-    long[] t = new long[50];
-    for (int i = 0; i < 35; i++) {
-      t[i] = now - 86_000_000L + i * 2_400_000L; // spread over the day, before the last minute
-    }
-    for (int i = 0; i < 15; i++) {
-      t[35 + i] = now - 59_000L + i * 3_900L; // 15 in the last minute
-    }
-    return t;
-  }
-
-  /** Bytes per recipient as measured at {@code n} recipients, and with tables sized for 10^8 recipients. */
-  private double[] perRecipient(RedisServer server, int n, boolean worstCase, boolean fcap) throws Exception {
-    server.call("FLUSHALL");
-    long before = Long.parseLong(server.info("memory", "used_memory").trim());
-    long bucketsBefore = buckets(server)[0];
-    long now = System.currentTimeMillis();
-    long[] times = times(now, worstCase);
-    long admitted = 0;
-    if (fcap) {
-      try (RedisStore store = store(n);
-          Engine engine = engine(store).callerTime(true).policy(RECIPIENT_RULES).build()) {
-        for (int from = 0; from < n; from += 1000) {
-          List<CompletableFuture<Decision>> pending = new ArrayList<>();
-          for (long t : times) {
-            for (int r = from; r < Math.min(n, from + 1000); r++) {
-              pending.add(engine.decideAt(Message.builder("+1" + (5_550_000_000L + r)).content("x").build(), t));
-            }
-            for (CompletableFuture<Decision> d : pending) {
-              admitted += d.join().allowed() ? 1 : 0;
-            }
-            pending.clear();
-          }
-        }
-      }
-    } else {
-      try (SortedSetBaseline base = new SortedSetBaseline(uri, true)) {
-        for (int from = 0; from < n; from += 1000) {
-          for (long t : times) {
-            List<CompletableFuture<Long>> pending = new ArrayList<>();
-            for (int r = from; r < Math.min(n, from + 1000); r++) {
-              pending.addAll(base.issue("+1" + (5_550_000_000L + r), null, SortedSetBaseline.RECIPIENT_ONLY, t));
-            }
-            long ok = pending.stream().filter(f -> f.join() == 1L).count();
-            admitted += ok / 2;
-          }
-        }
-      }
-    }
-    if (admitted != (long) n * times.length) {
-      throw new IllegalStateException("expected every message admitted, got " + admitted);
-    }
-    Thread.sleep(500); // let Redis finish rehashing resized tables (serverCron)
-    long after = Long.parseLong(server.info("memory", "used_memory").trim());
-    long[] bucketsAfter = buckets(server);
-    double measured = (after - before) / (double) n;
-    double keysPerRecipient = bucketsAfter[1] / (double) n;
-    double atScale = measured - (bucketsAfter[0] - bucketsBefore) / (double) n
-        + keysPerRecipient * bucketBytesPerKey(1e8 * keysPerRecipient);
-    return new double[] {measured, atScale};
   }
 }

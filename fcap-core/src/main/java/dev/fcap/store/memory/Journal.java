@@ -1,6 +1,6 @@
 package dev.fcap.store.memory;
 
-import dev.fcap.store.Clock;
+import dev.fcap.time.Clock;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;

@@ -7,8 +7,8 @@ import static dev.fcap.store.memory.JournalFormat.LARGE;
 import static dev.fcap.store.memory.JournalFormat.PUT;
 import static dev.fcap.store.memory.JournalFormat.SNAPSHOT;
 
-import dev.fcap.store.Clock;
 import dev.fcap.store.Varint;
+import dev.fcap.time.Clock;
 import java.io.BufferedInputStream;
 import java.io.DataInputStream;
 import java.io.EOFException;

@@ -5,22 +5,21 @@ import dev.fcap.algorithm.LargeLog;
 import dev.fcap.algorithm.PartitionStep;
 import dev.fcap.algorithm.StepWrites;
 import dev.fcap.model.Algorithm;
-import dev.fcap.store.Clock;
 import dev.fcap.store.CounterSpec;
 import dev.fcap.store.Idempotency;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
 import dev.fcap.store.PartitionSnapshot;
+import dev.fcap.store.StoreException;
+import dev.fcap.store.StoredCounter;
 import dev.fcap.store.internal.CallingThreadStore;
 import dev.fcap.store.internal.ReusableRequest;
 import dev.fcap.store.internal.ReusableResult;
-import dev.fcap.store.StoreException;
-import dev.fcap.store.StoredCounter;
+import dev.fcap.time.Clock;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The embedded store: every partition's counters packed into one {@code byte[]}, in lock-striped
@@ -59,16 +58,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p><b>Whose clock expires what.</b> A request decides at its own time (the store's clock, or a
  * caller-supplied time for replays and tests), but never before its partition's latest written time
  * ({@code PartitionRecord.latest}: a step back of the clock is decided at that time, since what a
- * write pruned or dropped by its time is gone), and within its own partition everything happens in
- * that partition's request order, like the algorithms' own pruning. Dropping <i>other</i> partitions
- * (the incremental sweep, the full sweep before {@code FULL}, {@link #evictExpired}) goes by the
- * {@linkplain #sweepTime() sweep time} instead, which no request can go below: the store's clock
- * while every request uses it; once a request has carried its own time, the lower of the clock and
- * the floor that callers raise with {@link #advanceCallerTimeFloor} (none by default: then nothing
- * is swept at all until the floor is raised). Caller times are not monotonic across callers: a
- * replay decides recipients on two threads, each at its own row's time, hours apart; sweeping by the
- * faster thread's time dropped counters the slower thread still needed, and over-admitted
- * ({@code MemoryStoreSweepTest}, {@code ReplayOracleTest} prove it no longer does).
+ * write pruned or dropped by its time is gone). Dropping <i>other</i> partitions goes by the
+ * {@link SweepClock}'s time instead, which no request can go below.
  */
 public final class MemoryStore implements CallingThreadStore {
   /** See {@link Builder#clockStepGrace}. */
@@ -84,20 +75,16 @@ public final class MemoryStore implements CallingThreadStore {
   private final Clock clock;
   private final Segments segments;
   private final SegmentBudget budget;
-  private final long clockStepGraceMs;
+  private final SweepClock sweepClock;
   /** Null: memory only. */
   private final Journal journal;
   private final RememberedDecisions rememberedDecisions;
-  /** Set once a request carries its own time; from then on the sweep waits for the floor. */
-  private volatile boolean callerTimeSeen;
-  /** No later request carries a caller time below this (raised by {@link #advanceCallerTimeFloor}). */
-  private final AtomicLong callerTimeFloor = new AtomicLong(Long.MIN_VALUE);
 
   private MemoryStore(Builder b) {
     this.clock = b.clock;
     this.segments = new Segments(b.segments, b.hashSeed);
-    this.budget = new SegmentBudget(Math.max(1, b.maxBytes / segments.all.length), this::sweepTime);
-    this.clockStepGraceMs = b.clockStepGraceMs;
+    this.sweepClock = new SweepClock(clock, b.clockStepGraceMs);
+    this.budget = new SegmentBudget(Math.max(1, b.maxBytes / segments.all.length), sweepClock::time);
     this.journal = b.durability == null ? null : Journal.open(b.durability, segments.all, clock, this, b.journalThreads);
     this.rememberedDecisions = new RememberedDecisions(segments::hash, journal);
     if (journal != null) {
@@ -210,9 +197,7 @@ public final class MemoryStore implements CallingThreadStore {
         now = clock.millis();
       } else {
         now = request.time();
-        if (!callerTimeSeen) {
-          callerTimeSeen = true;
-        }
+        sweepClock.callerTimeSeen();
       }
       int slot = segment.find(hash, request.partition());
       byte[] record = slot < 0 ? null : segment.records[slot];
@@ -278,7 +263,7 @@ public final class MemoryStore implements CallingThreadStore {
         }
       }
       if (segment.sweepDue()) {
-        segment.sweepNext(sweepTime());
+        segment.sweepNext(sweepClock.time());
       }
       states.clear(); // held by the segment: keep no record or state alive
       return into != null ? null : result.toResult();
@@ -406,14 +391,9 @@ public final class MemoryStore implements CallingThreadStore {
     }
   }
 
-  /**
-   * The time by which other partitions are expired: the store's clock less the
-   * {@linkplain Builder#clockStepGrace clock-step grace}, or, once requests have carried their own times, the lower of that
-   * and the caller-time floor.
-   */
+  /** See {@link SweepClock#time}. */
   long sweepTime() {
-    long clockNow = clock.millis() - clockStepGraceMs;
-    return callerTimeSeen ? Math.min(clockNow, callerTimeFloor.get()) : clockNow;
+    return sweepClock.time();
   }
 
   /**
@@ -423,7 +403,7 @@ public final class MemoryStore implements CallingThreadStore {
    */
   @Override
   public void advanceCallerTimeFloor(long time) {
-    callerTimeFloor.accumulateAndGet(time, Math::max);
+    sweepClock.advanceFloor(time);
   }
 
   /** Drops every partition expired by the {@linkplain #sweepTime() sweep time}; returns how many. */

@@ -1,12 +1,12 @@
 package dev.fcap.store.memory;
 
 import dev.fcap.algorithm.CounterStates;
-import dev.fcap.algorithm.StepWrites;
 import dev.fcap.algorithm.PartitionStep;
+import dev.fcap.algorithm.StepWrites;
 import dev.fcap.model.Algorithm;
-import dev.fcap.store.internal.ReusableRequest;
 import dev.fcap.store.StoredCounter;
 import dev.fcap.store.Varint;
+import dev.fcap.store.internal.ReusableRequest;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

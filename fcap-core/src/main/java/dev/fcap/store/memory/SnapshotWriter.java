@@ -7,7 +7,7 @@ import static dev.fcap.store.memory.JournalFormat.putLong;
 import static dev.fcap.store.memory.JournalFormat.seal;
 import static dev.fcap.store.memory.JournalFormat.writeFully;
 
-import dev.fcap.store.Clock;
+import dev.fcap.time.Clock;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;

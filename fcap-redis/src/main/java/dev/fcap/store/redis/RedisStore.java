@@ -1,6 +1,5 @@
 package dev.fcap.store.redis;
 
-import dev.fcap.store.Clock;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
@@ -8,6 +7,7 @@ import dev.fcap.store.PartitionSnapshot;
 import dev.fcap.store.Store;
 import dev.fcap.store.StoreException;
 import dev.fcap.store.StoreException.Reason;
+import dev.fcap.time.Clock;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;

@@ -32,7 +32,7 @@ import java.util.function.Function;
  */
 final class DifferentialTraffic {
   /** The seed policy plus a rule of every other algorithm, a shadow rule and a shared (per-sender) rule. */
-  static final Policy POLICY = new Policy("default", 1, List.of(
+  static final Policy POLICY = withRules(new Policy("default", 1, List.of(
       SeedRules.PER_MINUTE, SeedRules.PER_DAY, SeedRules.SAME_CONTENT_59S, SeedRules.SAME_CONTENT_59M,
       Rule.of("promo-counter-10m", 8, Duration.ofMinutes(10), Dimension.RECIPIENT)
           .withAlgorithm(Algorithm.SLIDING_COUNTER).withMatch(only(Dimension.CATEGORY, "promo")),
@@ -55,7 +55,31 @@ final class DifferentialTraffic {
       // one per-sender log, a shadow one so that the log keeps a margin (capacity 2 x 560), which
       // sender0 passes around the middle of a run and the enforced one late in a run
       Rule.of("sender-per-day", 560, Duration.ofDays(1), Dimension.SENDER),
-      Rule.of("sender-shadow-per-day", 520, Duration.ofDays(1), Dimension.SENDER).withMode(Mode.SHADOW)));
+      Rule.of("sender-shadow-per-day", 520, Duration.ofDays(1), Dimension.SENDER).withMode(Mode.SHADOW))),
+      localTimeRules());
+
+  /**
+   * Rules in the recipient's own time: a marketing send window (the engine judges it; a shut one makes
+   * the store step a dry run) and a cap per local day, whose fixed window the engine sizes per message
+   * to the period of the message's zone (23, 24 or 25 hours): both stores get the same requests.
+   */
+  private static List<Rule> localTimeRules() {
+    dev.fcap.model.SendWindow daytime = new dev.fcap.model.SendWindow(null, List.of(new dev.fcap.model.SendWindow.Interval(
+        java.util.EnumSet.allOf(java.time.DayOfWeek.class), java.time.LocalTime.of(6, 0), java.time.LocalTime.of(23, 0))),
+        Set.of());
+    return List.of(
+        Rule.ofSendWindow("marketing-push-daytime", null, daytime, new Condition(Map.of(Dimension.CATEGORY,
+            Set.of("marketing"), Dimension.CHANNEL, Set.of("push"))), null, Mode.ENFORCE),
+        new Rule("promo-per-local-day", null, 14, Duration.ofDays(1), List.of(Dimension.RECIPIENT),
+            only(Dimension.CATEGORY, "promo"), null, Algorithm.FIXED_WINDOW, 0, Mode.ENFORCE, null, true,
+            dev.fcap.model.CalendarUnit.DAY, null));
+  }
+
+  private static Policy withRules(Policy p, List<Rule> more) {
+    List<Rule> all = new ArrayList<>(p.rules());
+    all.addAll(more);
+    return new Policy(p.tenant(), p.version(), all);
+  }
 
   private static Condition only(Dimension d, String value) {
     return new Condition(Map.of(d, Set.of(value)));
@@ -178,6 +202,9 @@ final class DifferentialTraffic {
 
   private static final String[] CATEGORIES = {"service", "service", "promo", "marketing"};
   private static final String[] CHANNELS = {"sms", "sms", "push", "email"};
+  /** Each message its own zone (null: the policy's, UTC): half- and quarter-hour offsets, daylight saving. */
+  private static final ZoneId[] ZONES = {null, ZoneId.of("America/New_York"), ZoneId.of("Asia/Kathmandu"),
+      ZoneId.of("Australia/Lord_Howe")};
 
   /** A hot recipient (another one every 400 steps) takes 40 % of the traffic, so every rule gets to refuse. */
   private static Message message(SplittableRandom random, String[] recipients, String hot) {
@@ -186,7 +213,8 @@ final class DifferentialTraffic {
         .content("content " + random.nextInt(12))
         .channel(CHANNELS[random.nextInt(CHANNELS.length)])
         .sender(random.nextInt(5) == 0 ? "sender1" : "sender0")
-        .category(CATEGORIES[random.nextInt(CATEGORIES.length)]);
+        .category(CATEGORIES[random.nextInt(CATEGORIES.length)])
+        .timeZone(ZONES[random.nextInt(ZONES.length)]);
     if (random.nextInt(10) == 0) {
       b.cost(1 + random.nextInt(3));
     }

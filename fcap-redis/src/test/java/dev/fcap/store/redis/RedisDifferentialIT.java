@@ -51,7 +51,7 @@ class RedisDifferentialIT {
   }
 
   @ParameterizedTest
-  @ValueSource(longs = {5})
+  @ValueSource(longs = {1})
   void clusterAnswersExactlyLikeMemoryStore(long seed) throws Exception {
     CLUSTER.deployment().flushAll();
     var stats = DifferentialTraffic.run(clock -> RedisStore.builder(CLUSTER.uri()).clock(clock).build(), seed, 3000);
@@ -79,7 +79,7 @@ class RedisDifferentialIT {
   }
 
   @ParameterizedTest
-  @ValueSource(longs = {5})
+  @ValueSource(longs = {1})
   void groupedClusterAnswersExactlyLikeMemoryStore(long seed) throws Exception {
     CLUSTER.deployment().flushAll();
     var stats = DifferentialTraffic.run(clock -> RedisStore.builder(CLUSTER.uri()).clock(clock).groups(64).build(),

@@ -71,7 +71,7 @@ class RedisEndpointTest {
   void aBadGroupCountIsRefused(String groups, String message) {
     dev.fcap.server.ServerConfig config = dev.fcap.server.ConfigLoader.load(null, java.util.Map.of(),
         java.util.Map.of("store.uri", "redis://127.0.0.1:1?groups=" + groups, "store.timeout", "100ms"));
-    assertThatThrownBy(() -> new RedisStoreProvider().open(config.storeUri(), dev.fcap.store.Clock.system(), config))
+    assertThatThrownBy(() -> new RedisStoreProvider().open(config.storeUri(), dev.fcap.time.Clock.system(), config))
         .isInstanceOf(IllegalArgumentException.class).hasMessage(message);
   }
 
@@ -87,7 +87,7 @@ class RedisEndpointTest {
     dev.fcap.server.ServerConfig config = dev.fcap.server.ConfigLoader.load(null, java.util.Map.of(),
         java.util.Map.of("store.uri", "redis://default:" + password + "@127.0.0.1:1", "store.timeout", "100ms"));
     Throwable t = org.assertj.core.api.Assertions.catchThrowable(() ->
-        new RedisStoreProvider().open(config.storeUri(), dev.fcap.store.Clock.system(), config));
+        new RedisStoreProvider().open(config.storeUri(), dev.fcap.time.Clock.system(), config));
     assertThat(t).isNotNull();
     for (Throwable c = t; c != null; c = c.getCause()) {
       assertThat(String.valueOf(c.getMessage())).as(c.getClass().getName()).doesNotContain(password);

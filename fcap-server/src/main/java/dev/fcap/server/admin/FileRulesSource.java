@@ -3,17 +3,13 @@ package dev.fcap.server.admin;
 import dev.fcap.model.Policy;
 import dev.fcap.policy.PolicyException;
 import dev.fcap.policy.PolicyParser;
-import dev.fcap.store.Clock;
+import dev.fcap.time.Clock;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.ClosedWatchServiceException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.StandardWatchEventKinds;
 import java.nio.file.WatchEvent;
 import java.nio.file.WatchKey;
@@ -157,7 +153,7 @@ public final class FileRulesSource implements RulesSource {
   }
 
   private void keepLastGood(String text) throws IOException {
-    writeAtomically(lastGood, text);
+    AtomicFile.write(lastGood, text);
   }
 
   @Override
@@ -170,22 +166,8 @@ public final class FileRulesSource implements RulesSource {
   }
 
   private void writeAtomically(String text) throws IOException {
-    writeAtomically(file, text);
+    AtomicFile.write(file, text);
     lastText = text;
-  }
-
-  private static void writeAtomically(Path file, String text) throws IOException {
-    Path tmp = Files.createTempFile(file.getParent(), "." + file.getFileName(), ".tmp");
-    try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
-      ByteBuffer buf = ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8));
-      while (buf.hasRemaining()) {
-        ch.write(buf);
-      }
-      ch.force(true);
-      Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-    } finally {
-      Files.deleteIfExists(tmp);
-    }
   }
 
   @Override

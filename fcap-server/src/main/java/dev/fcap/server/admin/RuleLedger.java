@@ -13,7 +13,6 @@ import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -103,7 +102,7 @@ final class RuleLedger {
     inForce.clear();
     policies.forEach(p -> inForce.put(p.tenant(), p));
     if (inForceFile != null) {
-      writeAtomically(inForceFile, PolicyParser.toYaml(List.copyOf(inForce.values())));
+      AtomicFile.write(inForceFile, PolicyParser.toYaml(List.copyOf(inForce.values())));
     }
   }
 
@@ -121,7 +120,7 @@ final class RuleLedger {
       for (RuleChange h : history) {
         all.append(JSON.writeValueAsString(tree(h))).append('\n');
       }
-      writeAtomically(historyFile, all.toString());
+      AtomicFile.write(historyFile, all.toString());
       historyLines = history.size();
       return;
     }
@@ -165,19 +164,5 @@ final class RuleLedger {
 
   private static JsonNode nullable(JsonNode n) {
     return n == null || n.isNull() ? null : n;
-  }
-
-  private static void writeAtomically(Path file, String text) throws IOException {
-    Path tmp = Files.createTempFile(file.getParent(), "." + file.getFileName(), ".tmp");
-    try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
-      ByteBuffer buf = ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8));
-      while (buf.hasRemaining()) {
-        ch.write(buf);
-      }
-      ch.force(true);
-      Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-    } finally {
-      Files.deleteIfExists(tmp);
-    }
   }
 }

@@ -1,6 +1,5 @@
 package dev.fcap.server.failure;
 
-import dev.fcap.store.Clock;
 import dev.fcap.store.ForwardingStore;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionRequest;
@@ -10,6 +9,7 @@ import dev.fcap.store.Store;
 import dev.fcap.store.StoreException;
 import dev.fcap.store.StoreException.Reason;
 import dev.fcap.store.memory.MemoryStore;
+import dev.fcap.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

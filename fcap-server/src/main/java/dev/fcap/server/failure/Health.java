@@ -1,10 +1,10 @@
 package dev.fcap.server.failure;
 
-import dev.fcap.store.Clock;
 import dev.fcap.store.PartitionSnapshot;
 import dev.fcap.store.Store;
 import dev.fcap.store.StoreException;
 import dev.fcap.store.StoreException.Reason;
+import dev.fcap.time.Clock;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;

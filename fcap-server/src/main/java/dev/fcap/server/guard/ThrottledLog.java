@@ -1,6 +1,6 @@
 package dev.fcap.server.guard;
 
-import dev.fcap.store.Clock;
+import dev.fcap.time.Clock;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 

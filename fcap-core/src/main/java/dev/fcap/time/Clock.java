@@ -1,7 +1,7 @@
-package dev.fcap.store;
+package dev.fcap.time;
 
 /**
- * The time source of a store, in epoch milliseconds. Injected everywhere time is read, so tests can
+ * The time source of the engine and the stores, in epoch milliseconds. Injected everywhere time is read, so tests can
  * drive time by hand and a replay can use the timestamps of its log.
  */
 @FunctionalInterface
