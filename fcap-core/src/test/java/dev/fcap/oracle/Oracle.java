@@ -203,7 +203,7 @@ public final class Oracle {
     for (Rule r : rules) {
       RuleOutcome o;
       if (r.isSendWindow()) {
-        expected.add(windowOutcome(r, zoneOf(r, m), decisionTime));
+        expected.add(windowOutcome(r, zoneOf(r, m), requested, decisionTime));
         continue;
       }
       now = at(partitionKey(r, m), requested);
@@ -536,10 +536,15 @@ public final class Oracle {
     return new Decision(allowed, "", retry, blocked, shadow, outcomes, false, time, 0, false, sendAt);
   }
 
-  /** A send window's outcome at {@code time}: open, or refused until its own next opening. */
-  private static RuleOutcome windowOutcome(Rule r, ZoneId zone, long time) {
-    boolean open = inside(r.sendWindow(), zone, time);
-    long next = open ? 0 : earliestOpen(List.of(r.sendWindow()), List.of(zone), time);
+  /**
+   * A send window's outcome: judged at the message's own time {@code requested} (docs/algorithms.md:
+   * a window reads the time the message is sent at, not a partition's later time after a clock step
+   * back), open, or refused until its own next opening, never before the decision's {@code time}.
+   */
+  private static RuleOutcome windowOutcome(Rule r, ZoneId zone, long requested, long time) {
+    boolean open = inside(r.sendWindow(), zone, requested);
+    long next = open ? 0 : earliestOpen(List.of(r.sendWindow()), List.of(zone), requested);
+    next = next <= 0 ? next : Math.max(next, time);
     long retry = open ? 0 : next < 0 ? -1 : next - time;
     return new RuleOutcome(r.id(), r.limit(), r.windowMs(), 0, Math.max(0, r.limit()), open, r.enforced(), retry, next);
   }
