@@ -275,6 +275,12 @@ function conditionsFromForm(r, errors) {
   if (Object.keys(exempt).length) r.exempt = exempt;
 }
 
+/** An error about one interval of a send window names its line in the editor ("line 2: ..."). */
+function onLine(field, text) {
+  const m = /^sendWindow\.allow\[(\d+)\]/.exec(field || '');
+  return m ? `line ${Number(m[1]) + 1}: ${text}` : text;
+}
+
 /** The editor's field for a server error's field: a send window's zone and closed dates have their own. */
 function editorField(field) {
   if (!field) {
@@ -300,7 +306,7 @@ function showError(e, ruleId) {
   const list = e.errors && e.errors.length
     ? e.errors.filter((x) => typeof x === 'object').map((x) => ({
       field: !x.rule || x.rule === ruleId ? editorField(x.field) : null,
-      message: x.rule && x.rule !== ruleId ? `rule ${x.rule}, ${x.field}: ${x.message}` : x.message,
+      message: x.rule && x.rule !== ruleId ? `rule ${x.rule}, ${x.field}: ${x.message}` : onLine(x.field, x.message),
     }))
     : [{ field: editorField(e.field), message: e.message }];
   const unplaced = showFieldErrors('rule-', list);

@@ -328,7 +328,7 @@ class ConsoleIT {
     assertThat(browser.id("rule-kind").isEnabled()).isFalse();
     browser.type("rule-sendWindow", "mon 09:00-09:00");
     browser.id("rule-save").click();
-    assertThat(browser.waitText("#rule-sendWindow-error", "to")).isNotEmpty();
+    assertThat(browser.waitText("#rule-sendWindow-error", "line 1: from and to are both 09:00")).isNotEmpty();
     assertThat(browser.id("rule-sendWindow").getAttribute("aria-invalid")).isEqualTo("true");
     browser.type("rule-sendWindow", "whenever");
     browser.id("rule-validate").click();
