@@ -13,6 +13,7 @@ import dev.fcap.store.internal.CallingThreadStore;
 import dev.fcap.store.internal.ReusableRequest;
 import dev.fcap.time.Clock;
 import java.time.Duration;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -289,9 +290,21 @@ public final class Engine implements AutoCloseable {
     return releases.byMessageId(message);
   }
 
-  /** A recipient's live counters, per rule and per content fingerprint. */
+  /**
+   * A recipient's live counters, per rule and per content fingerprint, and its policy's send windows,
+   * in the policy's time zone (UTC without one).
+   */
   public CompletableFuture<Inspection> inspect(String tenant, String recipient) {
-    return inspector.inspect(tenant, recipient);
+    return inspector.inspect(tenant, recipient, null);
+  }
+
+  /**
+   * A recipient's live counters and its policy's send windows, read in {@code timeZone}, the
+   * recipient's zone (null: the policy's, else UTC): recipient-zone calendar counters and windows
+   * are placed in it as they are for a message carrying that zone.
+   */
+  public CompletableFuture<Inspection> inspect(String tenant, String recipient, ZoneId timeZone) {
+    return inspector.inspect(tenant, recipient, timeZone);
   }
 
   /**
