@@ -27,6 +27,8 @@ import java.util.List;
  * deployment (stream i takes the seeds firstSeed + i, + i + N, ...; its own key prefix per policy,
  * its own oracle), the decisions split between them: Redis answers one script call at a time, but
  * the round trips of N callers overlap, so 10^7 decisions on Redis take minutes, not an hour;
+ * {@code --local-time} adds send windows and local-calendar caps to the random policies and a time
+ * zone to the messages, with clock jumps to just before daylight-saving transitions;
  * {@code --older-releases} releases any recent decision, not only the newest (on by default; the flag is
  * kept for old command lines); {@code --first-seed N} starts at another policy and traffic seed (default 1), so runs
  * can be split. Exit code 1 if anything differed.
@@ -49,6 +51,7 @@ public final class OracleVerify {
         case "--streams" -> streams = Integer.parseInt(args[++i]);
         case "--older-releases" -> options = options.withOlderReleases(true);
         case "--first-seed" -> firstSeed = Long.parseLong(args[++i]);
+        case "--local-time" -> options = options.withZones(true);
         default -> stores.add(args[i]);
       }
     }
@@ -131,7 +134,9 @@ public final class OracleVerify {
       if (++policies % 10 == 0) {
         flush.arriveAndAwaitAdvance();
       }
-      Traffic traffic = new Traffic(seed, Traffic.randomPolicy(seed, 12, false), options, ManualClock.START);
+      // with --local-time, send windows and calendar caps in the policies and a time zone on the messages
+      Traffic traffic = new Traffic(seed, Traffic.randomPolicy(seed, 12, false, options.zones()), options,
+          ManualClock.START);
       long steps = Math.min(STEPS_PER_POLICY, (decisions - total.decisions()) * 100 / 85 + 1);
       long before = total.decisions();
       total = total.plus(OracleRun.run(traffic, policy -> {
