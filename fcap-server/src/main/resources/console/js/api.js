@@ -96,7 +96,10 @@ export const api = {
     request('PUT', '/v1/rules/' + encodeURIComponent(id) + q(tenant), { body: rule, headers: ifMatch(version) }),
   deleteRule: (tenant, id, version) =>
     request('DELETE', '/v1/rules/' + encodeURIComponent(id) + q(tenant), { headers: ifMatch(version) }),
-  inspect: (tenant, recipient) => request('GET', '/v1/recipients/' + encodeURIComponent(recipient) + q(tenant)),
+  inspect: (tenant, recipient, timeZone) => request('GET', '/v1/recipients/' + encodeURIComponent(recipient) + q(tenant)
+    + (timeZone ? '&timeZone=' + encodeURIComponent(timeZone) : '')),
+  putPolicy: (tenant, policy, version) =>
+    request('PUT', '/v1/rules' + q(tenant), { body: policy, headers: ifMatch(version) }),
   reset: (tenant, recipient) => request('DELETE', '/v1/recipients/' + encodeURIComponent(recipient) + q(tenant)),
   decide: (message) => request('POST', '/v1/decisions', { body: message }),
   metrics: () => request('GET', '/metrics', { text: true }),

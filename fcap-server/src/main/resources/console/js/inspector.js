@@ -1,9 +1,11 @@
 // The recipient inspector: GET /v1/recipients/{recipient} shows each counter (per rule, and per
-// content fingerprint for content rules) with usage, remaining and when it frees up, plus the
+// content fingerprint for content rules) with usage, remaining and when it frees up, the policy's
+// send windows (open or shut in the recipient's zone, and when each next opens), plus the
 // recipient's recent denials; DELETE resets it, after a confirmation.
 
 import { api, ApiError } from './api.js';
-import { $, el, clear, duration, time, usageBar, clearFieldErrors, showFieldErrors, confirmDialog } from './ui.js';
+import { $, el, clear, duration, time, zonedTime, usageBar, clearFieldErrors, showFieldErrors, confirmDialog }
+  from './ui.js';
 
 let ctx;
 let current = null; // the recipient shown
@@ -39,10 +41,11 @@ async function inspect(recipient) {
   }
   let r;
   try {
-    r = await api.inspect(ctx.tenant(), recipient);
+    r = await api.inspect(ctx.tenant(), recipient, $('inspect-timeZone').value.trim());
   } catch (e) {
     if (e instanceof ApiError && e.status >= 400 && e.status < 500 && e.status !== 401) {
-      showFieldErrors('inspect-', [{ field: 'recipient', message: e.message }]);
+      const field = e.field === 'timeZone' ? 'timeZone' : 'recipient';
+      showFieldErrors('inspect-', [{ field, message: e.message }]);
     }
     return;
   }
@@ -70,6 +73,7 @@ function render(r) {
       el('td', { class: 'frees' }, frees(c.freesInMs, r.time))));
   }
   $('inspect-empty').hidden = r.counters.length > 0;
+  renderWindows(r);
   const denials = clear($('inspect-denials').tBodies[0]);
   for (const d of r.recentDenials) {
     denials.append(el('tr', {},
@@ -79,6 +83,46 @@ function render(r) {
       el('td', { class: 'mono' }, d.decisionId)));
   }
   $('denials-empty').hidden = r.recentDenials.length > 0;
+}
+
+function renderWindows(r) {
+  const windows = r.windows || [];
+  $('inspect-windows-meta').textContent = `in the recipient's zone ${r.timeZone}`;
+  const body = clear($('inspect-windows').tBodies[0]);
+  for (const w of windows) {
+    body.append(el('tr', { 'data-rule': w.rule },
+      el('td', {}, el('span', { class: 'rule-id' }, w.rule), ' ',
+        w.enforced ? null : el('span', { class: 'badge shadow' }, 'shadow')),
+      el('td', {}, appliesTo(w)),
+      el('td', { class: 'mono zone' }, w.zone),
+      el('td', { class: 'state' }, el('span', { class: 'badge ' + (w.open ? 'allowed' : 'denied') },
+        w.open ? 'open' : 'shut')),
+      el('td', { class: 'opens' }, opening(w, r.time))));
+  }
+  $('inspect-windows-wrap').hidden = windows.length === 0;
+  $('windows-empty').hidden = windows.length > 0;
+}
+
+function appliesTo(w) {
+  const parts = [];
+  for (const [label, cond] of [['match', w.match], ['exempt', w.exempt]]) {
+    for (const [dim, values] of Object.entries(cond || {})) {
+      parts.push(`${label} ${dim} ∈ {${values.join(', ')}}`);
+    }
+  }
+  return parts.length ? parts.join('; ') : 'all messages';
+}
+
+/** The next opening of a shut window, as the window's own zone reads it, and in UTC. */
+function opening(w, now) {
+  if (w.open) {
+    return 'now';
+  }
+  if (w.opensAt < 0) {
+    return 'never';
+  }
+  return el('span', {}, `${zonedTime(w.opensAt, w.zone)} ${w.zone}`, el('span', { class: 'desc' },
+    `in ${duration(w.opensAt - now)} · ${zonedTime(w.opensAt, 'UTC')} UTC`));
 }
 
 function counterName(values) {

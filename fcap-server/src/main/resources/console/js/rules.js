@@ -1,4 +1,8 @@
-// The rules view: the tenant's policy as a table, the editor, shadow/enforce switch, delete, history.
+// The rules view: the tenant's policy as a table, the editor, shadow/enforce switch, delete, history,
+// and the policy's time zone (the zone of recipients whose messages carry none).
+//
+// The editor writes both kinds of rule: a cap (limit per window) and a send window (when messages
+// may go, by the wall clock of the recipient's zone or a fixed one), each with its own fields.
 //
 // Every change is first sent to POST /v1/rules/validate as the whole candidate policy (the current
 // rules with this change), so the server's own checks decide; errors land next to their field. Only
@@ -22,6 +26,11 @@ export function init(context) {
   });
   $('rule-validate').addEventListener('click', () => validateOnly());
   $('rule-cancel').addEventListener('click', () => $('rule-dialog').close());
+  $('rule-kind').addEventListener('change', () => showKind());
+  $('policy-zone-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    setTimeZone();
+  });
 }
 
 export async function show() {
@@ -46,6 +55,8 @@ function message(text, bad = false) {
 function render() {
   $('rules-title').textContent = `Rules of ${policy.tenant}`;
   $('policy-version').textContent = String(policy.version);
+  $('policy-timeZone').value = policy.timeZone || '';
+  $('policy-zone-shown').textContent = policy.timeZone || 'UTC';
   const body = clear($('rules-table').tBodies[0]);
   for (const r of policy.rules) {
     body.append(row(r));
@@ -55,12 +66,13 @@ function render() {
 
 function row(r) {
   const shadow = r.mode === 'shadow';
+  const sw = r.sendWindow;
   return el('tr', { 'data-rule': r.id },
     el('td', { 'data-label': 'Rule' }, el('span', {},
       el('span', { class: 'rule-id' }, r.id), r.description ? el('span', { class: 'desc' }, r.description) : null)),
-    el('td', { 'data-label': 'Key' }, (r.key || []).join(' + ')),
-    el('td', { 'data-label': 'Limit', class: 'limit' }, `${r.limit} per ${r.window}`),
-    el('td', { 'data-label': 'Algorithm' }, (r.algorithm || 'sliding-log')
+    el('td', { 'data-label': 'Key' }, sw ? '-' : (r.key || []).join(' + ')),
+    el('td', { 'data-label': 'Limit', class: 'limit' }, sw ? 'sends only ' + windowSummary(sw) : `${r.limit} per ${r.window}`),
+    el('td', { 'data-label': 'Algorithm' }, sw ? `send window (${windowZone(sw)} time)` : (r.algorithm || 'sliding-log')
       + (r.precision ? ` (precision ${r.precision})` : '') + (r.zone ? ` (${r.zone})` : '')),
     el('td', { 'data-label': 'Mode' }, el('span', { class: 'badge ' + (shadow ? 'shadow' : 'enforce') },
       shadow ? 'shadow' : 'enforce')),
@@ -73,6 +85,21 @@ function row(r) {
         onclick: () => setMode(r, shadow ? 'enforce' : 'shadow') }, shadow ? 'Enforce' : 'Shadow'),
       el('button', { type: 'button', class: 'small secondary', 'aria-label': `Delete ${r.id}`,
         onclick: () => remove(r) }, 'Delete')));
+}
+
+function windowZone(sw) {
+  return sw.zone && sw.zone !== 'recipient' ? sw.zone : "recipient's";
+}
+
+/** "mon, tue 08:00-21:00; sat 10:00-20:00; closed 2026-12-25" */
+function windowSummary(sw) {
+  return intervalLines(sw).join('; ') + ((sw.closed || []).length ? '; closed ' + sw.closed.join(', ') : '');
+}
+
+/** One line per interval, as the editor takes them: "mon, tue 08:00-21:00" (no days: every day). */
+function intervalLines(sw) {
+  return (sw.allow || []).map((i) => ((i.days || []).length && i.days.length < 7 ? i.days.join(', ') + ' ' : '')
+    + `${i.from}-${i.to}`);
 }
 
 function conditions(r) {
@@ -108,7 +135,18 @@ async function loadHistory() {
 // --- editor -----------------------------------------------------------------------------------------
 
 const FIELDS = ['id', 'description', 'limit', 'window', 'key', 'algorithm', 'precision', 'zone', 'mode', 'match',
-  'exempt'];
+  'exempt', 'sendWindow', 'windowZone', 'closed'];
+
+/** Shows the fields of the kind of rule chosen: a cap's or a send window's. */
+function showKind() {
+  const windowKind = $('rule-kind').value === 'sendWindow';
+  for (const f of $('rule-form').querySelectorAll('.cap-only')) {
+    f.hidden = windowKind;
+  }
+  for (const f of $('rule-form').querySelectorAll('.window-only')) {
+    f.hidden = !windowKind;
+  }
+}
 
 function openEditor(rule) {
   editing = rule;
@@ -132,8 +170,18 @@ function openEditor(rule) {
   $('rule-mode').value = r.mode || 'enforce';
   $('rule-match').value = conditionText(r.match);
   $('rule-exempt').value = conditionText(r.exempt);
+  $('rule-kind').value = r.sendWindow ? 'sendWindow' : 'cap';
+  $('rule-kind').disabled = !!rule;
+  if (r.sendWindow) {
+    $('rule-sendWindow').value = intervalLines(r.sendWindow).join('\n');
+    $('rule-windowZone').value = r.sendWindow.zone || 'recipient';
+    $('rule-closed').value = (r.sendWindow.closed || []).join(', ');
+  } else {
+    $('rule-windowZone').value = 'recipient';
+  }
+  showKind();
   $('rule-dialog').showModal();
-  (rule ? $('rule-limit') : $('rule-id')).focus();
+  (!rule ? $('rule-id') : rule.sendWindow ? $('rule-sendWindow') : $('rule-limit')).focus();
 }
 
 function conditionText(cond) {
@@ -154,6 +202,43 @@ function parseConditions(field, text, errors) {
   return out;
 }
 
+const TIME = '(\\d{1,2}:\\d{2}(?::\\d{2})?)';
+const INTERVAL = new RegExp(`^(?:(.*?)\\s+)?${TIME}\\s*-\\s*${TIME}$`);
+
+/** "mon, tue 08:00-21:00" lines to intervals {days, from, to}; format problems go to `errors`. */
+function parseIntervals(text, errors) {
+  const allow = [];
+  for (const line of text.split('\n').map((l) => l.trim()).filter(Boolean)) {
+    const m = INTERVAL.exec(line);
+    if (!m) {
+      errors.push({ field: 'sendWindow', message: `"${line}": write one interval per line as days from-to, `
+        + 'e.g. mon, tue, wed 08:00-21:00 (no days: every day)' });
+      continue;
+    }
+    const interval = { from: m[2], to: m[3] };
+    const days = (m[1] || '').split(/[\s,]+/).filter(Boolean);
+    if (days.length) {
+      interval.days = days;
+    }
+    allow.push(interval);
+  }
+  return allow;
+}
+
+/** The send window of the form: its intervals, zone and closed dates. */
+function windowFromForm(errors) {
+  const sw = { allow: parseIntervals($('rule-sendWindow').value, errors) };
+  const zone = $('rule-windowZone').value.trim();
+  if (zone && zone !== 'recipient') {
+    sw.zone = zone;
+  }
+  const closed = $('rule-closed').value.split(/[\s,]+/).filter(Boolean);
+  if (closed.length) {
+    sw.closed = closed;
+  }
+  return sw;
+}
+
 /** Numbers stay numbers; anything else is sent as typed, so the server names what is wrong with it. */
 function numberOrText(text) {
   return /^-?\d+$/.test(text) ? Number(text) : text;
@@ -166,6 +251,12 @@ function ruleFromForm() {
   const r = {};
   if (v('id')) r.id = v('id');
   if (v('description')) r.description = v('description');
+  if (v('kind') === 'sendWindow') {
+    r.sendWindow = windowFromForm(errors);
+    if (v('mode') === 'shadow') r.mode = 'shadow';
+    conditionsFromForm(r, errors);
+    return { rule: r, errors };
+  }
   if (v('limit')) r.limit = numberOrText(v('limit'));
   if (v('window')) r.window = v('window');
   if (v('key')) r.key = v('key').split(',').map((k) => k.trim()).filter(Boolean);
@@ -173,11 +264,32 @@ function ruleFromForm() {
   if (v('precision')) r.precision = numberOrText(v('precision'));
   if (v('zone')) r.zone = v('zone');
   if (v('mode') === 'shadow') r.mode = 'shadow';
-  const match = parseConditions('match', v('match'), errors);
-  if (Object.keys(match).length) r.match = match;
-  const exempt = parseConditions('exempt', v('exempt'), errors);
-  if (Object.keys(exempt).length) r.exempt = exempt;
+  conditionsFromForm(r, errors);
   return { rule: r, errors };
+}
+
+function conditionsFromForm(r, errors) {
+  const match = parseConditions('match', $('rule-match').value.trim(), errors);
+  if (Object.keys(match).length) r.match = match;
+  const exempt = parseConditions('exempt', $('rule-exempt').value.trim(), errors);
+  if (Object.keys(exempt).length) r.exempt = exempt;
+}
+
+/** An error about one interval of a send window names its line in the editor ("line 2: ..."). */
+function onLine(field, text) {
+  const m = /^sendWindow\.allow\[(\d+)\]/.exec(field || '');
+  return m ? `line ${Number(m[1]) + 1}: ${text}` : text;
+}
+
+/** The editor's field for a server error's field: a send window's zone and closed dates have their own. */
+function editorField(field) {
+  if (!field) {
+    return field;
+  }
+  if (field === 'sendWindow.zone') {
+    return 'windowZone';
+  }
+  return field.startsWith('sendWindow.closed') ? 'closed' : field;
 }
 
 /** The policy's rules with `rule` in place of `replacing` (or appended). */
@@ -193,10 +305,10 @@ function candidate(rule, replacing) {
 function showError(e, ruleId) {
   const list = e.errors && e.errors.length
     ? e.errors.filter((x) => typeof x === 'object').map((x) => ({
-      field: !x.rule || x.rule === ruleId ? x.field : null,
-      message: x.rule && x.rule !== ruleId ? `rule ${x.rule}, ${x.field}: ${x.message}` : x.message,
+      field: !x.rule || x.rule === ruleId ? editorField(x.field) : null,
+      message: x.rule && x.rule !== ruleId ? `rule ${x.rule}, ${x.field}: ${x.message}` : onLine(x.field, x.message),
     }))
-    : [{ field: e.field, message: e.message }];
+    : [{ field: editorField(e.field), message: e.message }];
   const unplaced = showFieldErrors('rule-', list);
   if (e.status === 412) {
     unplaced.push('Someone changed the policy meanwhile: press Reload, then make your change again.');
@@ -272,8 +384,9 @@ async function setMode(rule, mode) {
 }
 
 async function remove(rule) {
+  const what = rule.sendWindow ? `sends only ${windowSummary(rule.sendWindow)}` : `${rule.limit} per ${rule.window}`;
   const ok = await confirmDialog(`Delete rule ${rule.id}?`, `Messages will no longer be capped by "${rule.id}" `
-    + `(${rule.limit} per ${rule.window}) from the next decision on.`, 'Delete rule');
+    + `(${what}) from the next decision on.`, 'Delete rule');
   if (!ok) {
     return;
   }
@@ -282,6 +395,34 @@ async function remove(rule) {
     message(`Rule ${rule.id} deleted: the policy is now version ${p.version}.`);
   } catch (e) {
     message(`Cannot delete ${rule.id}: ${e.message}`, true);
+  }
+  await show();
+}
+
+// --- the policy's time zone ------------------------------------------------------------------------
+
+/** Replaces the policy with the same rules and the typed zone (empty: none, so UTC), If-Match its version. */
+async function setTimeZone() {
+  const form = $('policy-zone-form');
+  clearFieldErrors(form);
+  const zone = $('policy-timeZone').value.trim();
+  const next = { rules: policy.rules };
+  if (zone) {
+    next.timeZone = zone;
+  }
+  try {
+    const p = await api.putPolicy(ctx.tenant(), next, policy.version);
+    message(`The policy's time zone is now ${zone || 'UTC'}: the policy is now version ${p.version}.`);
+  } catch (e) {
+    if (e instanceof ApiError && e.status > 0) {
+      const errors = e.errors && e.errors.length ? e.errors.filter((x) => typeof x === 'object') : [e];
+      const unplaced = showFieldErrors('policy-', errors.map((x) => ({
+        field: x.field === 'timeZone' ? 'timeZone' : null, message: x.message })));
+      if (unplaced.length) {
+        message(`Cannot set the time zone: ${unplaced.join(' ')}`, true);
+      }
+    }
+    return;
   }
   await show();
 }

@@ -3,10 +3,10 @@
 // the error appears next to that field.
 
 import { api, ApiError } from './api.js';
-import { $, el, clear, duration, usageBar, clearFieldErrors, showFieldErrors } from './ui.js';
+import { $, el, clear, duration, usageBar, zonedTime, clearFieldErrors, showFieldErrors } from './ui.js';
 
 let ctx;
-const TEXT_FIELDS = ['recipient', 'channel', 'sender', 'category', 'content', 'contentKey'];
+const TEXT_FIELDS = ['recipient', 'channel', 'sender', 'category', 'content', 'contentKey', 'timeZone'];
 
 export function init(context) {
   ctx = context;
@@ -69,10 +69,24 @@ async function send() {
     }
     return;
   }
-  render(d, m.dryRun === true);
+  render(d, m.dryRun === true, m.timeZone || 'UTC');
 }
 
-function render(d, dryRun) {
+/** When a refused message may go: in the recipient's zone (the message's, else UTC) and in UTC. */
+function sendAt(d, zone) {
+  const p = $('try-sendat');
+  p.hidden = d.allowed || d.sendAt === undefined;
+  if (p.hidden) {
+    p.textContent = '';
+  } else if (d.sendAt < 0) {
+    p.textContent = 'Send at: never (a rule will never admit this message)';
+  } else {
+    p.textContent = `Send at: ${zonedTime(d.sendAt, zone)} ${zone} (recipient's time) · `
+      + `${zonedTime(d.sendAt, 'UTC')} UTC`;
+  }
+}
+
+function render(d, dryRun, zone) {
   $('try-result').hidden = false;
   const verdict = $('try-verdict');
   verdict.className = 'verdict ' + (d.allowed ? 'allowed' : 'denied');
@@ -91,6 +105,7 @@ function render(d, dryRun) {
     parts.push('degraded: decided by the failure policy');
   }
   $('try-summary').textContent = parts.join(' · ');
+  sendAt(d, zone);
   const body = clear($('try-rules').tBodies[0]);
   for (const r of d.rules) {
     const outcome = r.allowed ? 'allowed' : r.enforced ? 'blocks' : 'would block (shadow)';

@@ -59,6 +59,20 @@ export function time(ms) {
   return sameDay ? d.toLocaleTimeString() : d.toLocaleString();
 }
 
+/**
+ * An instant as the wall clock of `zone` (an IANA id) reads it, e.g. "Mon 2026-03-09 08:00:00": the
+ * same form in every browser and locale, so a reader can compare it with the zone's own clocks.
+ */
+export function zonedTime(ms, zone) {
+  const parts = {};
+  const format = new Intl.DateTimeFormat('en-US', { timeZone: zone, weekday: 'short', year: 'numeric',
+    month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
+  for (const p of format.formatToParts(new Date(ms))) {
+    parts[p.type] = p.value;
+  }
+  return `${parts.weekday} ${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}:${parts.second}`;
+}
+
 export function rate(x) {
   if (x === null || x === undefined || Number.isNaN(x)) {
     return '-';

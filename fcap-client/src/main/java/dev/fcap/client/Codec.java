@@ -113,8 +113,22 @@ final class Codec {
       denials.add(new Inspection.Denial(d.path("decisionId").asText(), d.path("time").asLong(),
           strings(d.path("blockedBy")), d.path("channel").asText(null), d.path("category").asText(null)));
     }
+    List<Inspection.Window> windows = new ArrayList<>();
+    for (JsonNode w : n.path("windows")) {
+      windows.add(new Inspection.Window(w.path("rule").asText(), w.path("enforced").asBoolean(),
+          java.time.ZoneId.of(w.path("zone").asText()), w.path("open").asBoolean(), w.path("opensAt").asLong(),
+          condition(w.path("match")), condition(w.path("exempt"))));
+    }
+    java.time.ZoneId zone = n.hasNonNull("timeZone") ? java.time.ZoneId.of(n.path("timeZone").asText())
+        : java.time.ZoneOffset.UTC;
     return new Inspection(n.path("tenant").asText(), n.path("recipient").asText(), n.path("time").asLong(),
-        n.path("policyVersion").asLong(), n.path("degraded").asBoolean(), counters, denials);
+        n.path("policyVersion").asLong(), n.path("degraded").asBoolean(), counters, denials, zone, windows);
+  }
+
+  private static Map<String, java.util.Set<String>> condition(JsonNode c) {
+    Map<String, java.util.Set<String>> out = new LinkedHashMap<>();
+    c.fields().forEachRemaining(e -> out.put(e.getKey(), new java.util.LinkedHashSet<>(strings(e.getValue()))));
+    return out;
   }
 
   static ArrayNode array() {

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.charset.StandardCharsets;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -205,7 +206,23 @@ public final class FcapClient implements AutoCloseable {
   }
 
   public CompletableFuture<Inspection> inspectAsync(String tenant, String recipient) {
-    return transport.call("GET", recipientPath(tenant, recipient), null, true).thenApply(a -> Codec.inspection(a.body()));
+    return inspectAsync(tenant, recipient, null);
+  }
+
+  /**
+   * A recipient's counters, recent denials and send windows, read in {@code timeZone}, the
+   * recipient's zone (null: the policy's, else UTC).
+   */
+  public Inspection inspect(String tenant, String recipient, ZoneId timeZone) {
+    return join(inspectAsync(tenant, recipient, timeZone));
+  }
+
+  public CompletableFuture<Inspection> inspectAsync(String tenant, String recipient, ZoneId timeZone) {
+    String path = recipientPath(tenant, recipient);
+    if (timeZone != null) {
+      path += (tenant == null ? "?" : "&") + "timeZone=" + segment(timeZone.getId());
+    }
+    return transport.call("GET", path, null, true).thenApply(a -> Codec.inspection(a.body()));
   }
 
   /** Forgets a recipient (an erasure request); true if it had counters. */

@@ -70,6 +70,44 @@ class FcapClientIT {
         .satisfies(r -> assertThat(r.sendAt()).isEqualTo(third.time() + r.retryAfterMs()));
   }
 
+  @Test
+  void inspectShowsTheSendWindowsInTheZoneAsked() {
+    // a window of three hours around now in Tokyo, the policy's zone: open there, shut in New York
+    java.time.LocalTime tokyo = java.time.LocalTime.now(java.time.ZoneId.of("Asia/Tokyo"))
+        .truncatedTo(java.time.temporal.ChronoUnit.MINUTES);
+    String rules = """
+        policies:
+          - tenant: default
+            timeZone: Asia/Tokyo
+            rules:
+              - id: local-hours
+                match: {category: [marketing]}
+                sendWindow:
+                  allow: [{from: "%s", to: "%s"}]
+        """.formatted(tokyo.minusHours(1), tokyo.plusHours(2));
+    try (RealServer s = RealServer.start(rules, Map.of()); FcapClient c = FcapClient.create(options(s.url()).build())) {
+      Inspection inTokyo = c.inspect(null, "zoned");
+      assertThat(inTokyo.timeZone()).isEqualTo(java.time.ZoneId.of("Asia/Tokyo"));
+      assertThat(inTokyo.windows()).singleElement().satisfies(w -> {
+        assertThat(w.rule()).isEqualTo("local-hours");
+        assertThat(w.open()).isTrue();
+        assertThat(w.opensAt()).isEqualTo(inTokyo.time());
+        assertThat(w.match()).isEqualTo(Map.of("category", java.util.Set.of("marketing")));
+        assertThat(w.exempt()).isEmpty();
+      });
+      java.time.ZoneId newYork = java.time.ZoneId.of("America/New_York");
+      Inspection inNewYork = c.inspect(null, "zoned", newYork);
+      assertThat(inNewYork.timeZone()).isEqualTo(newYork);
+      assertThat(inNewYork.windows()).singleElement().satisfies(w -> {
+        assertThat(w.zone()).isEqualTo(newYork);
+        assertThat(w.open()).isFalse();
+        assertThat(java.time.Instant.ofEpochMilli(w.opensAt()).atZone(newYork).toLocalTime())
+            .isEqualTo(tokyo.minusHours(1));
+        assertThat(w.opensAt()).isBetween(inNewYork.time(), inNewYork.time() + 86_400_000L);
+      });
+    }
+  }
+
   /** The core scenario, also run against a server on Redis ({@link FcapClientOnRedisIT}). */
   static void decideCheckReleaseInspectReset(FcapClient fcap) {
     Message code = Message.builder("+8613800000000").content("Your code is 1234").channel("sms").build();

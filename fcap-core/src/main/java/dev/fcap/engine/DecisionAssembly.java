@@ -53,7 +53,8 @@ final class DecisionAssembly {
       id = ids.seal(Keys.nothingPartition(tenant), unique, now + horizon);
     }
     List<RuleOutcome> rules = p.windows() == null ? List.of() : windowOutcomes(p, p.windows().time, null, null, 0);
-    return new Decision(true, id != null ? id : randomId(), 0, List.of(), shadowShut(p), rules, false, clock.millis(),
+    long time = p.time() == PartitionRequest.STORE_TIME ? clock.millis() : p.time();
+    return new Decision(true, id != null ? id : randomId(), 0, List.of(), shadowShut(p), rules, false, time,
         p.policy() == null ? 0 : p.policy().policy.version(), false, 0);
   }
 
@@ -62,8 +63,9 @@ final class DecisionAssembly {
   /**
    * The decision on {@code p} from the answers of its partitions (null: not reached by a replayed
    * decision; none: no counter applies). A refusal's {@code sendAt} is the earliest instant at or
-   * after the decision at which every enforced rule admits: the decision's time plus the longest delay
-   * until an enforced counter frees, then the first instant from there at which every enforced send
+   * after the decision at which every enforced rule admits: the latest instant an enforced counter
+   * frees (each partition decided at its own time, never before its latest write: an instant is what
+   * they agree on, a delay is not), then the first instant from there at which every enforced send
    * window is open (counters, once free, stay free while nothing else is sent).
    */
   Decision decision(Prepared p, PartitionAnswer[] results) {
@@ -75,9 +77,8 @@ final class DecisionAssembly {
     RuleOutcome[] outcomes = new RuleOutcome[plan.rules.length]; // one copy into the Decision's list, no ArrayList
     int[] ruleOf = windows == null ? null : new int[plan.rules.length]; // each outcome's rule, to merge the windows in
     int reported = 0;
-    List<String> blocked = List.of();
-    List<String> shadowBlocked = List.of();
-    long retryAfter = 0; // the longest delay until an enforced counter that refuses frees; -1: never
+    long frees = time; // the latest instant an enforced counter that refuses frees, never before the decision
+    boolean never = false; // an enforced counter that refuses will never admit // the longest delay until an enforced counter that refuses frees; -1: never
     for (int i = 0; i < plan.rules.length; i++) {
       PartitionAnswer r = results[plan.rulePartition[i]];
       if (r == null) {
@@ -94,33 +95,29 @@ final class DecisionAssembly {
         ruleOf[reported] = plan.rules[i];
       }
       outcomes[reported++] = new RuleOutcome(rule.id(), rule.limit(), rule.windowMs(), used,
-          Math.max(0, rule.limit() - used), allowed, rule.enforced(), ruleRetry, Decision.sendAtOf(allowed, time, ruleRetry));
-      if (!allowed) {
-        if (rule.enforced()) {
-          blocked = append(blocked, rule.id());
-          retryAfter = retryAfter < 0 || ruleRetry < 0 ? -1 : Math.max(retryAfter, ruleRetry);
-        } else {
-          shadowBlocked = append(shadowBlocked, rule.id());
-        }
+          Math.max(0, rule.limit() - used), allowed, rule.enforced(), ruleRetry,
+          allowed ? 0 : ruleRetry < 0 ? -1 : retryAt);
+      if (!allowed && rule.enforced()) {
+        never |= ruleRetry < 0;
+        frees = Math.max(frees, retryAt); // an instant: partitions decided at different times agree on it
       }
     }
-    List<RuleOutcome> rules = List.of(reported == outcomes.length ? outcomes : Arrays.copyOf(outcomes, reported));
-    if (windows != null) {
-      rules = windowOutcomes(p, time, outcomes, ruleOf, reported);
-      for (int i = 0; i < windows.rules.length; i++) {
-        if (!windows.open[i]) {
-          Rule rule = p.policy().rule(windows.rules[i]);
-          if (rule.enforced()) {
-            blocked = append(blocked, rule.id());
-          } else {
-            shadowBlocked = append(shadowBlocked, rule.id());
-          }
+    List<RuleOutcome> rules = windows != null ? windowOutcomes(p, time, outcomes, ruleOf, reported)
+        : List.of(reported == outcomes.length ? outcomes : Arrays.copyOf(outcomes, reported));
+    List<String> blocked = List.of();
+    List<String> shadowBlocked = List.of();
+    for (int i = 0; i < rules.size(); i++) { // in policy order
+      RuleOutcome r = rules.get(i);
+      if (!r.allowed()) {
+        if (r.enforced()) {
+          blocked = append(blocked, r.id());
+        } else {
+          shadowBlocked = append(shadowBlocked, r.id());
         }
       }
     }
     boolean allowed = blocked.isEmpty();
-    long frees = retryAfter < 0 ? -1 : time + retryAfter;
-    long sendAt = allowed ? 0 : windows == null ? frees : windows.earliest(p.policy(), frees);
+    long sendAt = allowed ? 0 : never ? -1 : windows == null ? frees : windows.earliest(p.policy(), frees);
     boolean degraded = false;
     for (PartitionAnswer r : results) {
       degraded |= r != null && r.degraded();
@@ -146,7 +143,9 @@ final class DecisionAssembly {
         continue;
       }
       Rule rule = p.policy().rule(w.rules[k]);
-      long opens = w.opens(p.policy(), k);
+      // judged at the message's time; a partition decided later (a clock step back) moves the answer there
+      long next = w.opens(p.policy(), k);
+      long opens = next < 0 ? -1 : Math.max(next, time);
       boolean open = w.open[k++];
       all[o] = new RuleOutcome(rule.id(), 0, 0, 0, 0, open, rule.enforced(), open ? 0 : opens < 0 ? -1 : opens - time,
           open ? 0 : opens);

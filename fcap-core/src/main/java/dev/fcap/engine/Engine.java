@@ -13,6 +13,7 @@ import dev.fcap.store.internal.CallingThreadStore;
 import dev.fcap.store.internal.ReusableRequest;
 import dev.fcap.time.Clock;
 import java.time.Duration;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -56,7 +57,6 @@ public final class Engine implements AutoCloseable {
   /** How long admitted decisions stay releasable by decision id: -1 the policy's longest window, 0 never. */
   private final long releaseHorizonMs;
   private final CallerTime callerTime;
-  private final Clock clock;
   private final DecisionIds ids;
   private final PolicyRegistry policies = new PolicyRegistry();
   private final RequestBuilder requests;
@@ -69,7 +69,6 @@ public final class Engine implements AutoCloseable {
     this.storeHere = store instanceof CallingThreadStore here && here.answersOnCallingThread() ? here : null;
     this.releaseHorizonMs = b.releaseHorizonMs;
     this.callerTime = new CallerTime(b.callerTime);
-    this.clock = b.clock;
     this.ids = new DecisionIds(store);
     this.requests = new RequestBuilder(b.clock, releaseHorizonMs);
     this.assembly = new DecisionAssembly(ids, b.clock, releaseHorizonMs);
@@ -151,7 +150,7 @@ public final class Engine implements AutoCloseable {
     if (plan.partitions.length == 0) {
       return DecisionAssembly.report(cp, plan, NO_ANSWERS, windows, verdicts) ? ADMITTED : REFUSED;
     }
-    Operation op = windows != null && windows.shut ? Operation.CHECK : Operation.DECIDE;
+    Operation op = WindowCheck.effective(Operation.DECIDE, windows);
     int partitions = plan.partitions.length;
     Scratch scratch = Scratch.take();
     PartitionRequest[] own;
@@ -229,9 +228,7 @@ public final class Engine implements AutoCloseable {
     List<Prepared> single = new ArrayList<>();
     List<PartitionRequest> singleRequests = new ArrayList<>();
     for (Message m : messages) {
-      CompiledPolicy cp = policies.get(m.tenant());
-      WindowCheck windows = windowsOf(cp, m, PartitionRequest.STORE_TIME);
-      Prepared p = requests.prepare(cp, m, effective(op, windows), PartitionRequest.STORE_TIME, windows);
+      Prepared p = requests.prepare(policies.get(m.tenant()), m, op, PartitionRequest.STORE_TIME);
       if (p.requests().length == 1) {
         single.add(p);
         singleRequests.add(p.requests()[0]);
@@ -293,9 +290,21 @@ public final class Engine implements AutoCloseable {
     return releases.byMessageId(message);
   }
 
-  /** A recipient's live counters, per rule and per content fingerprint. */
+  /**
+   * A recipient's live counters, per rule and per content fingerprint, and its policy's send windows,
+   * in the policy's time zone (UTC without one).
+   */
   public CompletableFuture<Inspection> inspect(String tenant, String recipient) {
-    return inspector.inspect(tenant, recipient);
+    return inspector.inspect(tenant, recipient, null);
+  }
+
+  /**
+   * A recipient's live counters and its policy's send windows, read in {@code timeZone}, the
+   * recipient's zone (null: the policy's, else UTC): recipient-zone calendar counters and windows
+   * are placed in it as they are for a message carrying that zone.
+   */
+  public CompletableFuture<Inspection> inspect(String tenant, String recipient, ZoneId timeZone) {
+    return inspector.inspect(tenant, recipient, timeZone);
   }
 
   /**
@@ -317,9 +326,7 @@ public final class Engine implements AutoCloseable {
     Scratch scratch = Scratch.take();
     Prepared p;
     try {
-      CompiledPolicy cp = policies.get(message.tenant());
-      WindowCheck windows = windowsOf(cp, message, time);
-      p = requests.prepare(cp, message, effective(op, windows), time, windows, scratch, storeHere != null);
+      p = requests.prepare(policies.get(message.tenant()), message, op, time, scratch, storeHere != null);
       if (p.requests() == null) { // one partition, in the thread's buffers
         if (!p.waitsForIds(ids)) {
           try {
@@ -332,25 +339,12 @@ public final class Engine implements AutoCloseable {
           }
         }
         // a store that did not answer here, or a decision that waits: a request of its own
-        p = requests.prepare(p.policy(), message, p.op(), time, p.windows());
+        p = requests.prepare(p.policy(), message, op, time);
       }
     } finally {
       scratch.release();
     }
     return execute(p);
-  }
-
-  /**
-   * The send windows of {@code m}, judged at its decision time (the caller's, or this engine's clock
-   * for a decision at the store's time); null when none applies.
-   */
-  private WindowCheck windowsOf(CompiledPolicy cp, Message m, long time) {
-    return cp == null ? null : WindowCheck.of(cp, cp.plan(m), m, time == PartitionRequest.STORE_TIME ? clock.millis() : time);
-  }
-
-  /** A decision whose enforced send window is shut records nothing: it is only read (a dry run). */
-  private static Operation effective(Operation op, WindowCheck windows) {
-    return op == Operation.DECIDE && windows != null && windows.shut ? Operation.CHECK : op;
   }
 
   private static final PartitionAnswer[] NO_ANSWERS = {};
@@ -403,7 +397,10 @@ public final class Engine implements AutoCloseable {
       this.store = Objects.requireNonNull(store, "store");
     }
 
-    /** The clock for calendar alignment; use the store's clock. Default: the system clock. */
+    /**
+     * The clock for calendar alignment and send windows of decisions at the store's time; use the
+     * store's clock. Default: the system clock.
+     */
     public Builder clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock, "clock");
       return this;

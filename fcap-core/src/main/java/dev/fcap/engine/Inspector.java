@@ -8,6 +8,8 @@ import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
 import dev.fcap.store.Store;
 import dev.fcap.store.StoredCounter;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
@@ -29,8 +31,14 @@ final class Inspector {
     this.policies = policies;
   }
 
-  CompletableFuture<Inspection> inspect(String tenant, String recipient) {
+  /**
+   * The inspection of a recipient in {@code recipientZone}; null reads the policy's zone, else UTC.
+   * The zone places recipient-zone calendar counters and windows, as a message's zone does.
+   */
+  CompletableFuture<Inspection> inspect(String tenant, String recipient, ZoneId recipientZone) {
     CompiledPolicy cp = policies.get(tenant);
+    ZoneId zone = recipientZone != null ? recipientZone
+        : cp != null && cp.policy.timeZone() != null ? cp.policy.timeZone() : ZoneOffset.UTC;
     byte[] partition = Keys.recipientPartition(tenant, recipient);
     return store.read(partition).thenCompose(snapshot -> {
       // the dry runs of large logs may answer on the store's threads while this one adds the others
@@ -42,7 +50,7 @@ final class Inspector {
           if (g == null) {
             continue; // a counter of a rule that is no longer in the policy
           }
-          CounterRequest c = counterAt(cp, g, sc.key(), snapshot.time());
+          CounterRequest c = counterAt(g, sc.key(), snapshot.time(), zone);
           if (sc.state() != null) {
             long[] used = new long[g.spec.checks()];
             long[] retryAt = new long[g.spec.checks()];
@@ -55,23 +63,23 @@ final class Inspector {
         }
       }
       return CompletableFuture.allOf(large.toArray(new CompletableFuture<?>[0]))
-          .thenApply(done -> inspection(tenant, recipient, cp, snapshot.time(), views));
+          .thenApply(done -> inspection(tenant, recipient, cp, snapshot.time(), zone, views));
     });
   }
 
   /**
    * The counter as it reads at {@code time}: a calendar group's period in its zone (a recipient-zone
-   * one in the policy's default zone: inspection names no message, so no message zone).
+   * one in the recipient's zone: inspection names no message, so no message zone).
    */
-  private static CounterRequest counterAt(CompiledPolicy cp, CompiledPolicy.Group g, byte[] key, long time) {
+  private static CounterRequest counterAt(CompiledPolicy.Group g, byte[] key, long time, ZoneId recipientZone) {
     if (g.calendar == null) {
       return new CounterRequest(key, g.spec, g.alignMs(time));
     }
-    java.time.ZoneId zone = g.calendarZone(cp.policy.timeZone() != null ? cp.policy.timeZone() : java.time.ZoneOffset.UTC);
+    ZoneId zone = g.calendarZone(recipientZone);
     return new CounterRequest(key, g.periodSpec(time, zone), g.periodAlign(time, zone));
   }
 
-  private static Inspection inspection(String tenant, String recipient, CompiledPolicy cp, long time,
+  private static Inspection inspection(String tenant, String recipient, CompiledPolicy cp, long time, ZoneId zone,
       List<CounterView> views) {
     Map<String, Integer> order = new HashMap<>();
     if (cp != null) {
@@ -82,7 +90,27 @@ final class Inspector {
     List<CounterView> sorted = new ArrayList<>(views);
     sorted.sort(Comparator.comparing((CounterView v) -> order.getOrDefault(v.ruleId(), Integer.MAX_VALUE))
         .thenComparing(v -> v.values().toString()));
-    return new Inspection(tenant, recipient, time, cp == null ? 0 : cp.policy.version(), sorted);
+    return new Inspection(tenant, recipient, time, cp == null ? 0 : cp.policy.version(), sorted, zone,
+        windows(cp, time, zone));
+  }
+
+  /** Every send-window rule of the policy, in policy order, as it stands at {@code time} in {@code zone}. */
+  private static List<WindowView> windows(CompiledPolicy cp, long time, ZoneId recipientZone) {
+    List<WindowView> windows = new ArrayList<>();
+    if (cp == null) {
+      return windows;
+    }
+    for (int i = 0; i < cp.rules.length; i++) {
+      WindowSchedule s = cp.schedules[i];
+      if (s != null) {
+        Rule r = cp.rule(i);
+        ZoneId zone = s.zoneFor(recipientZone);
+        boolean open = s.isOpen(time, zone);
+        windows.add(new WindowView(r.id(), r.enforced(), zone, open, open ? time : s.nextOpening(time, zone),
+            r.match(), r.exempt()));
+      }
+    }
+    return windows;
   }
 
   /** The group in force that a stored counter belongs to; null if its rule is no longer in the policy. */

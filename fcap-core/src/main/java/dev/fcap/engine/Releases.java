@@ -95,8 +95,7 @@ final class Releases {
     if (message.messageId() == null) {
       throw new IllegalArgumentException("releasing by message id needs a messageId");
     }
-    Prepared p = requests.prepare(policies.get(message.tenant()), message, Operation.CHECK, PartitionRequest.STORE_TIME,
-        null);
+    Prepared p = requests.prepare(policies.get(message.tenant()), message, Operation.CHECK, PartitionRequest.STORE_TIME);
     PartitionRequest first = p.requests().length == 0 ? null : p.requests()[0];
     if (first == null) {
       return CompletableFuture.completedFuture(false);

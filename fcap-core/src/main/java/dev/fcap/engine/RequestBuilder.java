@@ -29,10 +29,10 @@ final class RequestBuilder {
   }
 
   /** {@code m} as store requests of their own, which a store may keep. */
-  Prepared prepare(CompiledPolicy cp, Message m, Operation op, long time, WindowCheck windows) {
+  Prepared prepare(CompiledPolicy cp, Message m, Operation op, long time) {
     Scratch scratch = Scratch.take();
     try {
-      return prepare(cp, m, op, time, windows, scratch, false);
+      return prepare(cp, m, op, time, scratch, false);
     } finally {
       scratch.release();
     }
@@ -41,15 +41,19 @@ final class RequestBuilder {
   /**
    * {@code m} as store requests, filled in {@code scratch}'s; with {@code buffered}, a one-partition
    * message's request is left there, its keys in the scratch's buffers (the {@code Prepared}'s
-   * requests null: valid until the scratch is released).
+   * requests null: valid until the scratch is released). The message's send windows are judged first
+   * (at {@code time}, or this builder's clock for the store's time): a DECIDE that a shut enforced
+   * window refuses becomes a dry run, so that nothing is recorded.
    */
-  Prepared prepare(CompiledPolicy cp, Message m, Operation op, long time, WindowCheck windows, Scratch scratch,
-      boolean buffered) {
+  Prepared prepare(CompiledPolicy cp, Message m, Operation op, long time, Scratch scratch, boolean buffered) {
     if (cp == null) {
       return new Prepared(m, null, null, op, new PartitionRequest[0], null, null, 0, releaseHorizonMs != 0, true, null,
           time, null);
     }
     CompiledPolicy.Plan plan = cp.plan(m);
+    WindowCheck windows = plan.windows.length == 0 ? null
+        : WindowCheck.of(cp, plan, m, time == PartitionRequest.STORE_TIME ? clock.millis() : time);
+    op = WindowCheck.effective(op, windows);
     long releaseHorizon = releaseHorizonMs < 0 ? cp.messageHorizonMs : releaseHorizonMs;
     int partitions = plan.partitions.length;
     byte[] key = recordKey(m, op, partitions, releaseHorizon);

@@ -2,6 +2,7 @@ package dev.fcap.engine;
 
 import dev.fcap.model.Message;
 import dev.fcap.model.Rule;
+import dev.fcap.store.Operation;
 import java.time.ZoneId;
 
 /**
@@ -44,6 +45,11 @@ final class WindowCheck {
       shut |= !open[i] && cp.rule(r).enforced();
     }
     return new WindowCheck(time, zone, plan.windows, open, shut);
+  }
+
+  /** The operation a message's step takes: a DECIDE that a shut enforced window refuses only reads. */
+  static Operation effective(Operation op, WindowCheck windows) {
+    return op == Operation.DECIDE && windows != null && windows.shut ? Operation.CHECK : op;
   }
 
   /** When window {@code i} next opens at or after the decision: the decision's time if open; -1 never. */

@@ -1,6 +1,7 @@
 package dev.fcap.oracle;
 
 import dev.fcap.model.Algorithm;
+import dev.fcap.model.CalendarUnit;
 import dev.fcap.model.Condition;
 import dev.fcap.model.Decision;
 import dev.fcap.model.Dimension;
@@ -8,7 +9,16 @@ import dev.fcap.model.Message;
 import dev.fcap.model.Policy;
 import dev.fcap.model.Rule;
 import dev.fcap.model.RuleOutcome;
+import dev.fcap.model.SendWindow;
+import java.time.DayOfWeek;
 import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.time.temporal.TemporalAdjusters;
+import java.time.zone.ZoneOffsetTransition;
+import java.time.zone.ZoneRules;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -34,9 +44,13 @@ import java.util.TreeMap;
  *   <li>{@code sliding-counter}: within its stated bound, checked on the engine's own answer: an
  *       admission leaves at most L in (t - W, t]; a refusal needs more than L over the longer window
  *       W + w - 1.
- *   <li>{@code fixed-window}: the count of the calendar window holding the newest recorded message
- *       (aligned to the epoch or to midnight of the rule's zone at the decision time), recomputed by
- *       folding the counter's list.
+ *   <li>{@code fixed-window}: the count of the window holding the newest recorded message (aligned to
+ *       the epoch), recomputed by folding the counter's list. A calendar rule's window for a request is
+ *       the local day, ISO week or month of its zone (the message's own, for a recipient-zone rule)
+ *       holding the request's time, found with java.time ({@link #period}); the count carries on while
+ *       the newest recorded message lies in the current message's period, so a zone change between
+ *       messages is judged by each message's own period. A release by decision id gives nothing back
+ *       to a recipient-zone period (it knows no zone).
  *   <li>{@code gcra}: the theoretical arrival time, recomputed by folding the counter's list with the
  *       emission interval T = ceil(W / L) microseconds.
  * </ul>
@@ -46,6 +60,18 @@ import java.util.TreeMap;
  * that holds it (sliding algorithms), or its calendar window (fixed window), over the limit. An
  * admission the model refuses, or that breaks this check, is an over-admission; any other
  * difference is a mismatch. The oracle never asserts: {@link OracleRun} counts, tests assert.
+ *
+ * <p><b>Send windows and zones.</b> A send window holds an instant iff the wall clock of its zone (the
+ * window's own, or the recipient's: {@link Policy#zoneOf}) at that instant is inside one of its
+ * intervals, read with {@link LocalDateTime#ofInstant} and tested against the documented definition
+ * (a midnight-spanning interval by the date it opened). It is read at the decision's time (the time
+ * the answer carries: the caller's, or the recipient's partition's after a clock step back, at which
+ * the message is decided and recorded). A message outside an enforced window is refused and nothing
+ * is recorded anywhere. A counter that refuses frees at an instant of its own partition's time line
+ * (its rule's {@code sendAt}); a refused decision's {@code sendAt} is found by brute force: from the
+ * latest of those instants (counters free monotonically when nothing else is sent; never before the
+ * decision's time), every whole minute in turn until every enforced window is open (see
+ * {@link #earliestOpen}); its {@code retryAfterMs} is that instant less the decision's time.
  *
  * <p>A decision is all-or-nothing over the enforced rules; shadow rules report but never block.
  * Partitions (the recipient's first, then one per key of the rules keyed without the recipient, in
@@ -108,7 +134,7 @@ public final class Oracle {
   /** The latest decision time seen (dry runs and refusals too): the time a release runs at (Engine.release). */
   private long seen = Long.MIN_VALUE;
   /** How far back the full history reaches: beyond every window the traffic uses (at most a day) and its steps back. */
-  private static final long HISTORY_MS = 2 * 86_400_000L;
+  private static final long HISTORY_MS = 33 * 86_400_000L;
 
   public Oracle(Policy policy) {
     setPolicy(policy);
@@ -123,11 +149,14 @@ public final class Oracle {
     policy = Objects.requireNonNull(next);
     Map<String, long[]> specs = new HashMap<>();
     for (Rule r : next.rules()) {
+      if (r.isSendWindow()) {
+        continue; // a send window counts nothing
+      }
       long maxWindow = 0;
       long maxLimit = 0;
       boolean shadow = false;
       for (Rule o : next.rules()) {
-        if (identity(o).equals(identity(r))) {
+        if (!o.isSendWindow() && identity(o).equals(identity(r))) {
           maxWindow = Math.max(maxWindow, o.windowMs());
           maxLimit = Math.max(maxLimit, o.limit());
           shadow |= !o.enforced();
@@ -170,14 +199,19 @@ public final class Oracle {
     List<RuleOutcome> expected = new ArrayList<>();
     boolean boundBroken = false;
     long requested = now;
+    long decisionTime = decisionTime(rules, m, requested);
     for (Rule r : rules) {
-      now = at(partitionKey(r, m), requested);
       RuleOutcome o;
+      if (r.isSendWindow()) {
+        expected.add(windowOutcome(r, zoneOf(r, m), requested, decisionTime));
+        continue;
+      }
+      now = at(partitionKey(r, m), requested);
       if (r.algorithm() == Algorithm.SLIDING_COUNTER) {
         RuleOutcome a = actualById.get(r.id());
         if (a == null) {
           mismatches.add("rule " + r.id() + " missing from the answer");
-          o = new RuleOutcome(r.id(), r.limit(), r.windowMs(), 0, r.limit(), true, r.enforced(), 0);
+          o = new RuleOutcome(r.id(), r.limit(), r.windowMs(), 0, r.limit(), true, r.enforced(), 0, 0);
         } else {
           String broken = slidingCounterBound(r, m, now, a);
           if (broken != null) {
@@ -191,12 +225,15 @@ public final class Oracle {
       }
       expected.add(o);
     }
-    Decision want = decision(expected, actual != null ? actual.time() : requested);
+    Decision want = decision(rules, expected, m, decisionTime);
     if (actual != null) {
       compare(want, actual, mismatches);
+      if (!rules.isEmpty() && actual.time() != decisionTime) {
+        mismatches.add("time " + actual.time() + ", oracle " + decisionTime);
+      }
       if (actual.allowed()) {
         for (Rule r : rules) {
-          String broken = r.enforced() ? overLimit(r, m, at(partitionKey(r, m), requested), requested) : null;
+          String broken = r.enforced() && !r.isSendWindow() ? overLimit(r, m, at(partitionKey(r, m), requested), requested) : null;
           if (broken != null) {
             mismatches.add(broken);
             boundBroken = true;
@@ -209,6 +246,24 @@ public final class Oracle {
       apply(m, requested, rules, expected, want.allowed(), key);
     }
     return new Verdict(want, over, mismatches);
+  }
+
+  /**
+   * The time a decision at {@code requested} is made at: its first partition's (the recipient's if a
+   * counter keyed by the recipient applies, else that of the first counter that applies), which never
+   * runs backwards; the caller's time when no counter applies.
+   */
+  private long decisionTime(List<Rule> rules, Message m, long requested) {
+    Rule first = null;
+    for (Rule r : rules) {
+      if (!r.isSendWindow() && (first == null || r.key().contains(Dimension.RECIPIENT))) {
+        first = r;
+        if (r.key().contains(Dimension.RECIPIENT)) {
+          break;
+        }
+      }
+    }
+    return first == null ? requested : at(partitionKey(first, m), requested);
   }
 
   /** Releases an admitted decision; true iff the oracle knew it and had not released it yet. */
@@ -224,7 +279,12 @@ public final class Oracle {
     for (int k = 0; k < a.counters().size(); k++) {
       String id = a.counters().get(k);
       long eventTime = a.times()[k];
-      addOp(id, Kind.RELEASE, partitionTimes.get(partitionOfCounter(a, k)), eventTime, eventTime, a.message().cost());
+      Rule rule = ruleOf(id);
+      if (rule != null && rule.calendar() != null && rule.recipientZone()) {
+        continue; // a release by id knows no recipient's zone: a recipient-zone period keeps its count
+      }
+      addOp(id, Kind.RELEASE, partitionTimes.get(partitionOfCounter(a, k)), eventTime, eventTime, a.message().cost(),
+          a.message());
       List<long[]> h = history.get(id);
       if (h != null) {
         for (int i = h.size() - 1; i >= 0; i--) {
@@ -326,13 +386,13 @@ public final class Oracle {
   }
 
   private long align(Rule r, long now) {
-    if (r.zone() == null) {
+    if (r.zone() == null || r.calendar() != null) {
       return 0;
     }
     return -r.zone().getRules().getOffset(Instant.ofEpochMilli(now)).getTotalSeconds() * 1000L;
   }
 
-  private void addOp(String id, Kind kind, long time, long eventTime, long alignAt, long cost) {
+  private void addOp(String id, Kind kind, long time, long eventTime, long alignAt, long cost, Message m) {
     Counter c = counters.get(id);
     Rule r = ruleOf(id);
     if (c == null || r == null) {
@@ -343,7 +403,8 @@ public final class Oracle {
       writeLog(c.log, kind, eventTime, cost, spec[0], spec[1]);
       return;
     }
-    c.ops.add(new Op(kind, time, eventTime, cost, r.windowMs(), r.limit(), align(r, alignAt)));
+    long[] spec = spec(r, m, alignAt);
+    c.ops.add(new Op(kind, time, eventTime, cost, spec[0], r.limit(), spec[1]));
     if (c.ops.size() >= CHECKPOINT) {
       c.base = c.algorithm == Algorithm.FIXED_WINDOW ? fixedWindow(c) : c.algorithm == Algorithm.GCRA
           ? new long[] {gcra(c)} : null;
@@ -371,6 +432,12 @@ public final class Oracle {
     partitions.put(recipientPartition, new LinkedHashMap<>());
     for (int i = 0; i < rules.size(); i++) {
       Rule r = rules.get(i);
+      if (r.isSendWindow()) {
+        if (r.enforced() && !outcomes.get(i).allowed()) {
+          return; // outside an enforced window: nothing is recorded anywhere, no partition's time moves
+        }
+        continue;
+      }
       String p = r.key().contains(Dimension.RECIPIENT) ? recipientPartition : r.key().toString();
       partitionKeys.putIfAbsent(p, partitionKey(r, m));
       String counter = counterId(r, m);
@@ -383,6 +450,7 @@ public final class Oracle {
     List<String> recorded = new ArrayList<>();
     List<String> recordedPartitions = new ArrayList<>();
     List<Long> times = new ArrayList<>();
+
     for (Map.Entry<String, LinkedHashMap<String, Rule>> p : partitions.entrySet()) {
       if (p.getValue().isEmpty()) {
         continue;
@@ -394,7 +462,7 @@ public final class Oracle {
       long at = at(partition, now); // each partition at its own time
       partitionTimes.put(partition, at);
       for (Map.Entry<String, Rule> c : p.getValue().entrySet()) {
-        addOp(c.getKey(), Kind.RECORD, at, at, now, m.cost());
+        addOp(c.getKey(), Kind.RECORD, at, at, now, m.cost(), m);
         recorded.add(c.getKey());
         recordedPartitions.add(partition);
         times.add(at);
@@ -402,7 +470,7 @@ public final class Oracle {
     }
     if (!allowed) {
       for (int k = 0; k < recorded.size(); k++) {
-        addOp(recorded.get(k), Kind.RELEASE, times.get(k), times.get(k), times.get(k), m.cost());
+        addOp(recorded.get(k), Kind.RELEASE, times.get(k), times.get(k), times.get(k), m.cost(), m);
       }
       return;
     }
@@ -428,24 +496,193 @@ public final class Oracle {
         times.stream().mapToLong(Long::longValue).toArray()));
   }
 
-  /** The decision of {@code outcomes} made at {@code time}: its {@code sendAt} counts from there. */
-  private Decision decision(List<RuleOutcome> outcomes, long time) {
+  /**
+   * The decision of {@code outcomes} (one per rule of {@code rules}) made at {@code time}. Its
+   * {@code sendAt}: every counter frees monotonically when nothing else is sent, so from the latest
+   * instant an enforced counter that refused frees at (and not before {@code time}), the first instant
+   * at which every enforced window that applies is open, each by its own zone; -1 if a counter never
+   * frees or no such instant comes within {@link #HORIZON_MS}.
+   */
+  private Decision decision(List<Rule> rules, List<RuleOutcome> outcomes, Message m, long time) {
     List<String> blocked = new ArrayList<>();
     List<String> shadow = new ArrayList<>();
-    long retry = 0;
-    for (RuleOutcome o : outcomes) {
+    long from = time;
+    boolean never = false;
+    List<SendWindow> windows = new ArrayList<>();
+    List<ZoneId> zones = new ArrayList<>();
+    for (int i = 0; i < outcomes.size(); i++) {
+      Rule r = rules.get(i);
+      RuleOutcome o = outcomes.get(i);
+      if (r.isSendWindow() && r.enforced()) {
+        windows.add(r.sendWindow());
+        zones.add(zoneOf(r, m));
+      }
       if (o.allowed()) {
         continue;
       }
-      if (o.enforced()) {
-        blocked.add(o.id());
-        retry = retry < 0 || o.retryAfterMs() < 0 ? -1 : Math.max(retry, o.retryAfterMs());
-      } else {
+      if (!o.enforced()) {
         shadow.add(o.id());
+        continue;
+      }
+      blocked.add(o.id());
+      if (!r.isSendWindow()) {
+        never |= o.sendAt() < 0;
+        from = Math.max(from, o.sendAt());
       }
     }
-    return new Decision(blocked.isEmpty(), "", blocked.isEmpty() ? 0 : retry, blocked, shadow, outcomes, false, time,
-        0);
+    boolean allowed = blocked.isEmpty();
+    long sendAt = allowed ? 0 : never ? -1 : earliestOpen(windows, zones, from);
+    long retry = allowed ? 0 : sendAt < 0 ? -1 : sendAt - time;
+    return new Decision(allowed, "", retry, blocked, shadow, outcomes, false, time, 0, false, sendAt);
+  }
+
+  /**
+   * A send window's outcome: judged at the message's own time {@code requested} (docs/algorithms.md:
+   * a window reads the time the message is sent at, not a partition's later time after a clock step
+   * back), open, or refused until its own next opening, never before the decision's {@code time}.
+   */
+  private static RuleOutcome windowOutcome(Rule r, ZoneId zone, long requested, long time) {
+    boolean open = inside(r.sendWindow(), zone, requested);
+    long next = open ? 0 : earliestOpen(List.of(r.sendWindow()), List.of(zone), requested);
+    next = next <= 0 ? next : Math.max(next, time);
+    long retry = open ? 0 : next < 0 ? -1 : next - time;
+    return new RuleOutcome(r.id(), r.limit(), r.windowMs(), 0, Math.max(0, r.limit()), open, r.enforced(), retry, next);
+  }
+
+  /** The zone whose wall clock a send window or calendar reads for {@code m}. */
+  private ZoneId zoneOf(Rule r, Message m) {
+    if (r.isSendWindow()) {
+      return r.sendWindow().recipientZone() ? policy.zoneOf(m) : r.sendWindow().zone();
+    }
+    return calendarZone(r, m);
+  }
+
+  /** A calendar rule's zone for {@code m} (its own, the recipient's, or UTC); null for a rule without a calendar. */
+  private ZoneId calendarZone(Rule r, Message m) {
+    if (r.calendar() == null) {
+      return null;
+    }
+    if (r.recipientZone()) {
+      return policy.zoneOf(m);
+    }
+    return r.zone() != null ? r.zone() : ZoneOffset.UTC;
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // Wall clocks, read with java.time and nothing else.
+
+  private static final long MINUTE_MS = 60_000L;
+  private static final long DAY_MS = 86_400_000L;
+  /** How far past the counters' instant an instant with every window open is looked for. */
+  static final long HORIZON_MS = 800 * DAY_MS;
+
+  /**
+   * The period [start, end) of {@code unit} in {@code zone} holding {@code t}: from the first instant of
+   * the period's first local date (java.time's start of day: after the gap when midnight is skipped)
+   * to the next period's.
+   */
+  static long[] period(CalendarUnit unit, ZoneId zone, long t) {
+    LocalDate date = LocalDateTime.ofInstant(Instant.ofEpochMilli(t), zone).toLocalDate();
+    LocalDate first = switch (unit) {
+      case DAY -> date;
+      case WEEK -> date.with(TemporalAdjusters.previousOrSame(DayOfWeek.MONDAY));
+      case MONTH -> date.withDayOfMonth(1);
+    };
+    LocalDate next = first.plus(1, unit.temporalUnit());
+    return new long[] {first.atStartOfDay(zone).toInstant().toEpochMilli(),
+        next.atStartOfDay(zone).toInstant().toEpochMilli()};
+  }
+
+  /** Whether {@code w} holds instant {@code t} by the wall clock of {@code zone}: the definition, verbatim. */
+  static boolean inside(SendWindow w, ZoneId zone, long t) {
+    LocalDateTime local = LocalDateTime.ofInstant(Instant.ofEpochMilli(t), zone);
+    return holds(w, local.toLocalDate().toEpochDay(), local.toLocalTime().toSecondOfDay() / 60);
+  }
+
+  /**
+   * Whether {@code w} holds the local minute {@code minute} of local date {@code day}: inside any
+   * interval, a midnight-spanning one tested on the date it opened.
+   */
+  private static boolean holds(SendWindow w, long day, int minute) {
+    for (SendWindow.Interval i : w.allow()) {
+      int from = i.from().toSecondOfDay() / 60;
+      int to = i.to().toSecondOfDay() / 60;
+      if (from < to) {
+        if (minute >= from && minute < to && opensOn(w, i, day)) {
+          return true;
+        }
+      } else if (minute >= from && opensOn(w, i, day) || minute < to && opensOn(w, i, day - 1)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static boolean opensOn(SendWindow w, SendWindow.Interval i, long day) {
+    LocalDate d = LocalDate.ofEpochDay(day);
+    return i.days().contains(d.getDayOfWeek()) && !w.closed().contains(d);
+  }
+
+  /**
+   * The earliest instant at or after {@code from} at which every window is open by its zone's wall
+   * clock; -1 if none within {@link #HORIZON_MS}. Naive: {@code from} itself, then every whole minute
+   * (offsets and transitions are whole minutes and bounds are {@code HH:MM}, so membership only
+   * changes on a minute).
+   */
+  static long earliestOpen(List<SendWindow> windows, List<ZoneId> zones, long from) {
+    if (windows.isEmpty() || from < 0) {
+      return from;
+    }
+    WallClock[] clocks = new WallClock[zones.size()];
+    for (int i = 0; i < clocks.length; i++) {
+      clocks[i] = new WallClock(zones.get(i));
+    }
+    if (allOpen(windows, clocks, from)) {
+      return from;
+    }
+    long limit = from + HORIZON_MS;
+    for (long t = Math.floorDiv(from, MINUTE_MS) * MINUTE_MS + MINUTE_MS; t <= limit; t += MINUTE_MS) {
+      if (allOpen(windows, clocks, t)) {
+        return t;
+      }
+    }
+    return -1;
+  }
+
+  private static boolean allOpen(List<SendWindow> windows, WallClock[] clocks, long t) {
+    for (int i = 0; i < clocks.length; i++) {
+      long local = clocks[i].localMs(t);
+      if (!holds(windows.get(i), Math.floorDiv(local, DAY_MS), (int) (Math.floorMod(local, DAY_MS) / MINUTE_MS))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * A zone's local time as epoch milliseconds of the wall clock, for a scan forward in time: java.time's
+   * offset at an instant, reused until the zone's next transition.
+   */
+  private static final class WallClock {
+    private final ZoneRules rules;
+    private long validFrom = Long.MAX_VALUE;
+    private long validUntil = Long.MIN_VALUE;
+    private long offsetMs;
+
+    WallClock(ZoneId zone) {
+      rules = zone.getRules();
+    }
+
+    long localMs(long t) {
+      if (t < validFrom || t >= validUntil) {
+        Instant at = Instant.ofEpochMilli(t);
+        offsetMs = rules.getOffset(at).getTotalSeconds() * 1000L;
+        ZoneOffsetTransition next = rules.nextTransition(at);
+        validFrom = t;
+        validUntil = next == null ? Long.MAX_VALUE : next.getInstant().toEpochMilli();
+      }
+      return t + offsetMs;
+    }
   }
 
   private static void compare(Decision want, Decision actual, List<String> mismatches) {
@@ -460,6 +697,9 @@ public final class Oracle {
     }
     if (want.retryAfterMs() != actual.retryAfterMs()) {
       mismatches.add("retryAfterMs " + actual.retryAfterMs() + ", oracle " + want.retryAfterMs());
+    }
+    if (want.sendAt() != actual.sendAt()) {
+      mismatches.add("sendAt " + actual.sendAt() + ", oracle " + want.sendAt());
     }
     if (want.rules().size() != actual.rules().size()) {
       mismatches.add("rules " + actual.rules() + ", oracle " + want.rules());
@@ -505,12 +745,13 @@ public final class Oracle {
         }
       }
       case FIXED_WINDOW -> {
-        long[] state = fixedWindow(counter); // {last, count} or null
-        long window = r.windowMs();
-        long start = windowStart(now, window, align(r, alignAt));
-        used = state != null && state[0] >= start ? state[1] : 0;
+        long[] state = fixedWindow(counter); // {last, count, expiry} or null
+        long[] spec = spec(r, m, alignAt);
+        long window = spec[0];
+        long start = windowStart(now, window, spec[1]);
+        used = state != null && state[2] > now && state[0] >= start ? state[1] : 0;
         retryAt = used + cost <= r.limit() ? now
-            : cost > r.limit() ? NEVER : windowStart(state[0], window, align(r, alignAt)) + window;
+            : cost > r.limit() ? NEVER : windowStart(state[0], window, spec[1]) + window;
       }
       case GCRA -> {
         long t = interval(r.windowMs(), r.limit());
@@ -525,7 +766,7 @@ public final class Oracle {
     boolean allowed = retryAt == now;
     long retry = allowed ? 0 : retryAt == NEVER ? -1 : retryAt - now;
     return new RuleOutcome(r.id(), r.limit(), r.windowMs(), used, Math.max(0, r.limit() - used), allowed,
-        r.enforced(), retry);
+        r.enforced(), retry, allowed ? 0 : retryAt);
   }
 
   /** One write to a log; a record then keeps the documented retention: the longest window, the newest capacity units. */
@@ -567,21 +808,51 @@ public final class Oracle {
     return Math.floorDiv(t - align, window) * window + align;
   }
 
-  /** {last, count} of the window holding the newest recorded message, or null. */
+  /**
+   * {last, count, expiry} of the window holding the newest recorded message, or null. The expiry is
+   * the end of that window by the spec of the counter's latest write, in whole seconds rounded up, as
+   * the store keeps it: a calendar counter written in one zone's period is gone once that period
+   * ends, whatever period a later message's zone puts it in.
+   */
   private static long[] fixedWindow(Counter c) {
     long[] s = c.base;
     for (Op op : c.ops) {
+      if (s != null && s[2] <= op.time()) {
+        s = null; // expired by the spec it was last written with
+      }
       long start = windowStart(op.time(), op.windowMs(), op.align());
       if (op.kind() == Kind.RECORD) {
-        s = s != null && s[0] >= start ? new long[] {Math.max(op.time(), s[0]), s[1] + op.cost()}
-            : new long[] {op.time(), op.cost()};
+        s = s != null && s[0] >= start ? new long[] {Math.max(op.time(), s[0]), s[1] + op.cost(), 0}
+            : new long[] {op.time(), op.cost(), 0};
       } else if (s != null && s[0] >= start && op.eventTime() >= windowStart(s[0], op.windowMs(), op.align())) {
         // a message gives back a unit of the count only if it lies in the count's window, while that
         // window is live at the release's time
-        s = s[1] - op.cost() <= 0 ? null : new long[] {s[0], s[1] - op.cost()};
+        s = s[1] - op.cost() <= 0 ? null : new long[] {s[0], s[1] - op.cost(), 0};
+      } else if (s != null) {
+        s = new long[] {s[0], s[1], 0}; // rewritten as it is, with the release's spec
+      }
+      if (s != null) {
+        s[2] = ceilDiv(windowStart(s[0], op.windowMs(), op.align()) + op.windowMs(), 1000) * 1000;
+        if (s[2] <= op.time()) {
+          s = null;
+        }
       }
     }
     return s;
+  }
+
+  /**
+   * The fixed window {windowMs, align} a rule counts {@code m} in, for a request at {@code alignAt}: a
+   * calendar rule's is the period holding {@code alignAt} in its zone (the message's, for a
+   * recipient-zone rule), as a window of the period's length aligned to its start; any other's is
+   * its window, aligned to the epoch (or to midnight of its zone).
+   */
+  private long[] spec(Rule r, Message m, long alignAt) {
+    if (r.calendar() != null) {
+      long[] p = period(r.calendar(), calendarZone(r, m), alignAt);
+      return new long[] {p[1] - p[0], p[0]};
+    }
+    return new long[] {r.windowMs(), align(r, alignAt)};
   }
 
   private static long interval(long windowMs, long limit) {
@@ -639,7 +910,14 @@ public final class Oracle {
         }
       }
       case FIXED_WINDOW -> {
-        long start = windowStart(now, w, align(r, alignAt));
+        if (r.recipientZone()) {
+          // a recipient's zone may change between messages, and each decision reads its own: no one
+          // calendar holds the history, so the fold alone judges it
+          return null;
+        }
+        long[] spec = spec(r, m, alignAt);
+        w = spec[0];
+        long start = windowStart(now, w, spec[1]);
         long sum = m.cost() + sum(h, start - 1, start + w - 1);
         if (sum > r.limit()) {
           return "over: fixed-window " + r.id() + " admitted " + sum + " in the window [" + start + ", " + (start + w)

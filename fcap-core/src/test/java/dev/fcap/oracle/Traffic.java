@@ -1,15 +1,24 @@
 package dev.fcap.oracle;
 
 import dev.fcap.model.Algorithm;
+import dev.fcap.model.CalendarUnit;
 import dev.fcap.model.Condition;
 import dev.fcap.model.Dimension;
 import dev.fcap.model.Message;
 import dev.fcap.model.Mode;
 import dev.fcap.model.Policy;
 import dev.fcap.model.Rule;
+import dev.fcap.model.SendWindow;
+import java.time.DayOfWeek;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalTime;
 import java.time.ZoneId;
+import java.time.zone.ZoneOffsetTransition;
 import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -21,6 +30,12 @@ import java.util.SplittableRandom;
  * a stream of steps against them: decisions with costs above 1, dry runs, releases, rule edits that
  * keep counts, resets, bursts in one millisecond, clock steps back and idle gaps of days. Recipients
  * include ids that try to alias or move keys: {@code {a}}, {@code a}{b}, {@code 名字}, long ones.
+ *
+ * <p>With {@link Options#zones()}, messages carry the recipient's time zone (each recipient mostly its
+ * own, sometimes another, sometimes none: the policy's default), among zones with daylight saving,
+ * half- and quarter-hour offsets and a 30-minute change, and now and then the clock jumps to just
+ * before a zone's next transition or a quarter hour (where windows open and close);
+ * {@link #randomPolicy(long, int, boolean, boolean)} adds send windows and local-calendar caps.
  *
  * <p>Deterministic from its seed. {@link Options} turn off what a path cannot take (a send log has
  * no releases, dry runs, edits or resets).
@@ -51,20 +66,30 @@ public final class Traffic {
    *     once), also of one made before a rule edit
    * @param olderReleases releases of any recent admitted decision, at a later time than it was made
    * @param clockBack steps of the clock back by up to 3 s
+   * @param zones messages with time zones, and clock jumps to just before zone transitions and quarter hours
    */
   public record Options(boolean releases, boolean olderReleases, boolean dryRuns, boolean edits, boolean resets,
-      boolean clockBack, int recipients) {
+      boolean clockBack, int recipients, boolean zones) {
     /** Everything the engine and the stores answer exactly today (see docs/algorithms.md, "How it is tested"). */
-    public static final Options ALL = new Options(true, true, true, true, true, true, 40);
+    public static final Options ALL = new Options(true, true, true, true, true, true, 40, false);
     /** What a send log can hold: decisions only (in log order, clock steps back included). */
-    public static final Options SEND_LOG = new Options(false, false, false, false, false, true, 40);
+    public static final Options SEND_LOG = new Options(false, false, false, false, false, true, 40, false);
+
+    public Options(boolean releases, boolean olderReleases, boolean dryRuns, boolean edits, boolean resets,
+        boolean clockBack, int recipients) {
+      this(releases, olderReleases, dryRuns, edits, resets, clockBack, recipients, false);
+    }
 
     public Options withClockBack(boolean on) {
-      return new Options(releases, olderReleases, dryRuns, edits, resets, on, recipients);
+      return new Options(releases, olderReleases, dryRuns, edits, resets, on, recipients, zones);
     }
 
     public Options withOlderReleases(boolean on) {
-      return new Options(releases, on, dryRuns, edits, resets, clockBack, recipients);
+      return new Options(releases, on, dryRuns, edits, resets, clockBack, recipients, zones);
+    }
+
+    public Options withZones(boolean on) {
+      return new Options(releases, olderReleases, dryRuns, edits, resets, clockBack, recipients, on);
     }
   }
 
@@ -78,6 +103,17 @@ public final class Traffic {
     ZoneId.of("Asia/Shanghai"), ZoneId.of("America/New_York"), ZoneId.of("Asia/Kolkata"), ZoneId.of("UTC")
   };
 
+  /** Recipients' zones: daylight saving both hemispheres, +05:30, +05:45, Lord Howe's 30-minute change, +12:45/+13:45. */
+  static final ZoneId[] MESSAGE_ZONES = {
+    ZoneId.of("America/New_York"), ZoneId.of("Europe/London"), ZoneId.of("Asia/Kolkata"), ZoneId.of("Asia/Kathmandu"),
+    ZoneId.of("Australia/Lord_Howe"), ZoneId.of("Pacific/Chatham"), ZoneId.of("UTC"), null
+  };
+  /** Local dates near the traffic's start and the 2026 transitions of {@link #MESSAGE_ZONES}: where closed dates bite. */
+  private static final String[] NEAR_DATES = {
+    "2026-01-01", "2026-01-02", "2026-01-03", "2026-01-04", "2026-01-05", "2026-03-08", "2026-03-09", "2026-03-29",
+    "2026-04-05", "2026-09-27", "2026-10-04", "2026-10-25", "2026-11-01"
+  };
+
   /** A 10^6 limit by default; {@code -Dfcap.oracle.largeLimit} raises or lowers it. */
   public static final long LARGE_LIMIT = Long.getLong("fcap.oracle.largeLimit", 1_000_000L);
 
@@ -85,6 +121,7 @@ public final class Traffic {
   private final SplittableRandom random;
   private final Options options;
   private final String[] recipients;
+  private final ZoneId[] recipientZones;
   private Policy policy;
   private long now;
   private long decisions;
@@ -98,6 +135,10 @@ public final class Traffic {
     this.recipients = new String[options.recipients()];
     for (int i = 0; i < recipients.length; i++) {
       recipients[i] = i < ODD_IDS.length ? ODD_IDS[i] : "+86139" + String.format("%08d", i * 7919);
+    }
+    this.recipientZones = new ZoneId[recipients.length];
+    for (int i = 0; i < recipients.length; i++) {
+      recipientZones[i] = MESSAGE_ZONES[Math.floorMod(i * 31 + (int) seed, MESSAGE_ZONES.length)];
     }
   }
 
@@ -120,6 +161,10 @@ public final class Traffic {
   /** The next step. */
   public Step next() {
     int action = random.nextInt(1000);
+    if (options.edits() && options.zones() && action >= 990) {
+      policy = editWindow(policy); // a send window replaced mid-stream
+      return new Edit(policy);
+    }
     if (options.releases() && action < 40) {
       return new Release(options.olderReleases() && random.nextBoolean() ? random.nextInt(1 << 30) : -1);
     }
@@ -136,6 +181,9 @@ public final class Traffic {
 
   /** Time moves by bursts in one millisecond, small steps, steps back, minutes, and idle days. */
   private long advance() {
+    if (options.zones() && random.nextInt(1000) < 4) {
+      return now = jumpNearABoundary();
+    }
     int jump = random.nextInt(10_000);
     if (jump < 2500) {
       return now; // a burst: several decisions in the same millisecond
@@ -152,11 +200,29 @@ public final class Traffic {
     return now;
   }
 
+  /**
+   * Just before the next daylight-saving transition of a zone (by up to 10 minutes), or just before
+   * the next quarter hour (by up to 5 s), never back in time.
+   */
+  private long jumpNearABoundary() {
+    if (random.nextBoolean()) {
+      long quarter = 900_000L;
+      return Math.max(now, Math.floorDiv(now, quarter) * quarter + quarter - random.nextInt(5000));
+    }
+    ZoneId zone = MESSAGE_ZONES[random.nextInt(MESSAGE_ZONES.length)];
+    ZoneOffsetTransition next = zone == null ? null : zone.getRules().nextTransition(Instant.ofEpochMilli(now));
+    if (next == null) {
+      return now;
+    }
+    return Math.max(now, next.getInstant().toEpochMilli() - random.nextInt(600_000));
+  }
+
   private Message message() {
     decisions++;
     // a hot recipient (another one every 500 decisions) takes a third of the traffic, so limits bite
-    String hot = recipients[(int) ((decisions / 500) % recipients.length)];
-    String recipient = random.nextInt(3) == 0 ? hot : recipients[random.nextInt(recipients.length)];
+    int hotAt = (int) ((decisions / 500) % recipients.length);
+    int at = random.nextInt(3) == 0 ? hotAt : random.nextInt(recipients.length);
+    String recipient = recipients[at];
     Message.Builder b = Message.builder(recipient)
         .channel(CHANNELS[random.nextInt(CHANNELS.length)])
         .category(CATEGORIES[random.nextInt(CATEGORIES.length)]);
@@ -171,6 +237,10 @@ public final class Traffic {
       b.cost(2 + random.nextInt(4));
     } else if (c < 9) {
       b.cost(LARGE_LIMIT / 3 + random.nextInt(3)); // bites the large limit; above every small one
+    }
+    if (options.zones()) {
+      // mostly the recipient's own zone; sometimes another (the recipient travels) or none (the policy's)
+      b.timeZone(random.nextInt(8) != 0 ? recipientZones[at] : MESSAGE_ZONES[random.nextInt(MESSAGE_ZONES.length)]);
     }
     return b.build();
   }
@@ -190,6 +260,104 @@ public final class Traffic {
    * every key on the recipient (the policies {@code fcap replay} decides on several threads).
    */
   public static Policy randomPolicy(long seed, int maxRules, boolean recipientOnly) {
+    return randomPolicy(seed, maxRules, recipientOnly, false);
+  }
+
+  /**
+   * {@link #randomPolicy(long, int, boolean)}, and with {@code windows} also 0 to 2 send windows (in
+   * the recipient's zone or a fixed one; intervals spanning midnight, several intervals, subsets of
+   * days, closed dates near the traffic's, inside spring-forward gaps; matching a category; shadow
+   * sometimes), 0 to 2 fixed-window caps of a local day, ISO week or month (in the recipient's zone
+   * or a fixed one) and sometimes a default zone for the policy. The rules without windows are those
+   * of the same seed without them.
+   */
+  public static Policy randomPolicy(long seed, int maxRules, boolean recipientOnly, boolean windows) {
+    Policy base = randomPolicy0(seed, maxRules, recipientOnly);
+    if (!windows) {
+      return base;
+    }
+    SplittableRandom random = new SplittableRandom(seed ^ 0x5eedL);
+    List<Rule> rules = new ArrayList<>(base.rules());
+    int sendWindows = random.nextInt(3);
+    for (int i = 0; i < sendWindows; i++) {
+      rules.add(random.nextInt(rules.size() + 1), sendWindowRule(random, "w" + i));
+    }
+    int calendars = random.nextInt(3);
+    for (int i = 0; i < calendars; i++) {
+      CalendarUnit unit = CalendarUnit.values()[random.nextInt(CalendarUnit.values().length)];
+      boolean recipientZone = random.nextInt(4) != 0;
+      ZoneId zone = recipientZone ? null : MESSAGE_ZONES[random.nextInt(MESSAGE_ZONES.length - 1)];
+      long limit = unit == CalendarUnit.DAY ? 1 + random.nextInt(6) : 2 + random.nextInt(20);
+      Condition match = random.nextBoolean() ? null
+          : new Condition(Map.of(Dimension.CATEGORY, Set.of(CATEGORIES[random.nextInt(CATEGORIES.length)])));
+      Mode mode = random.nextInt(5) == 0 ? Mode.SHADOW : Mode.ENFORCE;
+      rules.add(random.nextInt(rules.size() + 1), new Rule("c" + i, null, limit, unit.nominal(),
+          List.of(Dimension.RECIPIENT), match, null, Algorithm.FIXED_WINDOW, 0, mode, zone, recipientZone, unit, null));
+    }
+    ZoneId defaultZone = random.nextInt(3) == 0 ? MESSAGE_ZONES[random.nextInt(MESSAGE_ZONES.length - 1)] : null;
+    return new Policy(base.tenant(), base.version(), rules, defaultZone);
+  }
+
+  private static Rule sendWindowRule(SplittableRandom random, String id) {
+    ZoneId zone = random.nextInt(3) == 0 ? MESSAGE_ZONES[random.nextInt(MESSAGE_ZONES.length - 1)] : null;
+    int intervals = 1 + random.nextInt(3);
+    List<SendWindow.Interval> allow = new ArrayList<>();
+    for (int i = 0; i < intervals; i++) {
+      Set<DayOfWeek> days = EnumSet.allOf(DayOfWeek.class);
+      if (random.nextBoolean()) {
+        days = EnumSet.noneOf(DayOfWeek.class);
+        for (DayOfWeek d : DayOfWeek.values()) {
+          if (random.nextInt(3) != 0) {
+            days.add(d);
+          }
+        }
+        if (days.isEmpty()) {
+          days.add(DayOfWeek.values()[random.nextInt(7)]);
+        }
+      }
+      LocalTime from;
+      LocalTime to;
+      int shape = random.nextInt(10);
+      if (shape == 0) { // around the spring-forward gaps: 02:00 to 03:00 (New York), 02:00 to 02:30 (Lord Howe)
+        from = LocalTime.of(2, random.nextInt(4) * 10);
+        to = LocalTime.of(2 + random.nextInt(2), 10 + random.nextInt(4) * 10);
+      } else if (shape < 4) { // spans midnight
+        from = LocalTime.of(18 + random.nextInt(6), random.nextInt(4) * 15);
+        to = LocalTime.of(random.nextInt(10), random.nextInt(4) * 15);
+      } else {
+        from = LocalTime.of(random.nextInt(24), random.nextInt(60));
+        to = LocalTime.of(random.nextInt(24), random.nextInt(4) * 15);
+      }
+      if (from.equals(to)) {
+        to = to.plusMinutes(1);
+      }
+      allow.add(new SendWindow.Interval(days, from, to));
+    }
+    Set<LocalDate> closed = new HashSet<>();
+    for (int i = random.nextInt(3); i > 0; i--) {
+      closed.add(LocalDate.parse(NEAR_DATES[random.nextInt(NEAR_DATES.length)]));
+    }
+    Condition match = random.nextInt(3) == 0 ? null
+        : new Condition(Map.of(Dimension.CATEGORY, Set.of("marketing", "promo")));
+    Condition exempt = random.nextInt(4) == 0 ? new Condition(Map.of(Dimension.CHANNEL, Set.of("email"))) : null;
+    Mode mode = random.nextInt(5) == 0 ? Mode.SHADOW : Mode.ENFORCE;
+    return Rule.ofSendWindow(id, null, new SendWindow(zone, allow, closed), match, exempt, mode);
+  }
+
+  /** A random send window of the policy replaced by another (windows count nothing: nothing to keep). */
+  private Policy editWindow(Policy p) {
+    List<Rule> rules = new ArrayList<>(p.rules());
+    int i = random.nextInt(rules.size());
+    if (!rules.get(i).isSendWindow()) {
+      return p;
+    }
+    Rule r = rules.get(i);
+    Rule next = sendWindowRule(random, r.id());
+    rules.set(i, Rule.ofSendWindow(r.id(), null, next.sendWindow(), next.match(), next.exempt(), r.mode()));
+    return p.withRules(rules).withVersion(p.version() + 1);
+  }
+
+  private static Policy randomPolicy0(long seed, int maxRules, boolean recipientOnly) {
     SplittableRandom random = new SplittableRandom(seed);
     int n = 1 + random.nextInt(maxRules);
     List<Rule> rules = new ArrayList<>();
@@ -243,16 +411,16 @@ public final class Traffic {
     List<Rule> rules = new ArrayList<>(p.rules());
     int i = random.nextInt(rules.size());
     Rule r = rules.get(i);
-    if (r.algorithm() == Algorithm.GCRA || r.limit() >= LARGE_LIMIT) {
+    if (r.isSendWindow() || r.algorithm() == Algorithm.GCRA || r.limit() >= LARGE_LIMIT) {
       return p;
     }
-    if (r.algorithm() == Algorithm.SLIDING_LOG && random.nextBoolean() && r.windowMs() > 2000) {
+    if (r.algorithm() == Algorithm.SLIDING_LOG && r.calendar() == null && random.nextBoolean() && r.windowMs() > 2000) {
       r = r.withWindow(Duration.ofMillis(r.windowMs() / 2 + random.nextInt((int) Math.min(r.windowMs() / 2, 1 << 30))));
     } else {
       r = r.withLimit(Math.max(1, r.limit() + random.nextInt(7) - 3));
     }
     rules.set(i, r);
-    return new Policy(p.tenant(), p.version() + 1, rules);
+    return p.withRules(rules).withVersion(p.version() + 1);
   }
 
   /** The policy as a rules file ({@code fcap replay --rules}). */

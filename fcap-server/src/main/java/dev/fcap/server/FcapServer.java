@@ -28,6 +28,7 @@ import dev.fcap.server.metrics.ServerMetrics;
 import dev.fcap.store.Store;
 import dev.fcap.store.memory.MemoryStore;
 import dev.fcap.time.Clock;
+import dev.fcap.time.SlewingClock;
 import dev.fcap.uri.Redaction;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -36,10 +37,12 @@ import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.function.LongSupplier;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -54,6 +57,10 @@ import org.slf4j.LoggerFactory;
  * metrics, audit); the {@link HttpApi} and {@link GrpcApi} authenticate, parse and render. A call runs
  * transport -> decision service -> engine -> metered -> failover -> store. {@link #close()} stops taking
  * requests, lets in-flight ones finish (up to {@code shutdown.grace}), then flushes the audit.
+ *
+ * <p>Time: the embedded store (and so the engine, which reads the store's clock) counts on a
+ * {@link SlewingClock} that follows the wall clock without stepping; everything else (deadlines,
+ * audit times, logs) reads the wall clock.
  */
 public final class FcapServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(FcapServer.class);
@@ -67,14 +74,19 @@ public final class FcapServer implements AutoCloseable {
   private final ScheduledExecutorService scheduler;
   private final ExecutorService delivery;
   private final Store store;
+  /** The embedded store's clock; null for a store that keeps its own time (Redis TIME) or one given by the embedder. */
+  private final SlewingClock storeClock;
 
-  private FcapServer(ServerConfig config, Store storeOverride, Clock clock) throws IOException {
+  private FcapServer(ServerConfig config, Store storeOverride, Clock clock, LongSupplier monotonicNanos)
+      throws IOException {
     this.config = config;
     // the port, then what the config names: a mistake there fails before any thread is started,
     // and a port in use before anything is written
     String host = bindHost(config);
     StartChecks.portFree(host, config.listenPort());
-    Store raw = storeOverride != null ? storeOverride : openStore(config, clock);
+    this.storeClock = storeOverride == null && config.storeUri().equals("memory")
+        ? SlewingClock.following(clock, monotonicNanos, FcapServer::wallClockStepped) : null;
+    Store raw = storeOverride != null ? storeOverride : openStore(config, storeClock != null ? storeClock : clock);
     RulesSource source;
     AuditSink sink;
     try {
@@ -91,6 +103,7 @@ public final class FcapServer implements AutoCloseable {
     timers.setRemoveOnCancelPolicy(true); // most deadlines are cancelled: the store answered
     this.scheduler = timers;
     registerStoreGauges(raw);
+    registerClockMeters();
     this.delivery = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()), r -> {
       Thread t = new Thread(r, "fcap-store-answers");
       t.setDaemon(true);
@@ -257,6 +270,29 @@ public final class FcapServer implements AutoCloseable {
     }
   }
 
+  private void registerClockMeters() {
+    if (storeClock == null) {
+      return;
+    }
+    metrics.functionCounter("fcap_clock_steps", "steps of the wall clock over " + SlewingClock.STEP_THRESHOLD_MS
+        + " ms seen by the embedded store's time, which absorbs them gradually instead of stepping", storeClock,
+        SlewingClock::steps);
+    metrics.gauge("fcap_clock_offset_seconds", "the wall clock minus the embedded store's time: steps still being "
+        + "absorbed (0 without steps)", storeClock, c -> c.offsetMillis() / 1000.0);
+  }
+
+  private static void wallClockStepped(long stepMs, long offsetMs) {
+    LOG.warn("the wall clock stepped {} s; the store's time does not step: it follows the wall clock at {} % of real "
+        + "time, with {} s to absorb (in about {} s); windows are neither freed nor frozen by the step "
+        + "(counted in fcap_clock_steps_total; restart to take a step at once)", seconds(stepMs),
+        Math.round(SlewingClock.RATE * 100), seconds(offsetMs),
+        Math.round(Math.abs(offsetMs) / 1000.0 / SlewingClock.RATE));
+  }
+
+  private static String seconds(long ms) {
+    return String.format(Locale.ROOT, "%+.1f", ms / 1000.0);
+  }
+
   /** The port actually bound (useful with {@code listen: 127.0.0.1:0}). */
   public int port() {
     return server.activeLocalPort();
@@ -329,6 +365,7 @@ public final class FcapServer implements AutoCloseable {
     private final ServerConfig config;
     private Store store;
     private Clock clock = Clock.system();
+    private LongSupplier monotonicNanos = System::nanoTime;
 
     private Builder(ServerConfig config) {
       this.config = config;
@@ -340,14 +377,21 @@ public final class FcapServer implements AutoCloseable {
       return this;
     }
 
+    /** The wall clock. */
     public Builder clock(Clock clock) {
       this.clock = clock;
       return this;
     }
 
+    /** The monotonic clock the embedded store's time advances with, in nanoseconds (default {@code System::nanoTime}). */
+    public Builder monotonicNanos(LongSupplier monotonicNanos) {
+      this.monotonicNanos = monotonicNanos;
+      return this;
+    }
+
     public FcapServer start() {
       try {
-        return new FcapServer(config, store, clock);
+        return new FcapServer(config, store, clock, monotonicNanos);
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }

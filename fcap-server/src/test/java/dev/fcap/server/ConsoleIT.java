@@ -2,13 +2,23 @@ package dev.fcap.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import java.time.Instant;
+import java.time.LocalTime;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.Keys;
 import org.openqa.selenium.WebElement;
+import org.openqa.selenium.support.ui.Select;
 
 /**
  * The console (GET /) in headless Chromium against a real server on a loopback port: everything the
@@ -31,7 +41,15 @@ class ConsoleIT {
         - tenant: shop-live
           rules:
             - {id: per-minute, limit: 2, window: 1m, key: [recipient]}
+        - tenant: shop-window
+          rules:
+            - {id: per-minute, limit: 5, window: 1m, key: [recipient]}
+        - tenant: shop-wedit
+          rules:
+            - {id: per-minute, limit: 5, window: 1m, key: [recipient]}
       """;
+  /** How the console writes an instant in a zone, whatever the browser's locale. */
+  private static final DateTimeFormatter LOCAL = DateTimeFormatter.ofPattern("EEE yyyy-MM-dd HH:mm:ss", Locale.US);
   static final String ADMIN = "console-admin-secret";
   static final String READER = "console-reader-secret";
   static TestServer server;
@@ -268,6 +286,131 @@ class ConsoleIT {
     browser.waitVisible("#inspect-empty");
     assertThat(browser.findAll("#inspect-counters tbody tr")).isEmpty();
     assertThat(server.get("/v1/recipients/carol?tenant=shop-inspect").body().get("counters")).isEmpty();
+  }
+
+  @Test
+  void theRuleEditorWritesASendWindowAndThePolicysZone() {
+    connect("#rules", "shop-wedit", ADMIN);
+    browser.waitVisible("tr[data-rule='per-minute']");
+    browser.id("add-rule").click();
+    browser.waitVisible("#rule-dialog");
+    assertThat(browser.id("rule-sendWindow").isDisplayed()).isFalse();
+    new Select(browser.id("rule-kind")).selectByValue("sendWindow");
+    // a send window has no limit, window or key: the editor shows its own fields instead
+    assertThat(browser.id("rule-limit").isDisplayed()).isFalse();
+    assertThat(browser.id("rule-sendWindow").isDisplayed()).isTrue();
+    assertThat(browser.id("rule-windowZone").getAttribute("value")).isEqualTo("recipient");
+    browser.type("rule-id", "quiet-hours");
+    browser.type("rule-sendWindow", "mon, tue, wed, thu, fri 08:00-21:00\nsat, sun 10:00-20:00");
+    browser.type("rule-closed", "2026-12-25");
+    browser.type("rule-match", "category: marketing");
+    browser.id("rule-save").click();
+    browser.waitText("#rules-message", "Rule quiet-hours added");
+    browser.waitVisible("tr[data-rule='quiet-hours']");
+    assertThat(browser.find("tr[data-rule='quiet-hours'] td.limit").getText())
+        .isEqualTo("sends only mon, tue, wed, thu, fri 08:00-21:00; sat, sun 10:00-20:00; closed 2026-12-25");
+    assertThat(browser.find("tr[data-rule='quiet-hours']").getText()).contains("send window (recipient's time)")
+        .contains("match category \u2208 {marketing}");
+    JsonNode window = server.get("/v1/rules/quiet-hours?tenant=shop-wedit").body();
+    assertThat(window.get("sendWindow").get("allow").toString()).isEqualTo("[{\"days\":[\"mon\",\"tue\",\"wed\","
+        + "\"thu\",\"fri\"],\"from\":\"08:00\",\"to\":\"21:00\"},{\"days\":[\"sat\",\"sun\"],\"from\":\"10:00\","
+        + "\"to\":\"20:00\"}]");
+    assertThat(window.get("sendWindow").get("closed").get(0).asText()).isEqualTo("2026-12-25");
+    assertThat(window.get("match").get("category").get(0).asText()).isEqualTo("marketing");
+    long version = server.get("/v1/rules?tenant=shop-wedit").body().get("version").asLong();
+
+    // editing shows it as written; an interval that opens and closes at once is refused next to the field
+    browser.click("tr[data-rule='quiet-hours'] button[aria-label='Edit quiet-hours']");
+    browser.waitVisible("#rule-dialog");
+    assertThat(browser.id("rule-sendWindow").getAttribute("value"))
+        .isEqualTo("mon, tue, wed, thu, fri 08:00-21:00\nsat, sun 10:00-20:00");
+    assertThat(browser.id("rule-closed").getAttribute("value")).isEqualTo("2026-12-25");
+    assertThat(browser.id("rule-kind").isEnabled()).isFalse();
+    browser.type("rule-sendWindow", "mon 09:00-09:00");
+    browser.id("rule-save").click();
+    assertThat(browser.waitText("#rule-sendWindow-error", "line 1: from and to are both 09:00")).isNotEmpty();
+    assertThat(browser.id("rule-sendWindow").getAttribute("aria-invalid")).isEqualTo("true");
+    browser.type("rule-sendWindow", "whenever");
+    browser.id("rule-validate").click();
+    browser.waitText("#rule-sendWindow-error", "one interval per line");
+    browser.type("rule-sendWindow", "22:00-06:00");
+    browser.type("rule-windowZone", "Europe/Lundun");
+    browser.id("rule-validate").click();
+    browser.waitText("#rule-windowZone-error", "Europe/Lundun");
+    browser.id("rule-cancel").click();
+    browser.waitGone("#rule-dialog");
+    assertThat(server.get("/v1/rules?tenant=shop-wedit").body().get("version").asLong()).isEqualTo(version);
+
+    // the policy's zone: an unknown one is refused next to the field, a known one is set
+    browser.type("policy-timeZone", "Mars/Olympus");
+    browser.id("policy-timeZone-save").click();
+    browser.waitText("#policy-timeZone-error", "Mars/Olympus");
+    assertThat(server.get("/v1/rules?tenant=shop-wedit").body().has("timeZone")).isFalse();
+    browser.type("policy-timeZone", "Asia/Tokyo");
+    browser.id("policy-timeZone-save").click();
+    browser.waitText("#rules-message", "time zone is now Asia/Tokyo");
+    browser.waitText("#policy-zone-shown", "Asia/Tokyo");
+    JsonNode policy = server.get("/v1/rules?tenant=shop-wedit").body();
+    assertThat(policy.get("timeZone").asText()).isEqualTo("Asia/Tokyo");
+    assertThat(policy.get("rules")).hasSize(2);
+    assertThat(policy.get("rules").get(1).get("sendWindow").get("closed").get(0).asText()).isEqualTo("2026-12-25");
+  }
+
+  @Test
+  void theInspectorAndTryItShowSendWindowsInTheRecipientsTime() {
+    // a window of three hours around now in Tokyo: open there, shut in New York (13 or 14 hours behind)
+    Instant now = Instant.now();
+    LocalTime tokyo = now.atZone(ZoneId.of("Asia/Tokyo")).toLocalTime().truncatedTo(ChronoUnit.MINUTES);
+    LocalTime from = tokyo.minusHours(1);
+    String policy = "{\"rules\": [{\"id\": \"local-hours\", \"match\": {\"category\": [\"marketing\"]}, "
+        + "\"sendWindow\": {\"allow\": [{\"from\": \"" + from + "\", \"to\": \"" + tokyo.plusHours(2) + "\"}]}}]}";
+    assertThat(server.put("/v1/rules?tenant=shop-window", policy, Map.of()).status()).isEqualTo(200);
+    ZoneId newYork = ZoneId.of("America/New_York");
+    ZonedDateTime opens = now.atZone(newYork).with(from);
+    if (!opens.toInstant().isAfter(now)) {
+      opens = opens.plusDays(1).with(from);
+    }
+    String local = LOCAL.format(opens) + " America/New_York";
+    String utc = LOCAL.format(opens.withZoneSameInstant(ZoneOffset.UTC)) + " UTC";
+
+    connect("#inspect", "shop-window", ADMIN);
+    browser.type("inspect-recipient", "dana");
+    browser.type("inspect-timeZone", "Asia/Tokyo");
+    browser.id("inspect-recipient").submit();
+    browser.waitVisible("#inspect-windows tr[data-rule='local-hours']");
+    WebElement row = browser.find("#inspect-windows tr[data-rule='local-hours']");
+    assertThat(row.findElement(org.openqa.selenium.By.cssSelector(".state")).getText()).isEqualTo("open");
+    assertThat(row.findElement(org.openqa.selenium.By.cssSelector(".zone")).getText()).isEqualTo("Asia/Tokyo");
+    assertThat(row.getText()).contains("match category \u2208 {marketing}");
+    assertThat(browser.id("inspect-windows-meta").getText()).contains("Asia/Tokyo");
+
+    browser.type("inspect-timeZone", "America/New_York");
+    browser.id("inspect-recipient").submit();
+    browser.waitText("#inspect-windows tr[data-rule='local-hours'] .state", "shut");
+    String opening = browser.find("#inspect-windows tr[data-rule='local-hours'] .opens").getText();
+    assertThat(opening).contains(local).contains(utc);
+    browser.type("inspect-timeZone", "Mars/Olympus");
+    browser.id("inspect-recipient").submit();
+    assertThat(browser.waitText("#inspect-timeZone-error", "unknown time zone")).contains("Mars/Olympus");
+
+    // Try it: refused in New York's night, with the time it may go in New York and in UTC
+    browser.open(server.base() + "/#try");
+    browser.waitText("#connection", "Connected");
+    browser.type("try-recipient", "dana");
+    browser.type("try-category", "marketing");
+    browser.type("try-timeZone", "America/New_York");
+    browser.id("try-send").click();
+    browser.waitText("#try-verdict", "Denied");
+    assertThat(browser.id("try-summary").getText()).contains("blocked by local-hours");
+    assertThat(browser.id("try-sendat").getText()).contains(local + " (recipient's time)").contains(utc);
+    // in Tokyo it may go now
+    browser.type("try-timeZone", "Asia/Tokyo");
+    browser.id("try-send").click();
+    browser.waitText("#try-verdict", "Allowed");
+    assertThat(browser.id("try-sendat").isDisplayed()).isFalse();
+    browser.type("try-timeZone", "Mars/Olympus");
+    browser.id("try-send").click();
+    assertThat(browser.waitText("#try-timeZone-error", "unknown time zone")).contains("Mars/Olympus");
   }
 
   @Test

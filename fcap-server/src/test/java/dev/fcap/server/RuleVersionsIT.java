@@ -5,12 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -35,7 +36,7 @@ class RuleVersionsIT {
     List<Path> audits = new ArrayList<>();
     try (TestServer s = TestServer.start(RULES, Map.of())) {
       file = s.dir.resolve("rules.yaml");
-      audits.add(s.dir.resolve("audit.jsonl"));
+      audits.add(s.dir.resolve("audit.admin.jsonl"));
       assertThat(version(s)).isEqualTo(1);
       assertThat(s.put("/v1/rules/per-day", PER_DAY_40, Map.of("If-Match", "\"1\"")).status()).isEqualTo(200);
       assertThat(version(s)).isEqualTo(2);
@@ -49,7 +50,7 @@ class RuleVersionsIT {
     }
 
     try (TestServer s = TestServer.start(null, Map.of("rules.source", file.toString()))) {
-      audits.add(s.dir.resolve("audit.jsonl"));
+      audits.add(s.dir.resolve("audit.admin.jsonl"));
       assertThat(version(s)).as("the hand edit's version after a restart").isEqualTo(3);
       assertThat(s.get("/v1/rules/per-minute").body().get("limit").asLong()).isEqualTo(7);
       TestServer.Reply stale = s.put("/v1/rules/per-minute", "{\"limit\": 1, \"window\": \"1m\", \"key\": [\"recipient\"]}",
@@ -64,7 +65,7 @@ class RuleVersionsIT {
     // edited while the server is down, version left as it was: one more version at the start
     Files.writeString(file, Files.readString(file).replace("limit: 5", "limit: 6"));
     try (TestServer s = TestServer.start(null, Map.of("rules.source", file.toString()))) {
-      audits.add(s.dir.resolve("audit.jsonl"));
+      audits.add(s.dir.resolve("audit.admin.jsonl"));
       assertThat(version(s)).isEqualTo(5);
       assertThat(s.get("/v1/rules/per-minute").body().get("limit").asLong()).isEqualTo(6);
 
@@ -107,19 +108,19 @@ class RuleVersionsIT {
       s.delete("/v1/rules/per-day");
       s.post("/v1/rules", "{\"id\": \"per-hour\", \"limit\": 9, \"window\": \"1h\", \"key\": [\"recipient\"]}");
       JsonNode[] byVersion = new JsonNode[4];
-      Path audit = s.dir.resolve("audit.jsonl");
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-      while (byVersion[3] == null && System.nanoTime() < deadline) {
-        if (Files.exists(audit)) {
-          for (String line : Files.readAllLines(audit)) {
-            JsonNode e = TestServer.JSON.readTree(line);
-            if (e.path("type").asText().equals("rules")) {
-              byVersion[(int) e.get("policyVersion").asLong()] = e;
+      Path audit = s.dir.resolve("audit.admin.jsonl");
+      Awaitility.await("both changes in " + audit).atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+          .pollInSameThread().until(() -> {
+            if (Files.exists(audit)) {
+              for (String line : Files.readAllLines(audit)) {
+                JsonNode e = TestServer.JSON.readTree(line);
+                if (e.path("type").asText().equals("rules")) {
+                  byVersion[(int) e.get("policyVersion").asLong()] = e;
+                }
+              }
             }
-          }
-        }
-        Thread.onSpinWait();
-      }
+            return byVersion[3] != null;
+          });
       assertThat(byVersion[2].get("changes").get(0).get("rule").asText()).isEqualTo("per-day");
       assertThat(byVersion[2].get("changes").get(0).get("after").isNull()).isTrue();
       assertThat(byVersion[3].get("changes").get(0).get("before").isNull()).isTrue();
@@ -132,18 +133,12 @@ class RuleVersionsIT {
   }
 
   private static void awaitVersion(TestServer s, long version) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (version(s) != version) {
-      assertThat(System.nanoTime()).as("version %d within 10 s", version).isLessThan(deadline);
-      Thread.onSpinWait();
-    }
+    Awaitility.await("version " + version).atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+        .pollInSameThread().until(() -> version(s) == version);
   }
 
   private static void awaitFile(Path file) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (!Files.exists(file)) {
-      assertThat(System.nanoTime()).as("%s written within 10 s", file).isLessThan(deadline);
-      Thread.onSpinWait();
-    }
+    Awaitility.await(file + " written").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+        .pollInSameThread().until(() -> Files.exists(file));
   }
 }

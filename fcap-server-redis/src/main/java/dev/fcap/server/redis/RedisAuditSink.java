@@ -22,13 +22,16 @@ import java.util.concurrent.TimeoutException;
  * radix-tree nodes, so trimming costs next to nothing; the stream holds at least {@code maxLen}
  * entries. Fields are the audit line's, flat (lists comma-separated, {@code counts} as JSON), and a
  * field without a value is left out. A failing batch fails {@link #write}, and the audit log counts
- * its events as dropped: decisions never wait for Redis here.
+ * its events as dropped: decisions never wait for Redis here. Events other than decisions (rule
+ * changes, resets) go to a stream of their own, {@code STREAM:admin}, trimmed on its own, so
+ * that decision traffic never trims a rule change away.
  */
 final class RedisAuditSink implements AuditSink {
   private static final ObjectMapper JSON = new ObjectMapper();
   private final RedisEndpoint endpoint;
   private final RedisEndpoint.Link link;
   private final String stream;
+  private final String adminStream;
   private final XAddArgs trim;
   private final long batchTimeoutMs;
 
@@ -36,6 +39,7 @@ final class RedisAuditSink implements AuditSink {
     this.endpoint = endpoint;
     this.link = link;
     this.stream = stream;
+    this.adminStream = stream + ":admin";
     this.trim = new XAddArgs().maxlen(maxLen).approximateTrimming(true);
     this.batchTimeoutMs = batchTimeoutMs;
   }
@@ -44,7 +48,7 @@ final class RedisAuditSink implements AuditSink {
   public void write(List<AuditEvent> events) throws IOException {
     List<CompletableFuture<String>> sent = new ArrayList<>(events.size());
     for (AuditEvent e : events) {
-      sent.add(link.async().xadd(stream, trim, fields(e)).toCompletableFuture());
+      sent.add(link.async().xadd(e.isDecision() ? stream : adminStream, trim, fields(e)).toCompletableFuture());
     }
     try {
       CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new)).get(batchTimeoutMs, TimeUnit.MILLISECONDS);

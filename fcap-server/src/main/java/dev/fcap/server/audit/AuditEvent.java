@@ -26,4 +26,10 @@ public record AuditEvent(
     boolean degraded,
     String who,
     String detail,
-    List<RuleDiff> changes) {}
+    List<RuleDiff> changes) {
+
+  /** A decision's event ({@code allowed} or {@code denied}); every other one is administration. */
+  public boolean isDecision() {
+    return "denied".equals(type) || "allowed".equals(type);
+  }
+}

@@ -16,6 +16,7 @@ import dev.fcap.server.guard.ApiException;
 import dev.fcap.server.metrics.ServerMetrics;
 import dev.fcap.store.StoreException;
 import dev.fcap.time.Clock;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -185,10 +186,11 @@ public final class DecisionService {
     return engine.releaseMessage(m).exceptionally(DecisionService::storeError);
   }
 
-  public CompletableFuture<Inspected> inspect(Principal who, String tenant, String recipient) {
+  /** A recipient's counters and send windows, read in {@code timeZone} (null: the policy's, else UTC). */
+  public CompletableFuture<Inspected> inspect(Principal who, String tenant, String recipient, ZoneId timeZone) {
     who.require(Role.READ, tenant);
     boolean degraded = failover.down();
-    return engine.inspect(tenant, recipient)
+    return engine.inspect(tenant, recipient, timeZone)
         .thenApply(i -> new Inspected(i, degraded || failover.down(), audit.recent().of(tenant, recipient)))
         .exceptionally(DecisionService::storeError);
   }

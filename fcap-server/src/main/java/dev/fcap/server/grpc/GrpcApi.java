@@ -32,6 +32,8 @@ import dev.fcap.server.grpc.v1.ResetReply;
 import dev.fcap.server.grpc.v1.RuleOutcome;
 import dev.fcap.server.grpc.v1.RulesReply;
 import dev.fcap.server.grpc.v1.RulesRequest;
+import dev.fcap.server.grpc.v1.Values;
+import dev.fcap.server.grpc.v1.Window;
 import dev.fcap.store.StoreException;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
@@ -112,7 +114,8 @@ public final class GrpcApi extends FcapServiceGrpc.FcapServiceImplBase {
       Principal who = principal();
       String tenant = Messages.tenant(request.hasTenant() ? request.getTenant() : null);
       String recipient = Messages.recipient(request.getRecipient());
-      return decisions.inspect(who, tenant, recipient).thenApply(r -> inspection(r.inspection(), r.degraded(),
+      java.time.ZoneId zone = Messages.timeZone(request.hasTimeZone() ? request.getTimeZone() : null);
+      return decisions.inspect(who, tenant, recipient, zone).thenApply(r -> inspection(r.inspection(), r.degraded(),
           r.recentDenials()));
     });
   }
@@ -196,6 +199,12 @@ public final class GrpcApi extends FcapServiceGrpc.FcapServiceImplBase {
           .setEnforced(c.enforced()).putAllValues(c.values()).setUsed(c.used()).setRemaining(c.remaining())
           .setFreesInMs(c.freesInMs()));
     }
+    b.setTimeZone(i.timeZone().getId());
+    for (dev.fcap.engine.WindowView w : i.windows()) {
+      b.addWindows(Window.newBuilder().setRuleId(w.ruleId()).setEnforced(w.enforced()).setZone(w.zone().getId())
+          .setOpen(w.open()).setOpensAt(w.opensAt()).putAllMatch(condition(w.match()))
+          .putAllExempt(condition(w.exempt())));
+    }
     for (RecentDenials.Denial d : denials) {
       Denial.Builder db = Denial.newBuilder().setDecisionId(d.decisionId()).setTime(d.time())
           .addAllBlockedBy(d.blockedBy());
@@ -208,6 +217,12 @@ public final class GrpcApi extends FcapServiceGrpc.FcapServiceImplBase {
       b.addRecentDenials(db);
     }
     return b.build();
+  }
+
+  private static java.util.Map<String, Values> condition(dev.fcap.model.Condition c) {
+    java.util.Map<String, Values> m = new java.util.LinkedHashMap<>();
+    c.values().forEach((d, v) -> m.put(d.toString(), Values.newBuilder().addAllValues(v).build()));
+    return m;
   }
 
   /** Runs a call: its future's value is the reply; its failure the mapped status. */

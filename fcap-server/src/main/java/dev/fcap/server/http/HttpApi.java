@@ -256,7 +256,8 @@ public final class HttpApi {
   private CompletableFuture<HttpResponse> inspect(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
     String tenant = Messages.tenant(ctx.queryParam("tenant"));
     String recipient = Messages.recipient(ctx.pathParam("recipient"));
-    return decisions.inspect(who, tenant, recipient).thenApply(r -> Json.ok(g ->
+    java.time.ZoneId zone = Messages.timeZone(ctx.queryParam("timeZone"));
+    return decisions.inspect(who, tenant, recipient, zone).thenApply(r -> Json.ok(g ->
         Json.inspection(g, r.inspection(), r.degraded(), r.recentDenials())));
   }
 

@@ -18,7 +18,10 @@ import com.linecorp.armeria.common.MediaType;
 import com.linecorp.armeria.common.ResponseHeaders;
 import dev.fcap.engine.CounterView;
 import dev.fcap.engine.Inspection;
+import dev.fcap.engine.WindowView;
+import dev.fcap.model.Condition;
 import dev.fcap.model.Decision;
+import dev.fcap.model.Dimension;
 import dev.fcap.model.RuleOutcome;
 import dev.fcap.policy.PolicyError;
 import dev.fcap.server.guard.ApiException;
@@ -29,6 +32,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Consumer;
 
 /** JSON in and out: strict parsing, and streaming writers for the hot responses. */
@@ -250,6 +254,20 @@ final class Json {
       g.writeEndObject();
     }
     g.writeEndArray();
+    g.writeStringField("timeZone", i.timeZone().getId());
+    g.writeArrayFieldStart("windows");
+    for (WindowView w : i.windows()) {
+      g.writeStartObject();
+      g.writeStringField("rule", w.ruleId());
+      g.writeBooleanField("enforced", w.enforced());
+      g.writeStringField("zone", w.zone().getId());
+      g.writeBooleanField("open", w.open());
+      g.writeNumberField("opensAt", w.opensAt());
+      condition(g, "match", w.match());
+      condition(g, "exempt", w.exempt());
+      g.writeEndObject();
+    }
+    g.writeEndArray();
     g.writeArrayFieldStart("recentDenials");
     for (RecentDenials.Denial d : denials) {
       g.writeStartObject();
@@ -265,6 +283,19 @@ final class Json {
       g.writeEndObject();
     }
     g.writeEndArray();
+    g.writeEndObject();
+  }
+
+  /** A rule condition as the rules format writes it: dimension to its values; empty when any message. */
+  private static void condition(JsonGenerator g, String name, Condition c) throws IOException {
+    g.writeObjectFieldStart(name);
+    for (Map.Entry<Dimension, Set<String>> e : c.values().entrySet()) {
+      g.writeArrayFieldStart(e.getKey().toString());
+      for (String v : e.getValue()) {
+        g.writeString(v);
+      }
+      g.writeEndArray();
+    }
     g.writeEndObject();
   }
 
