@@ -20,6 +20,8 @@ import java.util.List;
  * @param sendAt 0 when allowed; otherwise the earliest instant (epoch milliseconds) at or after
  *     {@code time} at which every enforced rule would admit the same message if nothing else were sent;
  *     {@code -1} if that never happens
+ * @param degradedReason null unless {@code degraded}; then why the store did not decide:
+ *     {@link #STORE_DOWN} or {@link #STORE_FULL}
  */
 public record Decision(
     boolean allowed,
@@ -32,12 +34,32 @@ public record Decision(
     long time,
     long policyVersion,
     boolean replayed,
-    long sendAt) {
+    long sendAt,
+    String degradedReason) {
+
+  /** A degraded decision's reason: the store is down (an outage); the failure policy decided. */
+  public static final String STORE_DOWN = "store_down";
+  /** A degraded decision's reason: the embedded store is full and cannot hold a new partition. */
+  public static final String STORE_FULL = "store_full";
 
   public Decision {
     blockedBy = List.copyOf(blockedBy);
     shadowBlockedBy = List.copyOf(shadowBlockedBy);
     rules = List.copyOf(rules);
+  }
+
+  /** A decision with no degraded reason of its own. */
+  public Decision(boolean allowed, String decisionId, long retryAfterMs, List<String> blockedBy,
+      List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, long time, long policyVersion,
+      boolean replayed, long sendAt) {
+    this(allowed, decisionId, retryAfterMs, blockedBy, shadowBlockedBy, rules, degraded, time, policyVersion, replayed,
+        sendAt, null);
+  }
+
+  /** This decision marked degraded for {@code reason}. */
+  public Decision degradedFor(String reason) {
+    return new Decision(allowed, decisionId, retryAfterMs, blockedBy, shadowBlockedBy, rules, true, time,
+        policyVersion, replayed, sendAt, reason);
   }
 
   /** A decision whose {@code sendAt}, and each rule's, is {@code time} plus the delay to retry after. */

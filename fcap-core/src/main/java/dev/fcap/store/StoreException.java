@@ -32,4 +32,24 @@ public class StoreException extends RuntimeException {
   public Reason reason() {
     return reason;
   }
+
+  /**
+   * A {@link Reason#FULL} refusal that knows when a retry can first be held: no counter of the part
+   * of the store the request falls in expires sooner, so nothing frees room for it before then.
+   */
+  public static final class Full extends StoreException {
+    private static final long serialVersionUID = 1L;
+    private final long retryAfterMs;
+
+    /** {@code retryAfterMs}: the earliest delay after which room may free, or -1 if the store cannot say. */
+    public Full(String message, long retryAfterMs) {
+      super(Reason.FULL, message);
+      this.retryAfterMs = retryAfterMs;
+    }
+
+    /** The earliest delay after which room may free (a lower bound: expiry may free too little), or -1. */
+    public long retryAfterMs() {
+      return retryAfterMs;
+    }
+  }
 }

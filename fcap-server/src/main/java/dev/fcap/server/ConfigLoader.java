@@ -64,6 +64,7 @@ public final class ConfigLoader {
     SETTINGS.put("audit.recentRecipients", "100000");
     SETTINGS.put("failure.default", "local");
     SETTINGS.put("failure.categories", "{transactional: allow}");
+    SETTINGS.put("failure.full", "local");
     SETTINGS.put("failure.probeInterval", "1s");
     SETTINGS.put("failure.window", "1s");
     SETTINGS.put("failure.journal", "1000000");
@@ -261,7 +262,7 @@ public final class ConfigLoader {
       FailurePolicy failure = new FailurePolicy(duration("store.timeout"), action("failure.default",
           text("failure.default")), categories(), duration("failure.probeInterval"), duration("failure.window"),
           intRange("store.callSize", text("store.callSize"), 1, 100_000),
-          intRange("failure.journal", text("failure.journal"), 0, 100_000_000));
+          intRange("failure.journal", text("failure.journal"), 0, 100_000_000), whenFull());
       return new ServerConfig(host, port, text("store.uri"), bytes("store.maxBytes"), durability(), text("rules.source"),
           text("rules.seed"), intRange("rules.history", text("rules.history"), 1, 1_000_000), apiKeys(),
           auditSink(), ratio("audit.sampleAdmissions"), intRange("audit.queue", text("audit.queue"), 1, 10_000_000),
@@ -424,6 +425,16 @@ public final class ConfigLoader {
 
     private FailureAction action(String key, String text) {
       return FailureAction.fromId(text).orElseThrow(() -> error(key, "expected local, allow or deny, got '" + text + "'"));
+    }
+
+    /** {@code failure.full}: one action for every category, or {@code policy} (null) for each category's own. */
+    private FailureAction whenFull() {
+      String t = text("failure.full");
+      if (t.equals("policy")) {
+        return null;
+      }
+      return FailureAction.fromId(t).orElseThrow(() -> error("failure.full", "expected local, allow, deny or policy, "
+          + "got '" + t + "'"));
     }
 
     private Map<String, FailureAction> categories() {

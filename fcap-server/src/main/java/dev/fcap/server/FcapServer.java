@@ -114,6 +114,8 @@ public final class FcapServer implements AutoCloseable {
     this.failover = chain.as(FailoverStore.class).orElseThrow();
     metrics.gauge("fcap_store_up", "1 while the store answers, 0 during an outage (failure policy in force)",
         failover, f -> f.down() ? 0 : 1);
+    metrics.gauge("fcap_store_full", "1 while the embedded store is full: it refused a new recipient within the last "
+        + "10 failure.probeInterval (failure.full decides new recipients)", failover, f -> f.full() ? 1 : 0);
     metrics.functionCounter("fcap_store_outages", "outages declared (the store failed for failure.window)",
         failover, FailoverStore::outages);
     metrics.functionCounter("fcap_store_written_back", "decisions of the outage store written back to the store",
@@ -261,6 +263,8 @@ public final class FcapServer implements AutoCloseable {
       metrics.gauge("fcap_store_partitions", "partitions (recipients and shared keys) held by the memory store", m,
           MemoryStore::size);
       metrics.gauge("fcap_store_bytes", "estimated heap bytes held by the memory store", m, MemoryStore::bytes);
+      metrics.gauge("fcap_store_max_bytes", "the most heap the memory store may hold (store.maxBytes)", m,
+          MemoryStore::maxBytes);
       metrics.functionCounter("fcap_store_rejected", "requests refused because the memory store was full", m,
           MemoryStore::rejected);
     }

@@ -117,7 +117,9 @@ class FailurePolicyIT {
       JsonNode items = s.post("/v1/decisions/batch", "{\"requests\": [{\"recipient\": \"h\"}, "
           + "{\"recipient\": \"h\", \"category\": \"marketing\"}]}").body().get("results");
       assertThat(items.get(0).get("degraded").asBoolean()).isTrue();
+      assertThat(items.get(0).get("degradedReason").asText()).isEqualTo("store_down");
       assertThat(items.get(1).get("allowed").asBoolean()).isFalse();
+      assertThat(items.get(1).get("degradedReason").asText()).isEqualTo("store_down");
       assertThat(s.get("/v1/recipients/h").body().get("degraded").asBoolean()).isTrue();
       assertThat(s.delete("/v1/recipients/h").status()).isEqualTo(503);
     }
@@ -130,12 +132,28 @@ class FailurePolicyIT {
       store.mode = FlakyStore.Mode.FULL;
       JsonNode local = s.decide("{\"recipient\": \"f\"}").body();
       assertThat(local.get("degraded").asBoolean()).isTrue();
-      assertThat(local.get("allowed").asBoolean()).as("local: nothing to decide on, refused").isFalse();
+      assertThat(local.get("degradedReason").asText()).isEqualTo("store_full");
+      assertThat(local.get("allowed").asBoolean()).as("failure.full local: decided on the node's own store").isTrue();
       JsonNode otp = s.decide("{\"recipient\": \"f\", \"category\": \"transactional\"}").body();
       assertThat(otp.get("allowed").asBoolean()).isTrue();
       assertThat(s.server.failover().down()).isFalse();
       store.mode = FlakyStore.Mode.UP;
       assertThat(s.decide("{\"recipient\": \"f\"}").body().get("degraded").asBoolean()).isFalse();
+    }
+  }
+
+  @Test
+  void aFullStoreThatCannotSayWhenRoomFreesSaysNever() {
+    FlakyStore store = new FlakyStore(MemoryStore.builder().build());
+    Map<String, String> settings = new java.util.HashMap<>(SETTINGS);
+    settings.put("failure.full", "deny");
+    try (TestServer s = TestServer.start(RULES, settings, store)) {
+      store.mode = FlakyStore.Mode.FULL;
+      JsonNode d = s.decide("{\"recipient\": \"f\", \"category\": \"transactional\"}").body();
+      assertThat(d.get("allowed").asBoolean()).as("deny for every category").isFalse();
+      assertThat(d.get("degradedReason").asText()).isEqualTo("store_full");
+      assertThat(d.get("retryAfterMs").asLong()).isEqualTo(-1);
+      assertThat(d.get("sendAt").asLong()).isEqualTo(-1);
     }
   }
 

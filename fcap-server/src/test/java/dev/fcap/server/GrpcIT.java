@@ -53,6 +53,20 @@ class GrpcIT {
   }
 
   @Test
+  void aDegradedDecisionSaysWhy() {
+    FlakyStore store = new FlakyStore(dev.fcap.store.memory.MemoryStore.builder().build());
+    try (TestServer full = TestServer.start(null, Map.of("failure.full", "deny"), store)) {
+      FcapServiceBlockingStub stub = GrpcClients.builder(full.base()).build(FcapServiceBlockingStub.class);
+      assertThat(stub.decide(msg("gf", "x")).hasDegradedReason()).as("not degraded: no reason").isFalse();
+      store.mode = FlakyStore.Mode.FULL;
+      Decision d = stub.decide(msg("gf", "x"));
+      assertThat(d.getDegraded()).isTrue();
+      assertThat(d.getDegradedReason()).isEqualTo("store_full");
+      assertThat(d.getRetryAfterMs()).as("the store cannot say when room frees").isEqualTo(-1);
+    }
+  }
+
+  @Test
   void seedScenarioOverGrpc() {
     assertThat(ops.decide(msg("g1", "hello")).getAllowed()).isTrue();
     assertThat(ops.decide(msg("g1", "hello")).getAllowed()).isTrue();

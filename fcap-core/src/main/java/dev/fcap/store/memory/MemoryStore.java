@@ -79,9 +79,11 @@ public final class MemoryStore implements CallingThreadStore {
   /** Null: memory only. */
   private final Journal journal;
   private final RememberedDecisions rememberedDecisions;
+  private final long maxBytes;
 
   private MemoryStore(Builder b) {
     this.clock = b.clock;
+    this.maxBytes = b.maxBytes;
     this.segments = new Segments(b.segments, b.hashSeed);
     this.sweepClock = new SweepClock(clock, b.clockStepGraceMs);
     this.budget = new SegmentBudget(Math.max(1, b.maxBytes / segments.all.length), sweepClock::time);
@@ -444,6 +446,11 @@ public final class MemoryStore implements CallingThreadStore {
   /** Estimated heap bytes held by the tables and records. */
   public long bytes() {
     return segments.bytes();
+  }
+
+  /** The most heap the store may hold ({@link Builder#maxBytes}). */
+  public long maxBytes() {
+    return maxBytes;
   }
 
   /** Requests refused because the store was full. */

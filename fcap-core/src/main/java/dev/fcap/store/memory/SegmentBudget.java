@@ -14,7 +14,8 @@ import java.util.function.LongSupplier;
  * {@code FullStoreIT} (limit 3). If a segment is still over its share after dropping everything
  * expired, a request that would add a new partition fails with {@link StoreException.Reason#FULL}
  * (counted in {@link MemoryStore#rejected()}); partitions already held keep working, and only that
- * request fails. A refusal is as cheap as a decision: the segment sweeps again only once a record
+ * request fails. The refusal says when room can first free ({@link StoreException.Full#retryAfterMs}):
+ * the segment's next expiry, by the sweep's time. A refusal is as cheap as a decision: the segment sweeps again only once a record
  * can have expired ({@code Segment.nextExpiry}). Evicting live counters instead would silently admit
  * more than the rules allow, which is the one thing fcap must not do; the failure policy of the
  * server decides what a refused request means.
@@ -76,8 +77,10 @@ final class SegmentBudget {
     }
     if (segment.bytesAfterInsert(record) + extra > perSegment) {
       rejected.increment();
-      throw new StoreException(StoreException.Reason.FULL, "memory store is full (maxBytes reached); "
-          + "new recipients are refused until counters expire");
+      // nothing in this segment expires before nextExpiry, and the sweep goes by its own time
+      long retryAfterMs = segment.nextExpiry == Long.MAX_VALUE ? -1 : Math.max(1, segment.nextExpiry - horizon);
+      throw new StoreException.Full("memory store is full (maxBytes reached); new recipients are refused until "
+          + "counters expire", retryAfterMs);
     }
     return swept;
   }

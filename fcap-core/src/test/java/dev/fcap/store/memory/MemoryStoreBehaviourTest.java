@@ -80,8 +80,11 @@ class MemoryStoreBehaviourTest {
         store.apply(decide("r" + held)).join();
         held++;
       } catch (CompletionException e) {
-        assertThat(e.getCause()).isInstanceOfSatisfying(StoreException.class,
-            se -> assertThat(se.reason()).isEqualTo(StoreException.Reason.FULL));
+        // room frees when the first counter expires (a minute), by the sweep's time (the grace later)
+        assertThat(e.getCause()).isInstanceOfSatisfying(StoreException.Full.class, se -> {
+          assertThat(se.reason()).isEqualTo(StoreException.Reason.FULL);
+          assertThat(se.retryAfterMs()).isEqualTo(60_000 + MemoryStore.DEFAULT_CLOCK_STEP_GRACE_MS);
+        });
         break;
       }
     }
@@ -91,7 +94,9 @@ class MemoryStoreBehaviourTest {
     // partitions already held are still decided (and still refuse what they must)
     assertThat(store.apply(decide("r0")).join().allowed()).isFalse();
     clock.advance(30_000);
-    assertThatThrownBy(() -> store.apply(decide("new")).join()).hasCauseInstanceOf(StoreException.class);
+    assertThatThrownBy(() -> store.apply(decide("new")).join()).cause().isInstanceOfSatisfying(
+        StoreException.Full.class, se -> assertThat(se.retryAfterMs())
+            .isEqualTo(30_000 + MemoryStore.DEFAULT_CLOCK_STEP_GRACE_MS));
     // once counters expire (and the grace for a clock stepping back has passed), room comes back
     // without evicting anything live
     clock.advance(30_000 + MemoryStore.DEFAULT_CLOCK_STEP_GRACE_MS);

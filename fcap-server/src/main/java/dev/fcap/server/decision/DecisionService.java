@@ -33,9 +33,11 @@ import java.util.function.IntFunction;
  *
  * <p><b>When the store fails.</b> The {@link Engine} decides on the store chain (metered, then
  * failover, then the store). A decision that fails because the store is down ({@link FailoverStore.Down},
- * for a category not decided locally) or full (a new partition the embedded store cannot hold) gets
- * the category's action alone: {@code allow} admits, {@code deny} refuses, and {@code local} refuses
- * too, since there is no store left to decide on (degraded either way, nothing counted). A store that
+ * for a category not decided locally) gets the category's action alone: {@code allow} admits,
+ * {@code deny} refuses (degraded, reason {@code store_down}). A request whose new partition the full
+ * embedded store cannot hold gets {@code failure.full}'s action (see {@code OutageStore.decideWhenFull}):
+ * {@code local} is decided on the node's own store, {@code allow} admits, {@code deny} refuses with the
+ * delay until room may free (degraded, reason {@code store_full}). A store that
  * is slow (a call past its deadline) is backpressure: {@code 429 store_busy} with a retry delay; one
  * that fails before an outage is declared is {@code 503 store_unavailable}. Nothing was recorded for
  * either (see {@link FailoverStore} on late answers).
@@ -72,14 +74,20 @@ public final class DecisionService {
   /** A recipient's counters, whether they come from the outage store, and recent denials. */
   public record Inspected(Inspection inspection, boolean degraded, List<RecentDenials.Denial> recentDenials) {}
 
-  /** Readiness: the store answers within its deadline and no outage is in force. */
-  public record Readiness(boolean ready, boolean storeDown) {}
+  /**
+   * Readiness: the store answers within its deadline and no outage is in force. A full store is
+   * reported ({@code storeFull}, with the delay its last refusal gave until room may free, -1 if
+   * unknown) but is still ready: the node decides every recipient it holds, and new ones by
+   * {@code failure.full}; another node would have no more room.
+   */
+  public record Readiness(boolean ready, boolean storeDown, boolean storeFull, long fullRetryAfterMs) {}
 
   public CompletableFuture<Decision> decide(Principal who, Message m, boolean dryRun) {
     who.require(Role.DECIDE, m.tenant());
     long start = System.nanoTime();
+    long outages = failover.outages();
     CompletableFuture<Decision> d = dryRun ? engine.check(m) : engine.decide(m);
-    return d.handle((decision, error) -> error == null ? local(m, decision) : fallback(m, error)).whenComplete((x, error) -> {
+    return d.handle((decision, error) -> error == null ? local(m, decision, outages) : fallback(m, error)).whenComplete((x, error) -> {
       metrics.recordDecisionNanos(dryRun ? "check" : "decide", System.nanoTime() - start);
       if (x != null) {
         recorded(m, x, who, dryRun);
@@ -122,13 +130,14 @@ public final class DecisionService {
       }
     }
     long start = System.nanoTime();
+    long outages = failover.outages();
     List<CompletableFuture<Decision>> decided = engine.decideAll(valid, dryRun);
     List<CompletableFuture<Outcome>> pending = new ArrayList<>(decided.size());
     for (int i = 0; i < decided.size(); i++) {
       Message m = valid.get(i);
       pending.add(decided.get(i).handle((d, error) -> {
         try {
-          Decision x = error == null ? local(m, d) : fallback(m, error);
+          Decision x = error == null ? local(m, d, outages) : fallback(m, error);
           recorded(m, x, who, dryRun);
           return new Outcome(x, null);
         } catch (ApiException e) {
@@ -197,17 +206,25 @@ public final class DecisionService {
   }
 
   public CompletableFuture<Readiness> ready() {
-    return failover.ready().thenApply(ok -> new Readiness(ok, failover.down()));
+    return failover.ready().thenApply(ok -> new Readiness(ok, failover.down(), failover.full(),
+        failover.fullRetryAfterMs()));
   }
 
   // ---------------------------------------------------------------------------------------------
 
-  /** A decision of the engine: counted as degraded when the outage store made it. */
-  private Decision local(Message m, Decision d) {
-    if (d.degraded()) {
-      metrics.degraded(m.tenant(), FailureAction.LOCAL.id());
+  /**
+   * A decision of the engine: counted as degraded when the node's own store made it, during an
+   * outage or for a recipient the full store cannot hold. Only a probe declares an outage, and a
+   * full store refuses only while up: a degraded decision with no outage in force before or after
+   * it was made for a full store.
+   */
+  private Decision local(Message m, Decision d, long outagesBefore) {
+    if (!d.degraded()) {
+      return d;
     }
-    return d;
+    metrics.degraded(m.tenant(), FailureAction.LOCAL.id());
+    boolean outage = failover.down() || failover.outages() != outagesBefore;
+    return d.degradedFor(outage ? Decision.STORE_DOWN : Decision.STORE_FULL);
   }
 
   private void recorded(Message m, Decision d, Principal who, boolean dryRun) {
@@ -221,12 +238,17 @@ public final class DecisionService {
   /** The failure policy's rule for a decision the store could not make (see the class comment). */
   private Decision fallback(Message m, Throwable error) {
     Throwable t = unwrap(error);
-    if (t instanceof StoreException se && (se instanceof FailoverStore.Down || se.reason() == StoreException.Reason.FULL)) {
-      boolean allow = failure.actionFor(m.category()) == FailureAction.ALLOW;
+    boolean full = t instanceof StoreException se && se.reason() == StoreException.Reason.FULL;
+    if (t instanceof FailoverStore.Down || full) {
+      boolean allow = (full ? failure.actionWhenFull(m.category()) : failure.actionFor(m.category()))
+          == FailureAction.ALLOW;
       metrics.degraded(m.tenant(), allow ? FailureAction.ALLOW.id() : FailureAction.DENY.id());
       long version = engine.policy(m.tenant()).map(Policy::version).orElse(0L);
-      return new Decision(allow, syntheticId(), allow ? 0 : failure.probeInterval().toMillis(), List.of(), List.of(),
-          List.of(), true, clock.millis(), version);
+      // a full store says when room can first free (-1: it cannot say); an outage, the next probe
+      long retryAfter = allow ? 0 : !full ? failure.probeInterval().toMillis()
+          : t instanceof StoreException.Full f ? f.retryAfterMs() : -1;
+      return new Decision(allow, syntheticId(), retryAfter, List.of(), List.of(), List.of(), true, clock.millis(),
+          version).degradedFor(full ? Decision.STORE_FULL : Decision.STORE_DOWN);
     }
     return storeError(t);
   }

@@ -39,7 +39,9 @@ import org.slf4j.LoggerFactory;
  * (no call, no late answer, not the probe) the outage begins: a refusing store after one window, a
  * silent one after two. Any answer, however late, ends the streak: an overloaded store that answers
  * late is backpressure, never an outage, and so is a slow start. A full store or a script error is
- * not an outage at all (the store answered).
+ * not an outage at all (the store answered). A request whose new partition a full embedded store
+ * cannot hold goes to {@link OutageStore#decideWhenFull} ({@code failure.full}), and the refusal to
+ * {@link Fullness}, which logs when the store becomes full and when it stops.
  *
  * <p><b>What a timeout means.</b> The call may still run in Redis. The deadline here is shorter than
  * the client's own command timeout, so the late answer is usually seen: if it admitted, the
@@ -81,6 +83,7 @@ public final class FailoverStore extends ForwardingStore {
   private final Health health;
   private final Deadlines deadlines;
   private final OutageStore outage;
+  private final Fullness fullness;
   private final LongAdder lateReleases = new LongAdder();
 
   /** A request the failover store does not send to the store because the store is down. */
@@ -98,6 +101,8 @@ public final class FailoverStore extends ForwardingStore {
     this.health = new Health(delegate, policy, clock, scheduler, this::recover);
     this.deadlines = new Deadlines(delegate, scheduler, delivery, policy.timeout().toMillis(), health);
     this.outage = new OutageStore(policy, clock, deadlines);
+    this.fullness = new Fullness(clock, scheduler, policy.fullQuietMs(), () -> delegate.as(MemoryStore.class)
+        .map(m -> m.bytes() + " of " + m.maxBytes() + " bytes, " + m.size() + " partitions").orElse("?"));
   }
 
   /**
@@ -117,6 +122,19 @@ public final class FailoverStore extends ForwardingStore {
   /** True during an outage: requests are answered by the failure policy. */
   public boolean down() {
     return health.outage() != null;
+  }
+
+  /**
+   * True while the embedded store is full: it refused a new partition within the last
+   * {@link FailurePolicy#fullQuietMs()} (see {@link Fullness}).
+   */
+  public boolean full() {
+    return fullness.full();
+  }
+
+  /** The delay the store's last full refusal gave until room may free; -1 if it could not say. */
+  public long fullRetryAfterMs() {
+    return fullness.retryAfterMs();
   }
 
   /** Admissions that came back after their deadline and were released (the caller had a 429). */
@@ -250,7 +268,24 @@ public final class FailoverStore extends ForwardingStore {
         }
       }
     };
-    deadlines.settleWithin(sent, out.subList(from, to), (i, late) -> undoLate(chunk.get(i), late));
+    List<CompletableFuture<PartitionResult>> answered = new ArrayList<>(to - from);
+    for (int i = from; i < to; i++) {
+      PartitionRequest request = requests.get(i);
+      CompletableFuture<PartitionResult> target = out.get(i);
+      CompletableFuture<PartitionResult> answer = new CompletableFuture<>();
+      answer.whenComplete((result, error) -> {
+        if (error == null) {
+          target.complete(result);
+        } else if (error instanceof StoreException se && se.reason() == Reason.FULL) {
+          fullness.refused(se instanceof StoreException.Full f ? f.retryAfterMs() : -1);
+          outage.decideWhenFull(request, se, target);
+        } else {
+          target.completeExceptionally(error);
+        }
+      });
+      answered.add(answer);
+    }
+    deadlines.settleWithin(sent, answered, (i, late) -> undoLate(chunk.get(i), late));
     CompletableFuture.allOf(out.subList(from, to).toArray(CompletableFuture[]::new))
         .whenComplete((v, e) -> continuation.run());
   }

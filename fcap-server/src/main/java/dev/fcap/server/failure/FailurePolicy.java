@@ -19,9 +19,11 @@ import java.util.Objects;
  * @param callSize the most requests in one store call ({@code store.callSize})
  * @param journalCapacity the most decisions the outage store admits (they are written back to the
  *     store when it returns); past it the outage store refuses ({@code failure.journal})
+ * @param whenFull the action for every category when the embedded store is full and cannot hold a
+ *     request's new partition ({@code failure.full}); null: each category's own action, as in an outage
  */
 public record FailurePolicy(Duration timeout, FailureAction defaultAction, Map<String, FailureAction> categories,
-    Duration probeInterval, Duration window, int callSize, int journalCapacity) {
+    Duration probeInterval, Duration window, int callSize, int journalCapacity, FailureAction whenFull) {
 
   public static final String TRANSACTIONAL = "transactional";
   public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(500);
@@ -29,6 +31,10 @@ public record FailurePolicy(Duration timeout, FailureAction defaultAction, Map<S
   public static final Duration DEFAULT_WINDOW = Duration.ofSeconds(1);
   public static final int DEFAULT_CALL_SIZE = 500;
   public static final int DEFAULT_JOURNAL_CAPACITY = 1_000_000;
+  /** A full store is no outage: the node's side store can decide exactly what it holds. */
+  public static final FailureAction DEFAULT_WHEN_FULL = FailureAction.LOCAL;
+  /** A full store's refusals must stop for this many probe intervals before it counts as not full. */
+  public static final int FULL_QUIET_PROBES = 10;
 
   public FailurePolicy {
     Objects.requireNonNull(timeout, "timeout");
@@ -43,6 +49,12 @@ public record FailurePolicy(Duration timeout, FailureAction defaultAction, Map<S
     categories = Map.copyOf(c);
   }
 
+  /** A policy with the default action when the store is full ({@link #DEFAULT_WHEN_FULL}). */
+  public FailurePolicy(Duration timeout, FailureAction defaultAction, Map<String, FailureAction> categories,
+      Duration probeInterval, Duration window, int callSize, int journalCapacity) {
+    this(timeout, defaultAction, categories, probeInterval, window, callSize, journalCapacity, DEFAULT_WHEN_FULL);
+  }
+
   public static FailurePolicy defaults() {
     return new FailurePolicy(DEFAULT_TIMEOUT, FailureAction.LOCAL, Map.of(), DEFAULT_PROBE_INTERVAL, DEFAULT_WINDOW,
         DEFAULT_CALL_SIZE, DEFAULT_JOURNAL_CAPACITY);
@@ -51,5 +63,15 @@ public record FailurePolicy(Duration timeout, FailureAction defaultAction, Map<S
   /** The action for a message of {@code category} (null: no category). */
   public FailureAction actionFor(String category) {
     return category == null ? defaultAction : categories.getOrDefault(category, defaultAction);
+  }
+
+  /** The action for a message of {@code category} whose new partition the full store cannot hold. */
+  public FailureAction actionWhenFull(String category) {
+    return whenFull != null ? whenFull : actionFor(category);
+  }
+
+  /** How long a full store must refuse nothing before it counts as not full (logged, {@code /ready}). */
+  public long fullQuietMs() {
+    return probeInterval.toMillis() * FULL_QUIET_PROBES;
   }
 }

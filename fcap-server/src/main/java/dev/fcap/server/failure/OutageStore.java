@@ -73,12 +73,7 @@ final class OutageStore {
       out.completeExceptionally(new StoreException(Reason.FULL, "the outage journal is full (failure.journal)"));
       return;
     }
-    Idempotency id = r.idempotency();
-    if (r.operation() == Operation.DECIDE && id != null && id.incarnation() != 0) {
-      // Not stored as nothing here: the outage store's incarnations are not the store's, so the
-      // decision is remembered (and written back) with its record, and its id names the record.
-      r = r.withIdempotency(new Idempotency(id.key(), id.horizonMs(), id.tail(), id.replayable()));
-    }
+    r = withOwnIncarnation(r);
     PartitionResult result;
     try {
       result = local.applyNow(r);
@@ -99,6 +94,47 @@ final class OutageStore {
       }
     }
     out.complete(result.asDegraded());
+  }
+
+  /**
+   * Not stored as nothing here: the outage store's incarnations are not the store's, so a decision
+   * with a message id is remembered (and written back) with its record, and its id names the record.
+   */
+  private static PartitionRequest withOwnIncarnation(PartitionRequest r) {
+    Idempotency id = r.idempotency();
+    if (r.operation() == Operation.DECIDE && id != null && id.incarnation() != 0) {
+      return r.withIdempotency(new Idempotency(id.key(), id.horizonMs(), id.tail(), id.replayable()));
+    }
+    return r;
+  }
+
+  /**
+   * {@code r}'s new partition did not fit the full store ({@code full}): what {@code failure.full} says
+   * for its category. {@code local} decides it on this store (degraded, counted and limited here);
+   * {@code allow} records it here unconditionally (counted where it can be, so a later {@code local}
+   * decision of the recipient sees it) and fails with {@code full}, which the decision service admits;
+   * {@code deny} fails with {@code full}. Nothing is written back: the full store has no room for it.
+   * If this store is full too, the request fails with {@code full}.
+   */
+  void decideWhenFull(PartitionRequest r, StoreException full, CompletableFuture<PartitionResult> out) {
+    FailureAction action = policy.actionWhenFull(r.category());
+    boolean decides = r.operation() == Operation.DECIDE || r.operation() == Operation.CHECK;
+    if (action == FailureAction.DENY || !decides) {
+      out.completeExceptionally(full);
+      return;
+    }
+    try {
+      if (action == FailureAction.LOCAL) {
+        out.complete(local.applyNow(withOwnIncarnation(r)).asDegraded());
+        return;
+      }
+      if (r.operation() == Operation.DECIDE) {
+        local.applyNow(recording(withOwnIncarnation(r), new IdentityHashMap<>()));
+      }
+    } catch (StoreException e) {
+      // this store is full too: the decision service applies the action alone
+    }
+    out.completeExceptionally(full);
   }
 
   /**

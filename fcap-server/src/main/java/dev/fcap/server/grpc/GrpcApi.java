@@ -168,6 +168,9 @@ public final class GrpcApi extends FcapServiceGrpc.FcapServiceImplBase {
     if (!d.allowed()) {
       b.setSendAt(d.sendAt());
     }
+    if (d.degradedReason() != null) {
+      b.setDegradedReason(d.degradedReason());
+    }
     // addAll on an empty list still allocates the repeated field; most decisions block nothing
     if (!d.blockedBy().isEmpty()) {
       b.addAllBlockedBy(d.blockedBy());

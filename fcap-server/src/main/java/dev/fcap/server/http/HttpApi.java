@@ -94,6 +94,10 @@ public final class HttpApi {
           g.writeStartObject();
           g.writeBooleanField("ready", r.ready());
           g.writeBooleanField("storeDown", r.storeDown());
+          g.writeBooleanField("storeFull", r.storeFull());
+          if (r.storeFull()) { // when room may first free, from the last refusal; -1: the store cannot say
+            g.writeNumberField("storeFullRetryAfterMs", r.fullRetryAfterMs());
+          }
           g.writeEndObject();
         }))));
   }

@@ -206,6 +206,9 @@ final class Json {
     g.writeEndArray();
     g.writeFieldName(DEGRADED);
     g.writeBoolean(d.degraded());
+    if (d.degradedReason() != null) { // only when degraded: store_down or store_full
+      g.writeStringField("degradedReason", d.degradedReason());
+    }
     if (d.replayed()) {
       g.writeBooleanField("replayed", true); // only then: the first decision of this messageId, again
     }

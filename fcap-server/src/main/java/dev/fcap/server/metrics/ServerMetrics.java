@@ -53,7 +53,7 @@ import java.util.regex.Pattern;
  *       content type, request timeout: {@code RequestGuard}; body shape: as the handler reads the body)
  *   <li>{@code fcap_auth_failures_total{reason}}: requests with a missing, malformed or unknown API key
  *   <li>{@code fcap_audit_dropped_total}, {@code fcap_policy_version{tenant}}, {@code fcap_store_partitions},
- *       {@code fcap_store_bytes}, {@code fcap_store_up}
+ *       {@code fcap_store_bytes}, {@code fcap_store_max_bytes}, {@code fcap_store_full}, {@code fcap_store_up}
  * </ul>
  *
  * <p>Every meter carries HELP text ({@link #HELP} for the counters), so {@code promtool check metrics}
