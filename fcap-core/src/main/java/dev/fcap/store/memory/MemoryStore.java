@@ -212,7 +212,7 @@ public final class MemoryStore implements CallingThreadStore {
       }
       Idempotency id = request.idempotency();
       boolean lookUp = PartitionStep.looksUp(request);
-      byte[] remembered = lookUp && record != null ? PartitionRecord.readMessage(record, id.key(), now) : null;
+      byte[] remembered = lookUp && record != null ? RecordMessages.readMessage(record, id.key(), now) : null;
       boolean inline = remembered != null;
       RememberedDecisions.Entry entry = lookUp && !inline
           ? rememberedDecisions.entry(segment, request.partition(), id.key(), now) : null;
@@ -231,7 +231,7 @@ public final class MemoryStore implements CallingThreadStore {
         // the record holds fewer than INLINE_MAX, else in a record of its own beside it
         boolean beside = writes.forgets() && !inline;
         if (writes.remembered() != null) {
-          beside = record != null && PartitionRecord.messages(record, now) >= RememberedDecisions.INLINE_MAX;
+          beside = record != null && RecordMessages.messages(record, now) >= RememberedDecisions.INLINE_MAX;
           next = PartitionRecord.write(record, request, states, now, writes, !beside);
           if (beside) {
             entry = entry != null ? entry : rememberedDecisions.entry(segment, request.partition(), id.key(), now);
@@ -243,7 +243,7 @@ public final class MemoryStore implements CallingThreadStore {
             result.incarnation(PartitionRecord.writtenIncarnation(next));
           }
           if (writes.forgets() && inline) {
-            next = PartitionRecord.withoutMessage(next, id.key()); // released: it leaves with this write
+            next = RecordMessages.withoutMessage(next, id.key()); // released: it leaves with this write
           }
         }
         // an entry of its own and, if new, the partition's record: room for both before either is written

@@ -68,7 +68,7 @@ final class PartitionRecord {
   private static final java.lang.invoke.VarHandle LONG =
       java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.BIG_ENDIAN);
   /** Bytes before the key's length: the record's expiry. */
-  private static final int HEAD = 4;
+  static final int HEAD = 4;
   /**
    * Version of this layout, written in the header of the store's state files ({@link Journal}); bump
    * it whenever the layout changes, so that a start never reads records it would misunderstand.
@@ -174,7 +174,7 @@ final class PartitionRecord {
   }
 
   /** Whether the id at {@code record[id, id + idLen)} equals {@code key}; rejects most on one long. */
-  private static boolean idEquals(byte[] record, int id, int idLen, byte[] key) {
+  static boolean idEquals(byte[] record, int id, int idLen, byte[] key) {
     if (idLen != key.length) {
       return false;
     }
@@ -362,7 +362,7 @@ final class PartitionRecord {
   }
 
   /** Where the counter after the one at {@code at} starts. */
-  private static int nextCounter(byte[] record, int at) {
+  static int nextCounter(byte[] record, int at) {
     int idLen = Varint.read(record, at);
     int alg = at + Varint.size(idLen) + idLen;
     int stateLen = Varint.read(record, alg + 5);
@@ -385,75 +385,11 @@ final class PartitionRecord {
         | (record[field + 3] & 0xff);
   }
 
-  private static void putInt(byte[] out, int at, int v) {
+  static void putInt(byte[] out, int at, int v) {
     out[at] = (byte) (v >>> 24);
     out[at + 1] = (byte) (v >>> 16);
     out[at + 2] = (byte) (v >>> 8);
     out[at + 3] = (byte) v;
-  }
-
-  /** The remembered decision of message id {@code key}, if the record holds a live one; else null. */
-  static byte[] readMessage(byte[] record, byte[] key, long now) {
-    for (int at = skipKey(record); at < record.length; ) {
-      int idLen = Varint.read(record, at);
-      int id = at + Varint.size(idLen);
-      int alg = id + idLen;
-      int stateLen = Varint.read(record, alg + 5);
-      int state = alg + 5 + Varint.size(stateLen);
-      if (record[alg] == MESSAGE && expiresMs(record, alg + 1) > now && idEquals(record, id, idLen, key)) {
-        return Arrays.copyOfRange(record, state, state + stateLen);
-      }
-      at = state + stateLen;
-    }
-    return null;
-  }
-
-  /**
-   * A record of its own for one remembered decision (see {@link MemoryStore}, "Remembered
-   * decisions"): under the store-private {@code key}, one entry of kind {@link #MESSAGE} whose id is
-   * {@code id} (the partition's reset generation) and whose state is {@code remembered}, until
-   * {@code expiresAt} (epoch ms). Its time is never read: it is no partition of counters.
-   */
-  static byte[] entry(byte[] key, byte[] id, byte[] remembered, long expiresAt) {
-    int expires = toSeconds(expiresAt);
-    byte[] out = new byte[HEAD + Varint.size(key.length) + key.length + 1 + Varint.size(id.length) + id.length + 5
-        + Varint.size(remembered.length) + remembered.length];
-    putInt(out, 0, expires);
-    int pos = Varint.write(out, HEAD, key.length);
-    System.arraycopy(key, 0, out, pos, key.length);
-    pos = Varint.write(out, pos + key.length, 0);
-    writeCounter(out, pos, id, MESSAGE, expires, remembered);
-    return out;
-  }
-
-  /** How many live remembered decisions the record holds inline. */
-  static int messages(byte[] record, long now) {
-    int n = 0;
-    for (int at = skipKey(record); at < record.length; at = nextCounter(record, at)) {
-      int idLen = Varint.read(record, at);
-      int alg = at + Varint.size(idLen) + idLen;
-      if (record[alg] == MESSAGE && expiresMs(record, alg + 1) > now) {
-        n++;
-      }
-    }
-    return n;
-  }
-
-  /** {@code record} without the remembered decision of {@code key} (the key and the time stay). */
-  static byte[] withoutMessage(byte[] record, byte[] key) {
-    for (int at = skipKey(record); at < record.length; ) {
-      int next = nextCounter(record, at);
-      int idLen = Varint.read(record, at);
-      int id = at + Varint.size(idLen);
-      if (record[id + idLen] == MESSAGE && idEquals(record, id, idLen, key)) {
-        byte[] out = new byte[record.length - (next - at)];
-        System.arraycopy(record, 0, out, 0, at);
-        System.arraycopy(record, next, out, at, record.length - next);
-        return out; // the header's expiry may now be later than needed: kept a little longer, never shorter
-      }
-      at = next;
-    }
-    return record;
   }
 
   /** The live counters of a record, for inspection (remembered decisions are not counters). */
@@ -512,12 +448,12 @@ final class PartitionRecord {
     return false;
   }
 
-  private static int writeCounter(byte[] out, int pos, byte[] id, int alg, int expires, byte[] state) {
+  static int writeCounter(byte[] out, int pos, byte[] id, int alg, int expires, byte[] state) {
     return writeCounter(out, pos, id, alg, expires, state, 0, state.length);
   }
 
   /** Writes an entry whose state is {@code state[from, from + length)}; where it ends. */
-  private static int writeCounter(byte[] out, int pos, byte[] id, int alg, int expires, byte[] state, int from,
+  static int writeCounter(byte[] out, int pos, byte[] id, int alg, int expires, byte[] state, int from,
       int length) {
     pos = Varint.write(out, pos, id.length);
     System.arraycopy(id, 0, out, pos, id.length);
@@ -532,18 +468,18 @@ final class PartitionRecord {
     return pos + length;
   }
 
-  private static int toSeconds(long epochMs) {
+  static int toSeconds(long epochMs) {
     long s = -Math.floorDiv(-(epochMs - EPOCH_MS), 1000);
     return (int) Math.max(Integer.MIN_VALUE + 1, Math.min(Integer.MAX_VALUE, s));
   }
 
-  private static long expiresMs(byte[] b, int at) {
+  static long expiresMs(byte[] b, int at) {
     int s = (b[at] & 0xff) << 24 | (b[at + 1] & 0xff) << 16 | (b[at + 2] & 0xff) << 8 | (b[at + 3] & 0xff);
     return EPOCH_MS + s * 1000L;
   }
 
   /** Where the first counter starts: after the key and the time. */
-  private static int skipKey(byte[] record) {
+  static int skipKey(byte[] record) {
     int len = Varint.read(record, HEAD);
     int at = HEAD + Varint.size(len) + len;
     while (record[at++] < 0) {

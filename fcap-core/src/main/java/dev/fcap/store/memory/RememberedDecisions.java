@@ -77,12 +77,12 @@ final class RememberedDecisions {
   /** The remembered decision of {@code e}, if live and of the partition's current generation. */
   static byte[] find(Segment segment, Entry e, long now) {
     int slot = segment.find(e.hash, e.key);
-    return slot < 0 ? null : PartitionRecord.readMessage(segment.records[slot], e.generation, now);
+    return slot < 0 ? null : RecordMessages.readMessage(segment.records[slot], e.generation, now);
   }
 
   /** The record that remembers {@code remembered} ({@code PartitionStep.remember} bytes) as {@code e}. */
   static byte[] record(Entry e, byte[] remembered, long expiresAt) {
-    return PartitionRecord.entry(e.key, e.generation, remembered, expiresAt);
+    return RecordMessages.entry(e.key, e.generation, remembered, expiresAt);
   }
 
   /**
@@ -167,13 +167,13 @@ final class RememberedDecisions {
     }
     byte[] key = resetKey(partition);
     int slot = segment.find(hash.applyAsInt(key), key);
-    byte[] g = slot < 0 ? null : PartitionRecord.readMessage(segment.records[slot], FIRST_GENERATION, now);
+    byte[] g = slot < 0 ? null : RecordMessages.readMessage(segment.records[slot], FIRST_GENERATION, now);
     return g == null ? FIRST_GENERATION : g;
   }
 
   private CompletableFuture<Void> putGeneration(int index, Segment segment, int hash, int slot, byte[] key,
       byte[] generation, long until) {
-    byte[] record = PartitionRecord.entry(key, FIRST_GENERATION, generation, until);
+    byte[] record = RecordMessages.entry(key, FIRST_GENERATION, generation, until);
     put(segment, hash, slot, record);
     segment.resetsUntil = Math.max(segment.resetsUntil, PartitionRecord.expiresAt(record));
     return journal == null ? null : journal.append(index, key, record);

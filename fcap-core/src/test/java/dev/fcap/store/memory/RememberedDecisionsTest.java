@@ -83,7 +83,7 @@ class RememberedDecisionsTest {
     // decision; now the first INLINE_MAX stay in it and the rest have records of their own
     assertThat(sizes[1]).as("the partition's record after 10 and after 5,000 remembered decisions").isEqualTo(sizes[0]);
     int inline = RememberedDecisions.INLINE_MAX;
-    assertThat(PartitionRecord.messages(store.record(CHANNEL), clock.millis())).isEqualTo(inline);
+    assertThat(RecordMessages.messages(store.record(CHANNEL), clock.millis())).isEqualTo(inline);
     assertThat(store.remembered()).isEqualTo(5_000 - inline);
     assertThat(store.size()).isEqualTo(1);
     // every one is still released once, wherever it is (the first inline, the others not)
@@ -92,12 +92,12 @@ class RememberedDecisionsTest {
       assertThat(release(store, CHANNEL, ids.get(i), times.get(i))).as("again %d", i).isFalse();
     }
     assertThat(used(store, CHANNEL)).isEqualTo(5_000 - 100);
-    assertThat(PartitionRecord.messages(store.record(CHANNEL), clock.millis())).isEqualTo(inline - 1);
+    assertThat(RecordMessages.messages(store.record(CHANNEL), clock.millis())).isEqualTo(inline - 1);
     assertThat(store.remembered()).isEqualTo(5_000 - inline - 99);
     // room inline again: the next goes there
     Idempotency next = record();
     store.applyNow(decide(CHANNEL, next));
-    assertThat(PartitionRecord.messages(store.record(CHANNEL), clock.millis())).isEqualTo(inline);
+    assertThat(RecordMessages.messages(store.record(CHANNEL), clock.millis())).isEqualTo(inline);
     assertThat(store.remembered()).isEqualTo(5_000 - inline - 99);
     // past the horizon, the sweep drops them like any expired record
     clock.advance(HOUR + 2_000 + MemoryStore.DEFAULT_CLOCK_STEP_GRACE_MS);
