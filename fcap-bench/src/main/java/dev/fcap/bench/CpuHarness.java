@@ -2,8 +2,10 @@ package dev.fcap.bench;
 
 import dev.fcap.engine.Engine;
 import dev.fcap.model.Message;
+import dev.fcap.model.Policy;
 import dev.fcap.store.memory.MemoryStore;
 import java.lang.management.ManagementFactory;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -23,7 +25,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * their allocation apart is what the {@code Decision} costs, and {@code verdicts} alone is what the
  * hot path allocates besides it. {@code batch}: the {@code decision} mode's messages, 16 at a time
  * through {@code decideAll} (the server's batch endpoint; the store reads each batch's partitions
- * together before deciding them, {@link MemoryStore#applyAll}).
+ * together before deciding them, {@link MemoryStore#applyAll}). {@code local}: the {@code decision}
+ * mode with the seed policy plus a send window and a cap per local day in the recipient's zone, every
+ * message carrying a zone ({@link LocalTimePolicy}): beside {@code decision}, the cost of local time.
  */
 public final class CpuHarness {
   private CpuHarness() {}
@@ -33,20 +37,28 @@ public final class CpuHarness {
     int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 5;
     int perMs = args.length > 2 ? Integer.parseInt(args[2]) : 100;
     String mode = args.length > 3 ? args[3] : "decision";
-    if (!java.util.List.of("decision", "no-release", "verdicts", "batch").contains(mode)) {
-      throw new IllegalArgumentException("mode must be decision, no-release, verdicts or batch, got " + mode);
+    if (!java.util.List.of("decision", "no-release", "verdicts", "batch", "local").contains(mode)) {
+      throw new IllegalArgumentException("mode must be decision, no-release, verdicts, batch or local, got " + mode);
     }
-    boolean releases = mode.equals("decision") || mode.equals("batch");
+    boolean localTime = mode.equals("local");
+    boolean releases = mode.equals("decision") || mode.equals("batch") || localTime;
     Message[] batch = new Message[MemoryStore.AHEAD];
     long[] verdicts = new long[1];
     Engine.RuleVerdicts count = (index, allowed) -> verdicts[0]++;
     Message[] stream = Workload.messages(Workload.DEFAULT_LENGTH);
+    List<Policy> policies = SeedPolicy.load();
+    if (localTime) {
+      policies = List.of(LocalTimePolicy.of(policies.get(0)));
+      for (int i = 0; i < stream.length; i++) {
+        stream[i] = LocalTimePolicy.inZone(stream[i]);
+      }
+    }
     var threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
     long tid = Thread.currentThread().getId();
     for (int round = 0; round < rounds; round++) {
       AtomicLong clockMs = new AtomicLong(1_700_000_000_000L);
       MemoryStore store = MemoryStore.builder().clock(clockMs::get).build();
-      Engine.Builder builder = Engine.builder(store).clock(clockMs::get).policies(SeedPolicy.load());
+      Engine.Builder builder = Engine.builder(store).clock(clockMs::get).policies(policies);
       Engine engine = releases ? builder.build() : builder.callerTime(true).releaseHorizon(java.time.Duration.ZERO).build();
       long admitted = 0;
       long cpu0 = threads.getCurrentThreadCpuTime();
@@ -69,7 +81,7 @@ public final class CpuHarness {
           continue;
         }
         boolean allowed = switch (mode) {
-          case "decision" -> engine.decide(m).join().allowed();
+          case "decision", "local" -> engine.decide(m).join().allowed();
           case "no-release" -> engine.decideAt(m, clockMs.get()).join().allowed();
           default -> engine.decideAt(m, clockMs.get(), count).join();
         };

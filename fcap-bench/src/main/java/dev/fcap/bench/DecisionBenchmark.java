@@ -50,6 +50,11 @@ import org.openjdk.jmh.infra.ThreadParams;
  * the journal before each decision is answered ({@code store.fsync: always}): with one thread, one
  * fsync per decision, its worst case.
  *
+ * <p>{@code fcap-sim-local} is {@code fcap-sim} with the seed policy plus a send window and a cap per
+ * local day in the recipient's zone ({@link LocalTimePolicy}), every message carrying a zone: the cost
+ * of local time. It is not among the defaults; {@code -p impl=fcap-sim,fcap-sim-local} runs it beside
+ * {@code fcap-sim}.
+ *
  * <p>Run: {@code java -jar fcap-bench/target/fcap-bench.jar DecisionBenchmark} (see docs/benchmarks.md).
  */
 @BenchmarkMode(Mode.Throughput)
@@ -88,6 +93,13 @@ public class DecisionBenchmark {
         case "fcap-sim-verdicts" -> {
           simulatedMs = new AtomicLong(System.currentTimeMillis());
           yield FcapLimiter.verdicts(simulatedMs::get);
+        }
+        case "fcap-sim-local" -> {
+          simulatedMs = new AtomicLong(System.currentTimeMillis());
+          for (int i = 0; i < stream.length; i++) {
+            stream[i] = LocalTimePolicy.inZone(stream[i]);
+          }
+          yield FcapLimiter.localTime(simulatedMs::get);
         }
         case "fcap-sim-durable", "fcap-sim-fsync-each" -> {
           simulatedMs = new AtomicLong(System.currentTimeMillis());

@@ -2,9 +2,11 @@ package dev.fcap.bench;
 
 import dev.fcap.engine.Engine;
 import dev.fcap.model.Message;
+import dev.fcap.model.Policy;
 import dev.fcap.store.memory.Durability;
 import dev.fcap.store.memory.MemoryStore;
 import dev.fcap.time.Clock;
+import java.util.List;
 
 /** fcap: the Engine on a MemoryStore with the seed policy (exact sliding logs). */
 final class FcapLimiter implements CapLimiter {
@@ -32,12 +34,16 @@ final class FcapLimiter implements CapLimiter {
   }
 
   private FcapLimiter(Clock clock, Durability durability, boolean verdicts) {
+    this(clock, durability, verdicts, SeedPolicy.load());
+  }
+
+  private FcapLimiter(Clock clock, Durability durability, boolean verdicts, List<Policy> policies) {
     MemoryStore.Builder b = MemoryStore.builder().clock(clock);
     if (durability != null) {
       b.durable(durability);
     }
     store = b.build();
-    Engine.Builder e = Engine.builder(store).clock(clock).policies(SeedPolicy.load());
+    Engine.Builder e = Engine.builder(store).clock(clock).policies(policies);
     engine = (verdicts ? e.callerTime(true).releaseHorizon(java.time.Duration.ZERO) : e).build();
     this.verdicts = verdicts;
     this.clock = clock;
@@ -50,6 +56,11 @@ final class FcapLimiter implements CapLimiter {
    */
   static FcapLimiter verdicts(Clock clock) {
     return new FcapLimiter(clock, null, true);
+  }
+
+  /** On {@code clock}, with the seed policy plus the recipient's send window and local-day cap ({@link LocalTimePolicy}). */
+  static FcapLimiter localTime(Clock clock) {
+    return new FcapLimiter(clock, null, false, List.of(LocalTimePolicy.of(SeedPolicy.load().get(0))));
   }
 
   @Override

@@ -77,6 +77,12 @@ final class CompiledPolicy {
     final boolean recipientZone;
     /** Per period length (a day of 23, 24 or 25 hours; a month of 28 to 31 days), its spec: built once. */
     private final ConcurrentHashMap<Long, CounterSpec> periodSpecs;
+    /**
+     * The spec returned last: periods of one length follow each other (24-hour days but for two a
+     * year), so most decisions read it without a map lookup. A racy field of an immutable spec: at
+     * worst a lookup.
+     */
+    private CounterSpec lastPeriodSpec;
     final int[] rules;
     /**
      * The request for this counter when it is the same for every message, else null: its key is the
@@ -115,8 +121,14 @@ final class CompiledPolicy {
      */
     CounterSpec periodSpec(long at, ZoneId zone) {
       long length = LocalCalendar.periodEnd(calendar, at, zone) - LocalCalendar.periodStart(calendar, at, zone);
-      return periodSpecs.computeIfAbsent(length, l -> new CounterSpec(spec.algorithm(), new long[] {spec.limit(0)},
+      CounterSpec last = lastPeriodSpec;
+      if (last != null && last.windowMs(0) == length) {
+        return last;
+      }
+      last = periodSpecs.computeIfAbsent(length, l -> new CounterSpec(spec.algorithm(), new long[] {spec.limit(0)},
           new long[] {l}, new boolean[] {spec.enforced(0)}, spec.precision()));
+      lastPeriodSpec = last;
+      return last;
     }
 
     /** The alignment of a calendar group for the period that holds {@code at}: its start. */

@@ -11,6 +11,7 @@ import java.time.zone.ZoneOffsetTransition;
 import java.time.zone.ZoneRules;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A {@link SendWindow} compiled to answer, for a zone, whether an instant is inside it and when it
@@ -30,6 +31,12 @@ import java.util.List;
  * candidates after {@code t} at which the window is open. Example, New York, {@code 02:30-04:00} on
  * 2026-03-08: 02:30 does not exist that night (02:00 EST jumps to 03:00 EDT), so the window opens at
  * the jump, 07:00 UTC, with the local time 03:00.
+ *
+ * <p><b>Shut spans.</b> The search reads java.time and runs for every message outside the window (its
+ * outcome and {@code sendAt} both ask), so per zone the last span found shut is kept: the opening
+ * found from t is the first open instant at or after t, so the window is shut in [t, opening) and
+ * every instant of that span opens at the same instant. The common refusal is then one map read and
+ * two comparisons, as for the zone's offset ({@link ZoneOffsets}).
  */
 final class WindowSchedule {
   private static final long MS_PER_DAY = ZoneOffsets.MS_PER_DAY;
@@ -44,6 +51,11 @@ final class WindowSchedule {
   /** Per interval, bit {@code d} set iff it opens on ISO weekday d + 1 (Monday is bit 0). */
   private final int[] dayMasks;
   private final long[] closedDays;
+  /** Per zone, the last span found shut and its opening; replaced by a search outside it. */
+  private final ConcurrentHashMap<ZoneId, Shut> shutSpans = new ConcurrentHashMap<>();
+
+  /** The window is shut in [from, opening) and opens at {@code opening}. */
+  private record Shut(long from, long opening) {}
 
   WindowSchedule(SendWindow window) {
     this.window = window;
@@ -86,6 +98,19 @@ final class WindowSchedule {
     if (isOpen(t, zone)) {
       return t;
     }
+    Shut known = shutSpans.get(zone);
+    if (known != null && t >= known.from && t < known.opening) {
+      return known.opening;
+    }
+    long opening = search(t, zone);
+    if (opening >= 0) {
+      shutSpans.put(zone, new Shut(t, opening));
+    }
+    return opening;
+  }
+
+  /** {@link #nextOpening} for a {@code t} at which the window is shut, computed. */
+  private long search(long t, ZoneId zone) {
     ZoneRules rules = zone.getRules();
     long best = Long.MAX_VALUE;
     long firstDay = Math.floorDiv(ZoneOffsets.localMs(zone, t), MS_PER_DAY) - 1;

@@ -70,6 +70,29 @@ class SendWindowProperties {
     }
   }
 
+  /**
+   * Decisions as time moves on, as the engine makes them: instants in ascending order, mostly a few
+   * minutes apart inside one shut span (where the span found first answers) and sometimes past its
+   * opening or back before it.
+   */
+  @Property(tries = 200)
+  void theNextOpeningHoldsAcrossAShutSpan(@ForAll long seed) {
+    SplittableRandom random = new SplittableRandom(seed);
+    ZoneId zone = zone(random);
+    long t = instant(random, zone);
+    SendWindow w = window(random, zone, t);
+    WindowSchedule schedule = new WindowSchedule(w);
+    for (int k = 0; k < 6; k++) {
+      assertThat(schedule.nextOpening(t, zone)).as("%s from %s in %s", w, Instant.ofEpochMilli(t), zone)
+          .isEqualTo(oracleNextOpening(w, t, zone));
+      t += switch (random.nextInt(4)) {
+        case 0 -> random.nextLong(-3_600_000L, 0);
+        case 1 -> random.nextLong(0, 2 * 86_400_000L);
+        default -> random.nextLong(0, 20 * 60_000L);
+      };
+    }
+  }
+
   @Property(tries = 400)
   void periodsAreTheLocalCalendars(@ForAll long seed) {
     SplittableRandom random = new SplittableRandom(seed);

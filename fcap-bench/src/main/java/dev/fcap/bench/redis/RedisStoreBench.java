@@ -1,5 +1,6 @@
 package dev.fcap.bench.redis;
 
+import dev.fcap.bench.LocalTimePolicy;
 import dev.fcap.engine.Engine;
 import dev.fcap.model.Message;
 import dev.fcap.model.Policy;
@@ -40,6 +41,7 @@ import java.util.function.IntFunction;
  *     [--latency-seconds N (default: --seconds, at least 10)]
  *     [--phases throughput,latency,memory] [--release-records on|off (default on)]
  *     [--per-group K (default 0: a key per recipient; else the grouped layout, a phase's recipients / K groups)]
+ *     [--policy seed|local (default seed: the policy of fcap's throughput rows)]
  * </pre>
  *
  * <p>{@code --redis-cpus} pins the redis-server this benchmark starts to those CPUs ({@code taskset});
@@ -50,6 +52,10 @@ import java.util.function.IntFunction;
  * on; the threads share one connection per client); "pipelined" = batches of {@code --batch}
  * decisions issued together and flushed once (fcap: {@code Engine.decideAll} -> {@code applyAll};
  * baseline: 4 calls per decision issued without waiting).
+ *
+ * <p>{@code --policy local} gives fcap's throughput rows the seed policy plus a send window and a cap
+ * per local day in the recipient's zone, every message carrying a zone ({@link LocalTimePolicy}): the
+ * cost of local time beside a {@code --policy seed} run. The baseline keeps the seed policy.
  */
 public final class RedisStoreBench {
   private static final Policy SEED = SeedRules.POLICY;
@@ -78,6 +84,8 @@ public final class RedisStoreBench {
   private String phases = "throughput,latency,memory";
   /** Recipients per group of the grouped layout (docs/redis.md, "Several partitions per key"); 0: a key each. */
   private int perGroup;
+  /** Whether fcap's throughput rows decide the seed plus local time ({@code --policy local}). */
+  private boolean localTime;
 
   public static void main(String[] args) throws Exception {
     RedisStoreBench b = new RedisStoreBench();
@@ -108,6 +116,11 @@ public final class RedisStoreBench {
         };
         case "--phases" -> b.phases = v;
         case "--per-group" -> b.perGroup = Integer.parseInt(v);
+        case "--policy" -> b.localTime = switch (v) {
+          case "seed" -> false;
+          case "local" -> true;
+          default -> throw new IllegalArgumentException("--policy is seed or local, not " + v);
+        };
         default -> throw new IllegalArgumentException("unknown option " + args[i]);
       }
     }
@@ -167,7 +180,7 @@ public final class RedisStoreBench {
     System.out.println("| measure (decisions/s, median of " + reps + ") | unpipelined | pipelined |");
     System.out.println("| --- | ---: | ---: |");
     row("trivial EVALSHA returning 1 (calls/s)", trivialUnpiped, trivialPiped);
-    row("fcap RedisStore, seed policy (1 EVALSHA)", fcapUnpiped, fcapPiped);
+    row("fcap RedisStore, " + fcapPolicyName() + " (1 EVALSHA)", fcapUnpiped, fcapPiped);
     row("sorted-set baseline, seed policy (4 EVALSHA)", baseUnpiped, basePiped);
     System.out.printf(Locale.ROOT, "| fcap / baseline | %.2fx | %.2fx |%n", fcapUnpiped / baseUnpiped, fcapPiped / basePiped);
     System.out.printf(Locale.ROOT, "| fcap / trivial EVALSHA | %.2f | %.2f |%n", fcapUnpiped / trivialUnpiped,
@@ -177,7 +190,7 @@ public final class RedisStoreBench {
     System.out.println("| same Redis core: decisions per second of redis-server CPU (median) | unpipelined | pipelined |");
     System.out.println("| --- | ---: | ---: |");
     row("trivial EVALSHA returning 1 (calls)", c.get("trivial-unpipelined"), c.get("trivial-pipelined"));
-    row("fcap RedisStore, seed policy", c.get("fcap-unpipelined"), c.get("fcap-pipelined"));
+    row("fcap RedisStore, " + fcapPolicyName(), c.get("fcap-unpipelined"), c.get("fcap-pipelined"));
     row("sorted-set baseline, seed policy", c.get("baseline-unpipelined"), c.get("baseline-pipelined"));
     System.out.printf(Locale.ROOT, "| fcap / baseline | %.2fx | %.2fx |%n", c.get("fcap-unpipelined") / c.get("baseline-unpipelined"),
         c.get("fcap-pipelined") / c.get("baseline-pipelined"));
@@ -305,19 +318,30 @@ public final class RedisStoreBench {
         .content("template " + random.nextInt(20) + ": your code is ready").build();
   }
 
+  private String fcapPolicyName() {
+    return localTime ? "seed + local time" : "seed policy";
+  }
+
+  /** A message of fcap's throughput rows: with its recipient's zone under {@code --policy local}. */
+  private Message fcapMessage(SplittableRandom random) {
+    Message m = randomMessage(random);
+    return localTime ? LocalTimePolicy.inZone(m) : m;
+  }
+
   private double fcap(boolean pipelined) throws Exception {
-    try (RedisStore store = store(recipients); Engine engine = engine(store).policy(SEED).build()) {
+    Policy policy = localTime ? LocalTimePolicy.of(SEED) : SEED;
+    try (RedisStore store = store(recipients); Engine engine = engine(store).policy(policy).build()) {
       SplittableRandom[] randoms = randoms();
       if (!pipelined) {
         return loop(t -> {
-          engine.decide(randomMessage(randoms[t])).join();
+          engine.decide(fcapMessage(randoms[t])).join();
           return 1;
         });
       }
       return loop(t -> {
         List<Message> messages = new ArrayList<>(batch);
         for (int i = 0; i < batch; i++) {
-          messages.add(randomMessage(randoms[t]));
+          messages.add(fcapMessage(randoms[t]));
         }
         return dev.fcap.store.Store.all(engine.decideAll(messages, false)).join().size();
       });
