@@ -396,8 +396,8 @@ public final class RedisStore implements Store {
     /**
      * Keep the partitions in {@code groups} hashes, each partition a field of its group's hash,
      * instead of a key per partition: a small partition (a recipient) then costs about half the
-     * Redis memory, for about 8 % more Redis CPU per decision (docs/benchmarks.md, "Several
-     * partitions per key"). Size it to about the live partitions / 16, and set Redis's
+     * Redis memory, for about 8 % more Redis CPU per decision (docs/benchmarks.md, "Memory
+     * per recipient"). Size it to about the live partitions / 16, and set Redis's
      * {@code hash-max-listpack-value} to at least 512 (docs/redis.md, "Several partitions per key").
      * The layout is kept in Redis: a store of another layout or count on the same prefix refuses to
      * start. Default 0: a key per partition.

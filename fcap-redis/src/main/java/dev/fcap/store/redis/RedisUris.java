@@ -176,7 +176,7 @@ public final class RedisUris {
    * (Micrometer brings both): a wrapper, an id and a callback per command, and a histogram update on
    * the event loop that also reads every reply. Nothing reads those histograms; fcap times its store
    * calls itself ({@code fcap_store_seconds}). They were about 5 % of what RedisStoreBench's client
-   * allocated (docs/benchmarks.md, "The Redis client's tail").
+   * allocated (docs/benchmarks.md, "Latency at half load").
    */
   public static ClientResources resources() {
     return DefaultClientResources.builder().reconnectDelay(RedisUris::reconnectDelay)
