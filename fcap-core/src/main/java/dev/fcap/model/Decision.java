@@ -62,44 +62,14 @@ public record Decision(
         policyVersion, replayed, sendAt, reason);
   }
 
-  /** A decision whose {@code sendAt}, and each rule's, is {@code time} plus the delay to retry after. */
-  public Decision(boolean allowed, String decisionId, long retryAfterMs, List<String> blockedBy,
-      List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, long time, long policyVersion,
-      boolean replayed) {
-    this(allowed, decisionId, retryAfterMs, blockedBy, shadowBlockedBy, withSendAt(rules, time), degraded, time,
-        policyVersion, replayed, sendAtOf(allowed, time, retryAfterMs));
-  }
-
-  public Decision(boolean allowed, String decisionId, long retryAfterMs, List<String> blockedBy,
-      List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, long time, long policyVersion) {
-    this(allowed, decisionId, retryAfterMs, blockedBy, shadowBlockedBy, rules, degraded, time, policyVersion, false);
-  }
-
   /**
    * The instant to send at, from the delay to retry after: 0 when allowed, -1 when never, else
-   * {@code time + retryAfterMs}. Exact while every rule counts (a send window can move it later).
+   * {@code time + retryAfterMs} (a decision no rule decided, such as the failure policy's).
    */
   public static long sendAtOf(boolean allowed, long time, long retryAfterMs) {
     if (allowed) {
       return 0;
     }
     return retryAfterMs < 0 ? -1 : time + retryAfterMs;
-  }
-
-  private static List<RuleOutcome> withSendAt(List<RuleOutcome> rules, long time) {
-    boolean unset = false;
-    for (int i = 0; i < rules.size(); i++) {
-      unset |= rules.get(i).sendAt() == RuleOutcome.UNSET;
-    }
-    if (!unset) {
-      return rules; // an admitted decision's outcomes: nothing to derive, no copy
-    }
-    RuleOutcome[] out = new RuleOutcome[rules.size()];
-    for (int i = 0; i < out.length; i++) {
-      RuleOutcome r = rules.get(i);
-      out[i] = r.sendAt() != RuleOutcome.UNSET ? r : new RuleOutcome(r.id(), r.limit(), r.windowMs(), r.used(),
-          r.remaining(), r.allowed(), r.enforced(), r.retryAfterMs(), sendAtOf(r.allowed(), time, r.retryAfterMs()));
-    }
-    return List.of(out);
   }
 }

@@ -19,13 +19,4 @@ public record RuleOutcome(
     boolean allowed,
     boolean enforced,
     long retryAfterMs,
-    long sendAt) {
-
-  /** The {@code sendAt} of a refusal built without one: {@link Decision} derives it from the retry delay. */
-  static final long UNSET = Long.MIN_VALUE;
-
-  public RuleOutcome(String id, long limit, long windowMs, long used, long remaining, boolean allowed,
-      boolean enforced, long retryAfterMs) {
-    this(id, limit, windowMs, used, remaining, allowed, enforced, retryAfterMs, allowed ? 0 : UNSET);
-  }
-}
+    long sendAt) {}

@@ -136,11 +136,11 @@ class HttpOracleIT {
     for (JsonNode r : j.get("rules")) {
       rules.add(new RuleOutcome(r.get("id").asText(), r.get("limit").asLong(), r.get("windowMs").asLong(),
           r.get("used").asLong(), r.get("remaining").asLong(), r.get("allowed").asBoolean(),
-          r.get("enforced").asBoolean(), r.get("retryAfterMs").asLong()));
+          r.get("enforced").asBoolean(), r.get("retryAfterMs").asLong(), r.path("sendAt").asLong(0)));
     }
     return new Decision(j.get("allowed").asBoolean(), j.get("decisionId").asText(), j.get("retryAfterMs").asLong(),
         strings(j.get("blockedBy")), strings(j.get("shadowBlockedBy")), rules, j.get("degraded").asBoolean(),
-        j.get("time").asLong(), j.get("policyVersion").asLong());
+        j.get("time").asLong(), j.get("policyVersion").asLong(), false, j.path("sendAt").asLong(0));
   }
 
   private static List<String> strings(JsonNode array) {

@@ -247,8 +247,9 @@ public final class DecisionService {
       // a full store says when room can first free (-1: it cannot say); an outage, the next probe
       long retryAfter = allow ? 0 : !full ? failure.probeInterval().toMillis()
           : t instanceof StoreException.Full f ? f.retryAfterMs() : -1;
-      return new Decision(allow, syntheticId(), retryAfter, List.of(), List.of(), List.of(), true, clock.millis(),
-          version).degradedFor(full ? Decision.STORE_FULL : Decision.STORE_DOWN);
+      long now = clock.millis();
+      return new Decision(allow, syntheticId(), retryAfter, List.of(), List.of(), List.of(), true, now, version, false,
+          Decision.sendAtOf(allow, now, retryAfter)).degradedFor(full ? Decision.STORE_FULL : Decision.STORE_DOWN);
     }
     return storeError(t);
   }

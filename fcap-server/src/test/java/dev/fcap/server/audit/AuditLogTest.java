@@ -19,7 +19,8 @@ class AuditLogTest {
 
   static Decision denied(String id) {
     return new Decision(false, id, 1000, List.of("per-minute"), List.of(), List.of(new RuleOutcome("per-minute", 2,
-        60_000, 2, 0, false, true, 1000)), false, 1_700_000_000_000L, 3);
+        60_000, 2, 0, false, true, 1000, 1_700_000_001_000L)), false, 1_700_000_000_000L, 3, false,
+        1_700_000_001_000L);
   }
 
   @Test
@@ -76,7 +77,7 @@ class AuditLogTest {
   @Test
   void admissionsAreSampled() {
     AuditLog none = new AuditLog(AuditSink.none(), 0, 10, new RecentDenials(1, 10));
-    Decision ok = new Decision(true, "a", 0, List.of(), List.of(), List.of(), false, 1, 1);
+    Decision ok = new Decision(true, "a", 0, List.of(), List.of(), List.of(), false, 1, 1, false, 0);
     for (int i = 0; i < 100; i++) {
       none.decision(Message.builder("r").build(), ok, "k");
     }
