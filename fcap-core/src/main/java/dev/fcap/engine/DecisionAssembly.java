@@ -38,24 +38,23 @@ final class DecisionAssembly {
    */
   Decision unrestricted(Prepared p) {
     if (p.windows() != null) {
-      Decision judged = decision(p, NO_ANSWERS);
-      if (!judged.allowed()) {
-        return judged;
-      }
+      return decision(p, NO_ANSWERS);
     }
-    String id = null;
-    if (p.releasing() && p.op() == Operation.DECIDE) {
-      long horizon = releaseHorizonMs < 0 ? CompiledPolicy.MAX_HORIZON_MS : releaseHorizonMs;
-      byte[] tenant = p.policy() != null ? p.policy().tenantUtf8 : p.message().tenant().getBytes(StandardCharsets.UTF_8);
-      long now = p.time() == PartitionRequest.STORE_TIME ? clock.millis() : p.time();
-      byte[] unique = new byte[16]; // no record is kept under it: it only makes the id unique
-      ThreadLocalRandom.current().nextBytes(unique);
-      id = ids.seal(Keys.nothingPartition(tenant), unique, now + horizon);
-    }
-    List<RuleOutcome> rules = p.windows() == null ? List.of() : windowOutcomes(p, p.windows().time, null, null, 0);
     long time = p.time() == PartitionRequest.STORE_TIME ? clock.millis() : p.time();
-    return new Decision(true, id != null ? id : randomId(), 0, List.of(), shadowShut(p), rules, false, time,
+    return new Decision(true, unrestrictedId(p, time), 0, List.of(), List.of(), List.of(), false, time,
         p.policy() == null ? 0 : p.policy().policy.version(), false, 0);
+  }
+
+  /** The id of an admitted decision that undoes nothing: releasable when releases are on, else random. */
+  private String unrestrictedId(Prepared p, long now) {
+    if (!p.releasing() || p.op() != Operation.DECIDE) {
+      return randomId();
+    }
+    long horizon = releaseHorizonMs < 0 ? CompiledPolicy.MAX_HORIZON_MS : releaseHorizonMs;
+    byte[] tenant = p.policy() != null ? p.policy().tenantUtf8 : p.message().tenant().getBytes(StandardCharsets.UTF_8);
+    byte[] unique = new byte[16]; // no record is kept under it: it only makes the id unique
+    ThreadLocalRandom.current().nextBytes(unique);
+    return ids.seal(Keys.nothingPartition(tenant), unique, now + horizon);
   }
 
   private static final PartitionAnswer[] NO_ANSWERS = {};
@@ -122,7 +121,7 @@ final class DecisionAssembly {
     for (PartitionAnswer r : results) {
       degraded |= r != null && r.degraded();
     }
-    String id = allowed && results.length > 0 ? releasableId(p, results[0]) : null;
+    String id = !allowed ? null : results.length > 0 ? releasableId(p, results[0]) : unrestrictedId(p, time);
     return new Decision(allowed, id != null ? id : randomId(), allowed ? 0 : sendAt < 0 ? -1 : sendAt - time, blocked,
         shadowBlocked, rules, degraded, time, p.policy().policy.version(), replayed, sendAt);
   }
@@ -151,18 +150,6 @@ final class DecisionAssembly {
           open ? 0 : opens);
     }
     return List.of(all);
-  }
-
-  /** The shadow windows that are shut, for a decision no enforced rule refuses. */
-  private static List<String> shadowShut(Prepared p) {
-    List<String> shut = List.of();
-    WindowCheck w = p.windows();
-    for (int i = 0; w != null && i < w.rules.length; i++) {
-      if (!w.open[i]) {
-        shut = append(shut, p.policy().rule(w.rules[i]).id());
-      }
-    }
-    return shut;
   }
 
   /**
