@@ -2,26 +2,29 @@
 -- FAST PATH
 --
 -- F holds the facts of counter i at F[(i - 1) * S + k]: 1 id  2 offset of its first check in req
--- 3 checks  4 true if an earlier counter of the request is the same log  5 start of its gap-form
--- state in value (false: none)  6 end of it  7 its expiry (ms)  and, after evaluation, 8 its longest
+-- 3 checks  4 true if an earlier counter of the request is the same counter  5 start of its state
+-- in value (a log's gap form; false: none)  6 end of it  7 its expiry (ms)  13 its algorithm
+-- (0 sliding log, 2 fixed window)  14 its align; and, after evaluation, for a log: 8 its longest
 -- window  9 how many old entries a record keeps  10 where their gaps end  11 newest old entry
--- 12 true if a record can be written in gap form here
+-- 12 true if a record can be written in gap form here; for a fixed window: 8 the window
+-- 9 the count before this message  10 the start of its last message's window (false: none)
 local fast = op <= 1 and cost == 1
 local F, checks, maxexp = nil, 0, false
 if fast then
-  F = { false, false, false, false, false, false, false, false, false, false, false, false,
-        false, false, false, false, false, false, false, false, false, false, false, false }
+  F = { false, false, false, false, false, false, false, false, false, false, false, false, false, false,
+        false, false, false, false, false, false, false, false, false, false, false, false, false, false }
   for i = 1, n do
     local alg, nchecks, keylen, align, precision, p = unpack('>BBI2i8I4', req, pos)
-    if alg ~= 0 or keylen >= 128 then
+    if (alg ~= 0 and (alg ~= FIXED or nchecks ~= 1)) or keylen >= 128 then
       fast = false
       break
     end
     local id = sub(req, p, p + keylen - 1)
     local b = (i - 1) * S
     F[b + 1], F[b + 2], F[b + 3], F[b + 4], F[b + 5] = id, p + keylen, nchecks, false, false
+    F[b + 13], F[b + 14] = alg, align
     for j = 0, b - S, S do
-      if F[j + 1] == id then
+      if F[j + 1] == id and F[j + 13] == alg then
         F[b + 4] = true
       end
     end
@@ -73,12 +76,13 @@ if fast and value then
     end
     if expms > now and kind ~= CLOCK and kind ~= INCARNATION and not (kind == SPILLED and mid) then
       local requested = false
-      if kind == GAPS or kind == 0 or kind == LARGE then
+      if kind == GAPS or kind == 0 or kind == LARGE or kind == FIXED then
+        local alg = kind == FIXED and FIXED or 0
         for b = 0, (n - 1) * S, S do
-          if F[b + 1] == id then
+          if F[b + 1] == id and F[b + 13] == alg then
             requested = true
             F[b + 5], F[b + 6], F[b + 7] = p, e, expms
-            if kind ~= GAPS then
+            if kind == 0 or kind == LARGE then
               fast = false -- a log in the canonical layout (costs above 1, long gaps), or large
             end
           end
@@ -109,6 +113,31 @@ if fast then
   for i = 1, n do
     local b = (i - 1) * S
     local a, m = F[b + 5], 0
+    if F[b + 13] == FIXED then
+      -- FixedWindow.evaluate: last:i64 count:u32; the count is the window's if its last message
+      -- is in the window that holds now (x - (x - align) % window: the window's start, exact)
+      local limit, window, enforced = unpack('>i8i8B', req, F[b + 2])
+      local align, count, laststart = F[b + 14], 0, false
+      local start = now - (now - align) % window
+      if a then
+        local l = unpack('>i8', value, a)
+        if l >= start then
+          count, laststart = unpack('>I4', value, a + 8), l - (l - align) % window
+        end
+      end
+      local r = NEVER
+      if count + 1 <= limit then
+        r = now
+      elseif limit >= 1 then
+        r = laststart + window
+      end
+      at = at + 1
+      out[2 * at - 1], out[2 * at] = count, r
+      if enforced ~= 0 and r ~= now then
+        allowed = false
+      end
+      F[b + 8], F[b + 9], F[b + 10] = window, count, laststart
+    else
     if a then
       -- gap form: d:u32 (the newest entry is `expires - d` ms), then per older entry its gap to
       -- the previous one in 1 to 4 bytes, the top two bits of the first byte giving the length
@@ -189,6 +218,7 @@ if fast then
     if op == 0 and not F[b + 12] then
       fast = false -- the general path records it (it would refuse the same way)
     end
+    end
   end
 end
 
@@ -199,7 +229,26 @@ if fast and op == 0 and allowed then
   local v = ''
   for i = 1, n do
     local b = (i - 1) * S
-    if not F[b + 4] then
+    if F[b + 4] then
+      -- the same counter twice in one request: recorded once, as the general path writes it
+    elseif F[b + 13] == FIXED then
+      -- FixedWindow.record: the last message is now (the partition's time never runs back), and
+      -- the counter expires when now's window ends
+      local window, id = F[b + 8], F[b + 1]
+      local last = F[b + 10] and math.max(now, unpack('>i8', value, F[b + 5])) or now
+      local x = last - (last - F[b + 14]) % window + window - EPOCH_MS
+      local r = x % 1000
+      local s = (x - r) / 1000 + (r > 0 and 1 or 0)
+      if s > 2147483647 or s <= (now - EPOCH_MS) / 1000 then
+        fast = false
+        break
+      end
+      v = v .. pack('>Bc0Bi4Bi8I4', #id, id, FIXED, s, 12, last, F[b + 9] + 1)
+      local expms = EPOCH_MS + s * 1000
+      if not maxexp or expms > maxexp then
+        maxexp = expms
+      end
+    else
       local x = now + F[b + 8] - EPOCH_MS
       local r = x % 1000 -- exact: x is far below 2^42 (times below 2^53 us, windows checked)
       local s = (x - r) / 1000 + (r > 0 and 1 or 0) -- its expiry, seconds since 2020 rounded up

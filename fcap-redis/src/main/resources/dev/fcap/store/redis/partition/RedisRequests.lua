@@ -26,9 +26,9 @@
 -- Two paths, same results. Redis runs this whole chunk on every call, so every function literal
 -- and every table it reaches is allocated per call (a closure with upvalues costs about as much as
 -- a redis.call of GET): the FAST PATH, for the common step (DECIDE or CHECK of cost 1 on sliding
--- logs stored in gap form), is straight-line code with no closure, four small tables, the request
--- and the value read in place with struct.unpack and string.byte, and a record that reuses the
--- log's bytes. Anything else (the other algorithms, RELEASE, READ, a cost above 1, a log in the
+-- logs stored in gap form and fixed windows), is straight-line code with no closure, four small
+-- tables, the request and the value read in place with struct.unpack and string.byte, and a record
+-- that reuses the log's bytes. Anything else (sliding counters, GCRA, RELEASE, READ, a cost above 1, a log in the
 -- canonical layout, a clock that went back, out-of-range numbers) takes the GENERAL PATH below,
 -- the plain mirror of fcap-core, which starts again from the request. The fast path writes
 -- nothing before it has decided that it can finish.
@@ -58,7 +58,8 @@ local TTL_SLACK_MS = 1000      -- added to every key's TTL (see the SETs below)
 -- after their last write, in real time (docs/redis.md, "Time").
 local OWN_TIME_TTL_MS = 86400000
 local CHECK_SIZE = 17          -- limit:i64 window:i64 enforced:u8
-local S = 12                   -- stride of the per-counter facts in F (fast path)
+local S = 14                   -- stride of the per-counter facts in F (fast path)
+local FIXED = 2                -- dev.fcap.model.Algorithm.FIXED_WINDOW's ordinal, its stored kind
 
 local byte, sub, char, floor = string.byte, string.sub, string.char, math.floor
 local tunpack = unpack
