@@ -2,6 +2,7 @@ package dev.fcap.cli;
 
 import dev.fcap.model.InvalidMessageException;
 import dev.fcap.model.Message;
+import dev.fcap.model.Priority;
 import java.io.IOException;
 import java.io.Reader;
 import java.time.DateTimeException;
@@ -19,7 +20,8 @@ import java.util.Map;
  * {@code channel}, {@code sender}, {@code category}, {@code content}, {@code contentKey},
  * {@code cost}, {@code messageId} (a row whose messageId was decided before is answered with that
  * decision and counted once, as the server does), {@code timeZone} (the recipient's, an IANA id such
- * as {@code America/New_York}; empty: the policy's zone, else UTC) and {@code attr:NAME}. The CSV itself is read by
+ * as {@code America/New_York}; empty: the policy's zone, else UTC), {@code priority}
+ * ({@code critical}, {@code high}, {@code normal} or {@code low}; empty: normal) and {@code attr:NAME}. The CSV itself is read by
  * {@link SendLogCsv} (RFC 4180: quoted fields with commas, quotes and line breaks; lines ending in
  * LF, CRLF or CR; a leading byte-order mark skipped); this class turns records into rows. A bad row
  * stops the replay with its line number (the line its record starts on). Streams: memory does not
@@ -31,7 +33,7 @@ import java.util.Map;
 public final class SendLog implements AutoCloseable {
   private static final List<String> KNOWN =
       List.of("timestamp", "recipient", "tenant", "channel", "sender", "category", "content", "contentKey", "cost",
-          "messageId", "timeZone");
+          "messageId", "timeZone", "priority");
 
   /** A row that cannot be replayed; the message names the line and the reason. */
   public static final class BadRowException extends RuntimeException {
@@ -112,7 +114,8 @@ public final class SendLog implements AutoCloseable {
           .contentKey(optional(7))
           .cost(parseCost(optional(8)))
           .messageId(optional(9))
-          .timeZone(zone(optional(10)));
+          .timeZone(zone(optional(10)))
+          .priority(priority(optional(11)));
       if (!attributes.isEmpty()) {
         Map<String, String> attrs = new HashMap<>();
         attributes.forEach((name, i) -> {
@@ -131,6 +134,14 @@ public final class SendLog implements AutoCloseable {
   private String optional(int known) {
     int i = column[known];
     return i < 0 || fields.get(i).isEmpty() ? null : fields.get(i);
+  }
+
+  private Priority priority(String id) {
+    if (id == null) {
+      return null;
+    }
+    return Priority.fromId(id.trim()).orElseThrow(() -> new BadRowException(line, "priority '" + id
+        + "' is not a priority; use one of " + Priority.ids() + " (column priority)"));
   }
 
   private ZoneId zone(String id) {

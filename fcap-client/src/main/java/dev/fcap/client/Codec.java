@@ -34,6 +34,9 @@ final class Codec {
       n.put("cost", m.cost());
     }
     put(n, "messageId", messageId);
+    if (m.priority() != null) {
+      n.put("priority", m.priority().id());
+    }
     if (m.timeZone() != null) {
       n.put("timeZone", m.timeZone().getId());
     }
@@ -90,7 +93,8 @@ final class Codec {
     for (JsonNode r : n.path("rules")) {
       rules.add(new RuleOutcome(r.path("id").asText(), r.path("limit").asLong(), r.path("windowMs").asLong(),
           r.path("used").asLong(), r.path("remaining").asLong(), r.path("allowed").asBoolean(),
-          r.path("enforced").asBoolean(), r.path("retryAfterMs").asLong(), r.path("sendAt").asLong(0)));
+          r.path("enforced").asBoolean(), r.path("retryAfterMs").asLong(), r.path("sendAt").asLong(0),
+          r.path("bound").asLong(r.path("limit").asLong())));
     }
     String id = n.hasNonNull("messageId") ? n.get("messageId").asText() : messageId;
     return new Decision(n.path("allowed").asBoolean(), n.path("decisionId").asText(null),

@@ -25,6 +25,7 @@ public final class Message {
   private final long cost;
   private final String messageId;
   private final ZoneId timeZone;
+  private final Priority priority;
 
   private Message(Builder b) {
     this.tenant = b.tenant;
@@ -38,6 +39,7 @@ public final class Message {
     this.cost = b.cost;
     this.messageId = b.messageId;
     this.timeZone = b.timeZone;
+    this.priority = b.priority;
   }
 
   /** A message to {@code recipient} with nothing else set. */
@@ -53,7 +55,7 @@ public final class Message {
   public Builder toBuilder() {
     Builder b = new Builder(recipient).tenant(tenant).channel(channel).sender(sender).category(category)
         .content(content).contentKey(contentKey).attributes(attributes).messageId(messageId)
-        .timeZone(timeZone);
+        .timeZone(timeZone).priority(priority);
     b.cost = cost;
     return b;
   }
@@ -110,10 +112,15 @@ public final class Message {
     return timeZone;
   }
 
+  /** Null when the caller gave none: {@link Priority#NORMAL}. */
+  public Priority priority() {
+    return priority;
+  }
+
   @Override
   public String toString() {
     return "Message[tenant=" + tenant + ", recipient=" + recipient + ", channel=" + channel + ", category=" + category
-        + ", cost=" + cost + ", messageId=" + messageId + ", timeZone=" + timeZone + "]";
+        + ", cost=" + cost + ", messageId=" + messageId + ", timeZone=" + timeZone + ", priority=" + priority + "]";
   }
 
   /** Mutable, not thread-safe; {@link #build()} makes the immutable message. Nulls mean "not set". */
@@ -129,6 +136,7 @@ public final class Message {
     private long cost = 1;
     private String messageId;
     private ZoneId timeZone;
+    private Priority priority;
 
     private Builder(String recipient) {
       this.recipient = Objects.requireNonNull(recipient, "recipient");
@@ -198,6 +206,12 @@ public final class Message {
      */
     public Builder timeZone(ZoneId timeZone) {
       this.timeZone = timeZone;
+      return this;
+    }
+
+    /** How much of a rule's limit the message may use (null: {@link Priority#NORMAL}). */
+    public Builder priority(Priority priority) {
+      this.priority = priority;
       return this;
     }
 

@@ -26,7 +26,7 @@ final class FixedWindow implements CounterAlgorithm {
   public boolean evaluate(byte[] s, int from, int length, CounterSpec spec, long align, long now, long cost,
       long[] used, long[] retryAt, int at) {
     long window = spec.windowMs(0);
-    long limit = spec.limit(0);
+    long limit = spec.bound(0); // what this message may bring the count to
     long start = windowStart(now, window, align);
     long count = 0;
     long last = Long.MIN_VALUE;

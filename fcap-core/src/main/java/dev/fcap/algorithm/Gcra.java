@@ -5,7 +5,8 @@ import dev.fcap.store.CounterSpec;
 /**
  * The generic cell rate algorithm (a leaky bucket used as a meter): emission interval
  * T = ceil(W / L) in microseconds, burst L. The state is the theoretical arrival time (TAT) of the
- * next message; a message of cost c at t passes iff max(TAT, t) + c T - t is at most L T. Rounding T
+ * next message; a message of cost c at t passes iff max(TAT, t) + c T - t is at most B T, where B is the
+ * limit L less the headroom of the message's priority ({@link CounterSpec#bound}). Rounding T
  * up keeps the sustained rate at or below L / W.
  *
  * <p><b>Layout</b> (big-endian): {@code tat:i64, interval:i64}, both in microseconds (TAT since the
@@ -56,17 +57,17 @@ final class Gcra implements CounterAlgorithm {
   public boolean evaluate(byte[] s, int from, int length, CounterSpec spec, long align, long now, long cost,
       long[] used, long[] retryAt, int at) {
     long t = interval(spec);
-    long limit = spec.limit(0);
+    long bound = spec.bound(0); // the burst this message may use: the limit less its headroom
     long nowUs = now * 1000;
     long tat = tat(s, from, length, t, nowUs);
-    used[at] = Math.min(limit, ceilDiv(tat - nowUs, t));
+    used[at] = Math.min(spec.limit(0), ceilDiv(tat - nowUs, t));
     long retry;
-    if (tat - nowUs + cost * t <= limit * t) {
+    if (tat - nowUs + cost * t <= bound * t) {
       retry = now;
-    } else if (cost > limit) {
+    } else if (cost > bound) {
       retry = NEVER;
     } else {
-      retry = ceilDiv(tat - (limit - cost) * t, 1000);
+      retry = ceilDiv(tat - (bound - cost) * t, 1000);
     }
     retryAt[at] = retry;
     return retry == now || !spec.enforced(0);

@@ -99,7 +99,7 @@ public final class LargeLog {
   public boolean evaluate(CounterSpec spec, long now, long cost, long[] used, long[] retryAt, int at) {
     boolean admitted = true;
     for (int c = 0; c < spec.checks(); c++) {
-      long limit = spec.limit(c);
+      long limit = spec.bound(c); // what this message may bring the count to
       long window = spec.windowMs(c);
       long from = firstAfter(now - window);
       long before = cumBefore(from);

@@ -95,7 +95,7 @@ final class SlidingCounter implements CounterAlgorithm {
       long[] used, long[] retryAt, int at) {
     long width = width(spec);
     long window = spec.windowMs(0);
-    long limit = spec.limit(0);
+    long limit = spec.bound(0); // what this message may bring the count to
     Buckets b = decode(s, from, length, width, 0);
     long oldest = oldestOverlapping(now, window, width);
     int counted = 0;

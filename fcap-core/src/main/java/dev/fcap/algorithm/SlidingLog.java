@@ -93,7 +93,7 @@ final class SlidingLog implements CounterAlgorithm {
     long newest = n == 0 ? 0 : Bytes.getLong(s, from + 1);
     boolean admitted = true;
     for (int c = 0; c < spec.checks(); c++) {
-      long limit = spec.limit(c);
+      long limit = spec.bound(c); // what this message may bring the count to
       long window = spec.windowMs(c);
       long sum = 0;
       int inWindow = 0;

@@ -6,6 +6,7 @@ import dev.fcap.model.Condition;
 import dev.fcap.model.Dimension;
 import dev.fcap.model.Message;
 import dev.fcap.model.Policy;
+import dev.fcap.model.Priority;
 import dev.fcap.model.Rule;
 import dev.fcap.policy.PolicyError;
 import dev.fcap.policy.PolicyException;
@@ -67,6 +68,8 @@ final class CompiledPolicy {
     /** The key has no dimension but recipient and content, so requests need no value lookups. */
     final boolean plainKey;
     final CounterSpec spec;
+    /** Per {@link Priority} (by ordinal), the spec a message of that class reads: {@link #spec} with its bounds. */
+    private final CounterSpec[] specs;
     final ZoneId zone;
     /**
      * The calendar period its fixed window follows (a local day, ISO week or month, in {@link #zone}
@@ -75,38 +78,45 @@ final class CompiledPolicy {
      */
     final CalendarUnit calendar;
     final boolean recipientZone;
-    /** Per period length (a day of 23, 24 or 25 hours; a month of 28 to 31 days), its spec: built once. */
+    /**
+     * Per period length (a day of 23, 24 or 25 hours; a month of 28 to 31 days) and priority, its
+     * spec: built once. Keyed by {@code length * 4 + priority}.
+     */
     private final ConcurrentHashMap<Long, CounterSpec> periodSpecs;
     /**
-     * The spec returned last: periods of one length follow each other (24-hour days but for two a
-     * year), so most decisions read it without a map lookup. A racy field of an immutable spec: at
-     * worst a lookup.
+     * Per priority, the spec returned last: periods of one length follow each other (24-hour days but
+     * for two a year), so most decisions read it without a map lookup. Racy slots of immutable specs:
+     * at worst a lookup.
      */
-    private CounterSpec lastPeriodSpec;
+    private final CounterSpec[] lastPeriodSpecs;
     final int[] rules;
     /**
      * The request for this counter when it is the same for every message, else null: its key is the
      * group id alone (a shared partition's counter, or a recipient partition's keyed by the recipient
-     * only) and no time zone moves its windows. Requests are immutable, so every decision reuses it.
+     * only), no time zone moves its windows and no headroom moves its bounds. Requests are immutable,
+     * so every decision reuses it.
      */
     final CounterRequest fixedRequest;
 
-    Group(long id, List<Dimension> key, CounterSpec spec, ZoneId zone, CalendarUnit calendar, boolean recipientZone,
-        int[] rules) {
+    Group(long id, List<Dimension> key, CounterSpec spec, CounterSpec[] specs, ZoneId zone, CalendarUnit calendar,
+        boolean recipientZone, int[] rules) {
       this.id = id;
       this.key = key;
       this.recipientKeyed = key.contains(Dimension.RECIPIENT);
       this.contentKeyed = key.contains(Dimension.CONTENT);
       this.plainKey = key.stream().allMatch(d -> d.kind() == Dimension.Kind.RECIPIENT || d.kind() == Dimension.Kind.CONTENT);
       this.spec = spec;
+      this.specs = specs;
       this.zone = zone;
       this.calendar = calendar != null && (zone != null || recipientZone || calendar != CalendarUnit.DAY)
           ? calendar : null;
       this.recipientZone = recipientZone;
       this.periodSpecs = this.calendar == null ? null : new ConcurrentHashMap<>();
+      this.lastPeriodSpecs = this.calendar == null ? null : new CounterSpec[specs.length];
       this.rules = rules;
       boolean idOnlyKey = !recipientKeyed || (plainKey && !contentKeyed);
-      this.fixedRequest = idOnlyKey && zone == null && this.calendar == null
+      boolean sameBounds = java.util.Arrays.stream(specs).allMatch(s -> s == spec);
+      this.fixedRequest = idOnlyKey && zone == null && this.calendar == null && sameBounds
           ? new CounterRequest(Keys.counterKey(id, key, null, null, false), spec, 0) : null;
     }
 
@@ -115,19 +125,30 @@ final class CompiledPolicy {
       return recipientZone ? messageZone : zone != null ? zone : java.time.ZoneOffset.UTC;
     }
 
-    /**
-     * The spec of a calendar group for the period that holds {@code at}: its window is the period's
-     * length, so that with the period's start as alignment the fixed window is exactly the period.
-     */
+    /** {@link #periodSpec(long, ZoneId, Priority)} at the limits themselves (no headroom): for inspection and releases. */
     CounterSpec periodSpec(long at, ZoneId zone) {
+      return periodSpec(at, zone, Priority.CRITICAL);
+    }
+
+    /** The spec a message of {@code priority} reads (a calendar group's: {@link #periodSpec}). */
+    CounterSpec spec(Priority priority) {
+      return specs[priority.ordinal()];
+    }
+
+    /**
+     * The spec of a calendar group for the period that holds {@code at}, for a message of
+     * {@code priority}: its window is the period's length, so that with the period's start as
+     * alignment the fixed window is exactly the period.
+     */
+    CounterSpec periodSpec(long at, ZoneId zone, Priority priority) {
       long length = LocalCalendar.periodEnd(calendar, at, zone) - LocalCalendar.periodStart(calendar, at, zone);
-      CounterSpec last = lastPeriodSpec;
+      int p = priority.ordinal();
+      CounterSpec last = lastPeriodSpecs[p];
       if (last != null && last.windowMs(0) == length) {
         return last;
       }
-      last = periodSpecs.computeIfAbsent(length, l -> new CounterSpec(spec.algorithm(), new long[] {spec.limit(0)},
-          new long[] {l}, new boolean[] {spec.enforced(0)}, spec.precision()));
-      lastPeriodSpec = last;
+      last = periodSpecs.computeIfAbsent(length * 4 + p, k -> specs[p].withWindow(length));
+      lastPeriodSpecs[p] = last;
       return last;
     }
 
@@ -237,12 +258,22 @@ final class CompiledPolicy {
     }
     Rule first = rules[members[0]];
     CounterSpec spec = new CounterSpec(first.algorithm(), limits, windows, enforced, first.precision());
+    CounterSpec[] specs = new CounterSpec[Priority.values().length];
+    for (Priority p : Priority.values()) {
+      long[] bounds = new long[members.length];
+      boolean headroom = false;
+      for (int c = 0; c < members.length; c++) {
+        bounds[c] = rules[members[c]].boundFor(p);
+        headroom |= bounds[c] != limits[c];
+      }
+      specs[p.ordinal()] = headroom ? spec.withBounds(bounds) : spec;
+    }
     byte[] fp = Fingerprint.of(identity.getBytes(StandardCharsets.UTF_8), 0);
     long id = 0;
     for (int i = 0; i < 8; i++) {
       id = (id << 8) | (fp[i] & 0xffL);
     }
-    return new Group(id, first.key(), spec, first.zone(), first.calendar(), first.recipientZone(), members);
+    return new Group(id, first.key(), spec, specs, first.zone(), first.calendar(), first.recipientZone(), members);
   }
 
   /** What makes two rules share a counter; never the limit or the window. */

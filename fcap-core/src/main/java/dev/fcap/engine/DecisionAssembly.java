@@ -95,7 +95,7 @@ final class DecisionAssembly {
       }
       outcomes[reported++] = new RuleOutcome(rule.id(), rule.limit(), rule.windowMs(), used,
           Math.max(0, rule.limit() - used), allowed, rule.enforced(), ruleRetry,
-          allowed ? 0 : ruleRetry < 0 ? -1 : retryAt);
+          allowed ? 0 : ruleRetry < 0 ? -1 : retryAt, rule.boundFor(p.message().priority()));
       if (!allowed && rule.enforced()) {
         never |= ruleRetry < 0;
         frees = Math.max(frees, retryAt); // an instant: partitions decided at different times agree on it

@@ -186,9 +186,9 @@ final class RequestBuilder {
       if (g.calendar != null) {
         // a calendar period in its zone (the message's, for a recipient-zone rule): the fixed window is the period
         ZoneId zone = g.calendarZone(cp.policy.zoneOf(m));
-        request.addCounter(key, g.periodSpec(alignAt, zone), g.periodAlign(alignAt, zone));
+        request.addCounter(key, g.periodSpec(alignAt, zone, m.priority()), g.periodAlign(alignAt, zone));
       } else {
-        request.addCounter(key, g.spec, g.alignMs(alignAt));
+        request.addCounter(key, g.spec(m.priority()), g.alignMs(alignAt));
       }
     }
   }

@@ -12,7 +12,9 @@ import java.util.Objects;
  * is the caller's id of this message: the same (tenant, messageId) within the policy's longest window
  * (at most 7 days) is answered with the first admitted decision and counted once.
  * {@link #timeZone()} is the recipient's time zone, which send windows and calendar rules that follow
- * the recipient read; without it they read the policy's default zone, else UTC.
+ * the recipient read; without it they read the policy's default zone, else UTC. {@link #priority()}
+ * (default {@link Priority#NORMAL}) chooses how much of a rule's limit the message may use
+ * ({@link Headroom}).
  */
 public record Message(
     String tenant,
@@ -25,7 +27,8 @@ public record Message(
     Map<String, String> attributes,
     long cost,
     String messageId,
-    ZoneId timeZone) {
+    ZoneId timeZone,
+    Priority priority) {
 
   public static final String DEFAULT_TENANT = "default";
   public static final int MAX_ID_LENGTH = 1024;
@@ -35,6 +38,7 @@ public record Message(
   public Message {
     tenant = tenant == null ? DEFAULT_TENANT : tenant;
     attributes = attributes == null ? Map.of() : Map.copyOf(attributes);
+    priority = priority == null ? Priority.NORMAL : priority;
     requireId("tenant", tenant, MAX_TENANT_LENGTH);
     if (recipient == null || recipient.isEmpty()) {
       throw new InvalidMessageException("recipient", "recipient is required and must not be empty");
@@ -58,13 +62,19 @@ public record Message(
   }
 
   public Message(String tenant, String recipient, String channel, String sender, String category, String content,
+      String contentKey, Map<String, String> attributes, long cost, String messageId, ZoneId timeZone) {
+    this(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost, messageId, timeZone,
+        null);
+  }
+
+  public Message(String tenant, String recipient, String channel, String sender, String category, String content,
       String contentKey, Map<String, String> attributes, long cost, String messageId) {
-    this(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost, messageId, null);
+    this(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost, messageId, null, null);
   }
 
   public Message(String tenant, String recipient, String channel, String sender, String category, String content,
       String contentKey, Map<String, String> attributes, long cost) {
-    this(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost, null, null);
+    this(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost, null, null, null);
   }
 
   private static void optionalId(String field, String value) {
@@ -89,7 +99,7 @@ public record Message(
   /** The same message with another cost. */
   public Message withCost(long newCost) {
     return new Message(tenant, recipient, channel, sender, category, content, contentKey, attributes, newCost,
-        messageId, timeZone);
+        messageId, timeZone, priority);
   }
 
   /** Builds a {@link Message}; every field but the recipient is optional. */
@@ -105,8 +115,15 @@ public record Message(
     private long cost = 1;
     private String messageId;
     private ZoneId timeZone;
+    private Priority priority;
 
     private Builder() {}
+
+    /** How much of a rule's limit the message may use; optional, {@link Priority#NORMAL} by default. */
+    public Builder priority(Priority priority) {
+      this.priority = priority;
+      return this;
+    }
 
     /** The recipient's time zone; optional. */
     public Builder timeZone(ZoneId timeZone) {
@@ -174,7 +191,7 @@ public record Message(
 
     public Message build() {
       return new Message(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost,
-          messageId, timeZone);
+          messageId, timeZone, priority);
     }
   }
 }

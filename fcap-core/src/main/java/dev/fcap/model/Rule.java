@@ -22,6 +22,7 @@ import java.util.Objects;
  *     windows follow in its zone ({@code window} then holds {@link CalendarUnit#nominal()}); else null
  * @param sendWindow for a send-window rule, when messages may go; such a rule counts nothing, so its
  *     {@code limit} is 0, its {@code window} zero and its {@code key} empty. Null for a counting rule
+ * @param headroom the units of the limit kept for the classes above each {@link Priority}; null: none
  */
 public record Rule(
     String id,
@@ -37,7 +38,8 @@ public record Rule(
     ZoneId zone,
     boolean recipientZone,
     CalendarUnit calendar,
-    SendWindow sendWindow) {
+    SendWindow sendWindow,
+    Headroom headroom) {
 
   public static final int DEFAULT_PRECISION = 60;
 
@@ -50,6 +52,7 @@ public record Rule(
     algorithm = algorithm == null ? Algorithm.SLIDING_LOG : algorithm;
     mode = mode == null ? Mode.ENFORCE : mode;
     precision = precision == 0 ? DEFAULT_PRECISION : precision;
+    headroom = headroom == null ? Headroom.NONE : headroom;
     // a calendar belongs to a fixed-window rule whose window is its nominal length; a fixed-window
     // rule of one day follows the local day, however it was built
     if (calendar != null && (algorithm != Algorithm.FIXED_WINDOW || !window.equals(calendar.nominal()))) {
@@ -60,17 +63,25 @@ public record Rule(
     }
   }
 
+  /** A rule without headroom. */
+  public Rule(String id, String description, long limit, Duration window, List<Dimension> key, Condition match,
+      Condition exempt, Algorithm algorithm, int precision, Mode mode, ZoneId zone, boolean recipientZone,
+      CalendarUnit calendar, SendWindow sendWindow) {
+    this(id, description, limit, window, key, match, exempt, algorithm, precision, mode, zone, recipientZone, calendar,
+        sendWindow, null);
+  }
+
   /** A counting rule without a calendar. */
   public Rule(String id, String description, long limit, Duration window, List<Dimension> key, Condition match,
       Condition exempt, Algorithm algorithm, int precision, Mode mode, ZoneId zone) {
-    this(id, description, limit, window, key, match, exempt, algorithm, precision, mode, zone, false, null, null);
+    this(id, description, limit, window, key, match, exempt, algorithm, precision, mode, zone, false, null, null, null);
   }
 
   /** A send-window rule: it admits a message iff the message's instant is inside {@code window}. */
   public static Rule ofSendWindow(String id, String description, SendWindow window, Condition match, Condition exempt,
       Mode mode) {
     return new Rule(id, description, 0, Duration.ZERO, List.of(), match, exempt, null, 0, mode, null, false, null,
-        Objects.requireNonNull(window, "window"));
+        Objects.requireNonNull(window, "window"), null);
   }
 
   /** A sliding-log rule, enforced, applying to every message. */
@@ -98,31 +109,41 @@ public record Rule(
 
   public Rule withLimit(long newLimit) {
     return new Rule(id, description, newLimit, window, key, match, exempt, algorithm, precision, mode, zone,
-        recipientZone, calendar, sendWindow);
+        recipientZone, calendar, sendWindow, headroom);
   }
 
   public Rule withWindow(Duration newWindow) {
     return new Rule(id, description, limit, newWindow, key, match, exempt, algorithm, precision, mode, zone,
-        recipientZone, calendar, sendWindow);
+        recipientZone, calendar, sendWindow, headroom);
   }
 
   public Rule withMode(Mode newMode) {
     return new Rule(id, description, limit, window, key, match, exempt, algorithm, precision, newMode, zone,
-        recipientZone, calendar, sendWindow);
+        recipientZone, calendar, sendWindow, headroom);
   }
 
   public Rule withMatch(Condition newMatch) {
     return new Rule(id, description, limit, window, key, newMatch, exempt, algorithm, precision, mode, zone,
-        recipientZone, calendar, sendWindow);
+        recipientZone, calendar, sendWindow, headroom);
   }
 
   public Rule withExempt(Condition newExempt) {
     return new Rule(id, description, limit, window, key, match, newExempt, algorithm, precision, mode, zone,
-        recipientZone, calendar, sendWindow);
+        recipientZone, calendar, sendWindow, headroom);
+  }
+
+  public Rule withHeadroom(Headroom newHeadroom) {
+    return new Rule(id, description, limit, window, key, match, exempt, algorithm, precision, mode, zone,
+        recipientZone, calendar, sendWindow, newHeadroom);
+  }
+
+  /** The most a message of {@code priority} may bring this rule's count to: the limit less its headroom. */
+  public long boundFor(Priority priority) {
+    return limit - headroom.of(priority);
   }
 
   public Rule withAlgorithm(Algorithm newAlgorithm) {
     return new Rule(id, description, limit, window, key, match, exempt, newAlgorithm, precision, mode, zone,
-        recipientZone, calendar, sendWindow);
+        recipientZone, calendar, sendWindow, headroom);
   }
 }

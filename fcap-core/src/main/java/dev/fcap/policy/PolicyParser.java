@@ -9,9 +9,11 @@ import dev.fcap.model.Algorithm;
 import dev.fcap.model.CalendarUnit;
 import dev.fcap.model.Condition;
 import dev.fcap.model.Dimension;
+import dev.fcap.model.Headroom;
 import dev.fcap.model.Message;
 import dev.fcap.model.Mode;
 import dev.fcap.model.Policy;
+import dev.fcap.model.Priority;
 import dev.fcap.model.Rule;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -62,7 +64,7 @@ public final class PolicyParser {
   private static final Pattern ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:-]{0,127}");
   private static final Set<String> RULE_FIELDS = Set.of(
       "id", "description", "limit", "window", "key", "match", "exempt", "algorithm", "precision", "mode", "zone",
-      "sendWindow");
+      "sendWindow", "headroom");
   /** {@code zone: recipient}: a rule that reads the recipient's own zone. */
   public static final String RECIPIENT_ZONE = "recipient";
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
@@ -241,11 +243,54 @@ public final class PolicyParser {
     }
     int precision = precision(r, algorithm, window, tenant, id, errors);
     CalendarWindows.Local local = CalendarWindows.local(r, unit, algorithm, window, tenant, id, errors);
+    Headroom headroom = headroom(r, limit, tenant, id, errors);
     if (errors.size() > before) {
       return null;
     }
     return new Rule(id, description.isEmpty() ? null : description, limit, window, key, match, exempt, algorithm,
-        precision, mode, local.zone(), local.recipientZone(), local.calendar(), null);
+        precision, mode, local.zone(), local.recipientZone(), local.calendar(), null, headroom);
+  }
+
+  /**
+   * {@code headroom: {high: 2, normal: 5, low: 15}}: the units of the limit each class leaves for the
+   * classes above it. Each value is an integer from 0 to the limit (the limit itself: the class is
+   * never admitted), {@code critical} has none to give, and a lower class never leaves less than a
+   * higher one (else a low message could take what a normal one may not).
+   */
+  private static Headroom headroom(JsonNode r, long limit, String tenant, String id, List<PolicyError> errors) {
+    JsonNode n = r.get("headroom");
+    if (n == null || n.isNull()) {
+      return Headroom.NONE;
+    }
+    if (!n.isObject()) {
+      errors.add(new PolicyError(tenant, id, "headroom", "headroom must be a map of priority to units, e.g. "
+          + "{normal: 5, low: 15}"));
+      return Headroom.NONE;
+    }
+    long[] values = new long[3]; // high, normal, low
+    List<Priority> classes = List.of(Priority.HIGH, Priority.NORMAL, Priority.LOW);
+    int before = errors.size();
+    for (var it = n.fieldNames(); it.hasNext(); ) {
+      String name = it.next();
+      JsonNode v = n.get(name);
+      int at = Priority.fromId(name).map(classes::indexOf).orElse(-1);
+      if (at < 0) {
+        errors.add(new PolicyError(tenant, id, "headroom." + name, name.equals("critical")
+            ? "critical is the highest class: no class is above it to keep headroom for"
+            : "unknown priority '" + name + "'; one of high, normal, low"));
+      } else if (!v.isIntegralNumber() || v.asLong() < 0 || v.asLong() > limit) {
+        errors.add(new PolicyError(tenant, id, "headroom." + name, "headroom must be an integer from 0 to the limit ("
+            + limit + "), got " + v));
+      } else {
+        values[at] = v.asLong();
+      }
+    }
+    if (errors.size() == before && (values[1] < values[0] || values[2] < values[1])) {
+      errors.add(new PolicyError(tenant, id, "headroom", "a lower priority must keep at least the headroom of a "
+          + "higher one (high <= normal <= low), got high " + values[0] + ", normal " + values[1] + ", low "
+          + values[2]));
+    }
+    return new Headroom(values[0], values[1], values[2]);
   }
 
   private static long limit(JsonNode r, String tenant, String id, List<PolicyError> errors) {

@@ -9,6 +9,7 @@ import dev.fcap.model.CalendarUnit;
 import dev.fcap.model.Condition;
 import dev.fcap.model.Mode;
 import dev.fcap.model.Policy;
+import dev.fcap.model.Priority;
 import dev.fcap.model.Rule;
 import java.util.List;
 
@@ -85,6 +86,14 @@ final class PolicyWriter {
       n.put("zone", r.zone().getId());
     } else if (r.recipientZone()) {
       n.put("zone", PolicyParser.RECIPIENT_ZONE);
+    }
+    if (!r.headroom().isNone()) {
+      ObjectNode h = n.putObject("headroom");
+      for (Priority p : new Priority[] {Priority.HIGH, Priority.NORMAL, Priority.LOW}) {
+        if (r.headroom().of(p) != 0) {
+          h.put(p.id(), r.headroom().of(p));
+        }
+      }
     }
     return n;
   }

@@ -38,7 +38,7 @@ final class SendWindows {
   private static final List<String> DAY_NAMES = List.of("mon", "tue", "wed", "thu", "fri", "sat", "sun");
   /** The fields of a counting rule that a send-window rule does not have. */
   private static final List<String> COUNTER_FIELDS = List.of(
-      "limit", "window", "key", "algorithm", "precision", "zone");
+      "limit", "window", "key", "algorithm", "precision", "zone", "headroom");
 
   private SendWindows() {}
 

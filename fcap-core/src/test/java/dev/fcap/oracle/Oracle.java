@@ -722,22 +722,23 @@ public final class Oracle {
       counter = new Counter(r.algorithm());
     }
     long cost = m.cost();
+    long bound = r.boundFor(m.priority()); // the limit less the headroom the message's priority leaves
     long used;
     long retryAt;
     switch (r.algorithm()) {
       case SLIDING_LOG -> {
         List<long[]> in = counter.log.stream().filter(e -> e[0] > now - r.windowMs()).toList();
         used = in.stream().mapToLong(e -> e[1]).sum();
-        if (used + cost <= r.limit()) {
+        if (used + cost <= bound) {
           retryAt = now;
-        } else if (cost > r.limit()) {
+        } else if (cost > bound) {
           retryAt = NEVER;
         } else {
           retryAt = NEVER;
           long remaining = used;
           for (long[] e : in) {
             remaining -= e[1];
-            if (remaining + cost <= r.limit()) {
+            if (remaining + cost <= bound) {
               retryAt = e[0] + r.windowMs();
               break;
             }
@@ -750,23 +751,23 @@ public final class Oracle {
         long window = spec[0];
         long start = windowStart(now, window, spec[1]);
         used = state != null && state[2] > now && state[0] >= start ? state[1] : 0;
-        retryAt = used + cost <= r.limit() ? now
-            : cost > r.limit() ? NEVER : windowStart(state[0], window, spec[1]) + window;
+        retryAt = used + cost <= bound ? now
+            : cost > bound ? NEVER : windowStart(state[0], window, spec[1]) + window;
       }
       case GCRA -> {
         long t = interval(r.windowMs(), r.limit());
         long nowUs = now * 1000;
         long tat = Math.max(gcra(counter), nowUs);
         used = Math.min(r.limit(), ceilDiv(tat - nowUs, t));
-        retryAt = tat - nowUs + cost * t <= r.limit() * t ? now
-            : cost > r.limit() ? NEVER : ceilDiv(tat - (r.limit() - cost) * t, 1000);
+        retryAt = tat - nowUs + cost * t <= bound * t ? now
+            : cost > bound ? NEVER : ceilDiv(tat - (bound - cost) * t, 1000);
       }
       default -> throw new IllegalStateException(r.algorithm().toString());
     }
     boolean allowed = retryAt == now;
     long retry = allowed ? 0 : retryAt == NEVER ? -1 : retryAt - now;
     return new RuleOutcome(r.id(), r.limit(), r.windowMs(), used, Math.max(0, r.limit() - used), allowed,
-        r.enforced(), retry, allowed ? 0 : retryAt);
+        r.enforced(), retry, allowed ? 0 : retryAt, bound);
   }
 
   /** One write to a log; a record then keeps the documented retention: the longest window, the newest capacity units. */
@@ -892,6 +893,7 @@ public final class Oracle {
   private String overLimit(Rule r, Message m, long now, long alignAt) {
     List<long[]> h = history.getOrDefault(counterId(r, m), List.of());
     long w = r.windowMs();
+    long bound = r.boundFor(m.priority()); // an admitted message may bring the count to its bound, no further
     switch (r.algorithm()) {
       case SLIDING_LOG, SLIDING_COUNTER -> {
         // the windows that hold `now`: ending at now, and at every later message within W
@@ -903,9 +905,9 @@ public final class Oracle {
         }
         for (long end : ends) {
           long sum = m.cost() + sum(h, end - w, end);
-          if (sum > r.limit()) {
+          if (sum > bound) {
             return "over: " + r.algorithm() + " " + r.id() + " admitted " + sum + " in the window (" + (end - w) + ", "
-                + end + "] (limit " + r.limit() + ")";
+                + end + "] (bound " + bound + ")";
           }
         }
       }
@@ -919,9 +921,9 @@ public final class Oracle {
         w = spec[0];
         long start = windowStart(now, w, spec[1]);
         long sum = m.cost() + sum(h, start - 1, start + w - 1);
-        if (sum > r.limit()) {
+        if (sum > bound) {
           return "over: fixed-window " + r.id() + " admitted " + sum + " in the window [" + start + ", " + (start + w)
-              + ") (limit " + r.limit() + ")";
+              + ") (bound " + bound + ")";
         }
       }
       default -> { }
@@ -945,8 +947,9 @@ public final class Oracle {
     List<long[]> h = history.getOrDefault(counterId(r, m), List.of());
     long longer = r.windowMs() + ceilDiv(r.windowMs(), r.precision()) - 1;
     long inLonger = sum(h, now - longer, Long.MAX_VALUE);
-    if (!a.allowed() && inLonger + m.cost() <= r.limit()) {
-      return "sliding-counter " + r.id() + " refused with " + inLonger + " in W + w - 1 (limit " + r.limit() + ")";
+    if (!a.allowed() && inLonger + m.cost() <= r.boundFor(m.priority())) {
+      return "sliding-counter " + r.id() + " refused with " + inLonger + " in W + w - 1 (bound "
+          + r.boundFor(m.priority()) + ")";
     }
     return null;
   }

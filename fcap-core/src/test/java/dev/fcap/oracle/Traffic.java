@@ -4,9 +4,11 @@ import dev.fcap.model.Algorithm;
 import dev.fcap.model.CalendarUnit;
 import dev.fcap.model.Condition;
 import dev.fcap.model.Dimension;
+import dev.fcap.model.Headroom;
 import dev.fcap.model.Message;
 import dev.fcap.model.Mode;
 import dev.fcap.model.Policy;
+import dev.fcap.model.Priority;
 import dev.fcap.model.Rule;
 import dev.fcap.model.SendWindow;
 import java.time.DayOfWeek;
@@ -119,6 +121,8 @@ public final class Traffic {
 
   private final long seed;
   private final SplittableRandom random;
+  /** The messages' priorities, drawn apart so that the rest of a seed's traffic stays what it was. */
+  private final SplittableRandom priorities;
   private final Options options;
   private final String[] recipients;
   private final ZoneId[] recipientZones;
@@ -129,6 +133,7 @@ public final class Traffic {
   public Traffic(long seed, Policy policy, Options options, long start) {
     this.seed = seed;
     this.random = new SplittableRandom(seed);
+    this.priorities = new SplittableRandom(seed ^ 0x9e10L);
     this.options = options;
     this.policy = policy;
     this.now = start;
@@ -237,6 +242,13 @@ public final class Traffic {
       b.cost(2 + random.nextInt(4));
     } else if (c < 9) {
       b.cost(LARGE_LIMIT / 3 + random.nextInt(3)); // bites the large limit; above every small one
+    }
+    // half normal (the default, unnamed), the rest of every other class
+    int p = priorities.nextInt(8);
+    if (p < 4) {
+      b.priority(p == 0 ? null : Priority.values()[(p + 1) % 4]);
+    } else {
+      b.priority(Priority.values()[p - 4]);
     }
     if (options.zones()) {
       // mostly the recipient's own zone; sometimes another (the recipient travels) or none (the policy's)
@@ -392,6 +404,16 @@ public final class Traffic {
       rules.add(new Rule("r" + i, null, limit, Duration.ofMillis(windowMs), key, match, exempt, algorithm, precision,
           mode, zone));
     }
+    // headroom on a third of the rules, drawn apart so that the rules are those of the seed without it
+    SplittableRandom headroom = new SplittableRandom(seed ^ 0x4ead);
+    for (int i = 0; i < rules.size(); i++) {
+      if (headroom.nextInt(3) == 0) {
+        Rule r = rules.get(i);
+        long low = headroom.nextLong(r.limit() + 1);
+        long normal = headroom.nextLong(low + 1);
+        rules.set(i, r.withHeadroom(new Headroom(headroom.nextLong(normal + 1), normal, low)));
+      }
+    }
     if (!recipientOnly && rules.size() < maxRules && random.nextInt(3) == 0) {
       // a channel-wide cap with a large limit: its cost per decision must not depend on the limit
       rules.add(Rule.of("large", LARGE_LIMIT, Duration.ofHours(1), Dimension.CHANNEL));
@@ -418,6 +440,9 @@ public final class Traffic {
       r = r.withWindow(Duration.ofMillis(r.windowMs() / 2 + random.nextInt((int) Math.min(r.windowMs() / 2, 1 << 30))));
     } else {
       r = r.withLimit(Math.max(1, r.limit() + random.nextInt(7) - 3));
+      Headroom h = r.headroom(); // kept within the new limit, as the rules parser requires
+      r = r.withHeadroom(new Headroom(Math.min(h.high(), r.limit()), Math.min(h.normal(), r.limit()),
+          Math.min(h.low(), r.limit())));
     }
     rules.set(i, r);
     return p.withRules(rules).withVersion(p.version() + 1);
@@ -435,6 +460,10 @@ public final class Traffic {
           .append("        mode: ").append(r.enforced() ? "enforce" : "shadow").append('\n');
       if (r.algorithm() == Algorithm.SLIDING_COUNTER) {
         y.append("        precision: ").append(r.precision()).append('\n');
+      }
+      if (!r.headroom().isNone()) {
+        y.append("        headroom: {high: ").append(r.headroom().high()).append(", normal: ")
+            .append(r.headroom().normal()).append(", low: ").append(r.headroom().low()).append("}\n");
       }
       if (r.zone() != null) {
         y.append("        zone: ").append(r.zone().getId()).append('\n');

@@ -150,4 +150,22 @@ class PolicyParserTest {
     assertThat(Durations.format(Duration.ofSeconds(59))).isEqualTo("59s");
     assertThat(Durations.format(Duration.ofMillis(1500))).isEqualTo("1500ms");
   }
+
+  @Test
+  void headroomIsRefusedWithTheFieldNamedWhenItCannotBeKept() {
+    String base = "limit: 10\nwindow: 1d\nkey: [recipient]\nheadroom: ";
+    assertThat(onlyError(rule(base + "{normal: 11}")))
+        .extracting(PolicyError::field, PolicyError::message)
+        .containsExactly("headroom.normal", "headroom must be an integer from 0 to the limit (10), got 11");
+    assertThat(onlyError(rule(base + "{low: -1}")).field()).isEqualTo("headroom.low");
+    assertThat(onlyError(rule(base + "{low: 2.5}")).field()).isEqualTo("headroom.low");
+    assertThat(onlyError(rule(base + "{urgent: 2}")).message()).isEqualTo("unknown priority 'urgent'; one of high, normal, low");
+    assertThat(onlyError(rule(base + "{critical: 2}")).message()).contains("no class is above it");
+    assertThat(onlyError(rule(base + "{normal: 5, low: 2}")).message())
+        .isEqualTo("a lower priority must keep at least the headroom of a higher one (high <= normal <= low), got high 0, "
+            + "normal 5, low 2");
+    assertThat(onlyError(rule(base + "5")).field()).isEqualTo("headroom");
+    assertThat(onlyError("policies:\n  - tenant: t1\n    rules:\n      - id: w\n        headroom: {low: 1}\n"
+        + "        sendWindow: {allow: [{from: \"08:00\", to: \"21:00\"}]}\n").field()).isEqualTo("headroom");
+  }
 }

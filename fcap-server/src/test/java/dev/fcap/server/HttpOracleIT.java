@@ -127,7 +127,7 @@ class HttpOracleIT {
   private static String json(Message m) {
     ObjectNode o = TestServer.JSON.createObjectNode();
     o.put("recipient", m.recipient()).put("channel", m.channel()).put("category", m.category())
-        .put("content", m.content()).put("cost", m.cost());
+        .put("content", m.content()).put("cost", m.cost()).put("priority", m.priority().id());
     return o.toString();
   }
 
@@ -136,7 +136,8 @@ class HttpOracleIT {
     for (JsonNode r : j.get("rules")) {
       rules.add(new RuleOutcome(r.get("id").asText(), r.get("limit").asLong(), r.get("windowMs").asLong(),
           r.get("used").asLong(), r.get("remaining").asLong(), r.get("allowed").asBoolean(),
-          r.get("enforced").asBoolean(), r.get("retryAfterMs").asLong(), r.path("sendAt").asLong(0)));
+          r.get("enforced").asBoolean(), r.get("retryAfterMs").asLong(), r.path("sendAt").asLong(0),
+          r.path("bound").asLong(r.get("limit").asLong())));
     }
     return new Decision(j.get("allowed").asBoolean(), j.get("decisionId").asText(), j.get("retryAfterMs").asLong(),
         strings(j.get("blockedBy")), strings(j.get("shadowBlockedBy")), rules, j.get("degraded").asBoolean(),

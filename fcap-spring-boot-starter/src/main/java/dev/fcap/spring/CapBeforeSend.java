@@ -48,4 +48,10 @@ public @interface CapBeforeSend {
    * {@code #user.zone}); empty: none (the policy's zone, else UTC).
    */
   String timeZone() default "";
+
+  /**
+   * How much of a rule's limit the message may use, given the headroom a rule keeps for the classes
+   * above it; a literal value, {@link dev.fcap.client.Priority#NORMAL} by default.
+   */
+  dev.fcap.client.Priority priority() default dev.fcap.client.Priority.NORMAL;
 }

@@ -63,7 +63,8 @@ final class CapBeforeSendPostProcessor extends AbstractBeanFactoryAwareAdvisingP
       }
       Message message = Message.builder(recipient).tenant(literal(cap.tenant())).channel(literal(cap.channel()))
           .sender(literal(cap.sender())).category(literal(cap.category())).content(eval(cap.content(), context))
-          .contentKey(eval(cap.contentKey(), context)).timeZone(zone(cap, method, context)).build();
+          .contentKey(eval(cap.contentKey(), context)).timeZone(zone(cap, method, context))
+          .priority(cap.priority()).build();
       Fcap f = fcap.getObject();
       Decision d = f.decide(message);
       if (!d.allowed()) {

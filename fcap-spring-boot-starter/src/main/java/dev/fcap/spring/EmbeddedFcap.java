@@ -58,7 +58,8 @@ final class EmbeddedFcap implements Fcap, AutoCloseable {
   private static dev.fcap.model.Message core(Message m) {
     dev.fcap.model.Message.Builder b = dev.fcap.model.Message.builder(m.recipient()).channel(m.channel())
         .sender(m.sender()).category(m.category()).content(m.content()).contentKey(m.contentKey())
-        .attributes(m.attributes()).cost(m.cost()).messageId(m.messageId()).timeZone(m.timeZone());
+        .attributes(m.attributes()).cost(m.cost()).messageId(m.messageId()).timeZone(m.timeZone())
+        .priority(m.priority() == null ? null : dev.fcap.model.Priority.valueOf(m.priority().name()));
     if (m.tenant() != null) {
       b.tenant(m.tenant());
     }
@@ -67,7 +68,7 @@ final class EmbeddedFcap implements Fcap, AutoCloseable {
 
   private static Decision convert(dev.fcap.model.Decision d, Message m) {
     List<RuleOutcome> rules = d.rules().stream().map(r -> new RuleOutcome(r.id(), r.limit(), r.windowMs(), r.used(),
-        r.remaining(), r.allowed(), r.enforced(), r.retryAfterMs(), r.sendAt())).toList();
+        r.remaining(), r.allowed(), r.enforced(), r.retryAfterMs(), r.sendAt(), r.bound())).toList();
     return new Decision(d.allowed(), d.decisionId(), d.retryAfterMs(), d.blockedBy(), d.shadowBlockedBy(), rules,
         d.degraded(), d.replayed(), d.policyVersion(), d.time(), m.messageId(), false, null, d.sendAt());
   }

@@ -54,7 +54,7 @@ final class RedisRequests {
   static byte[] encode(PartitionRequest request, long time) {
     int size = 28;
     for (CounterRequest c : request.counters()) {
-      size += 16 + c.key().length + c.spec().checks() * 17;
+      size += 16 + c.key().length + c.spec().checks() * 25; // limit window enforced bound
     }
     Idempotency id = request.idempotency();
     if (id != null) {
@@ -76,7 +76,8 @@ final class RedisRequests {
       b.put((byte) spec.algorithm().ordinal()).put((byte) spec.checks()).putShort((short) c.key().length)
           .putLong(c.alignMs()).putInt(spec.precision()).put(c.key());
       for (int i = 0; i < spec.checks(); i++) {
-        b.putLong(spec.limit(i)).putLong(spec.windowMs(i)).put((byte) (spec.enforced(i) ? 1 : 0));
+        b.putLong(spec.limit(i)).putLong(spec.windowMs(i)).put((byte) (spec.enforced(i) ? 1 : 0))
+            .putLong(spec.bound(i));
       }
     }
     if (id != null) {

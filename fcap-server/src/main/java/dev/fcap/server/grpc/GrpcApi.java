@@ -158,7 +158,8 @@ public final class GrpcApi extends FcapServiceGrpc.FcapServiceImplBase {
     return Messages.of(m.hasTenant() ? m.getTenant() : null, m.getRecipient(), m.hasChannel() ? m.getChannel() : null,
         m.hasSender() ? m.getSender() : null, m.hasCategory() ? m.getCategory() : null,
         m.hasContent() ? m.getContent() : null, m.hasContentKey() ? m.getContentKey() : null, m.getAttributesMap(),
-        cost, m.hasMessageId() ? m.getMessageId() : null, m.hasTimeZone() ? Messages.timeZone(m.getTimeZone()) : null);
+        cost, m.hasMessageId() ? m.getMessageId() : null, m.hasTimeZone() ? Messages.timeZone(m.getTimeZone()) : null,
+        m.hasPriority() ? Messages.priority(m.getPriority()) : null);
   }
 
   private static Decision decision(dev.fcap.model.Decision d) {
@@ -184,6 +185,9 @@ public final class GrpcApi extends FcapServiceGrpc.FcapServiceImplBase {
           .setRetryAfterMs(r.retryAfterMs());
       if (!r.allowed()) {
         rb.setSendAt(r.sendAt());
+      }
+      if (r.bound() != r.limit()) {
+        rb.setBound(r.bound());
       }
       b.addRules(rb);
     }

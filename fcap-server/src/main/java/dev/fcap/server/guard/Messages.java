@@ -2,6 +2,7 @@ package dev.fcap.server.guard;
 
 import dev.fcap.model.InvalidMessageException;
 import dev.fcap.model.Message;
+import dev.fcap.model.Priority;
 import java.time.DateTimeException;
 import java.time.ZoneId;
 import java.util.Map;
@@ -41,6 +42,14 @@ public final class Messages {
   public static Message of(String tenant, String recipient, String channel, String sender, String category,
       String content, String contentKey, Map<String, String> attributes, long cost, String messageId,
       ZoneId timeZone) {
+    return of(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost, messageId, timeZone,
+        null);
+  }
+
+  /** A validated message with its message id, time zone and priority (each null: none, the default). */
+  public static Message of(String tenant, String recipient, String channel, String sender, String category,
+      String content, String contentKey, Map<String, String> attributes, long cost, String messageId,
+      ZoneId timeZone, Priority priority) {
     if (tenant != null && !TENANT.matcher(tenant).matches()) {
       throw invalid("tenant", "tenant must be 1-128 of letters, digits, '.', '_', ':', '-' starting with a letter "
           + "or digit");
@@ -62,10 +71,19 @@ public final class Messages {
     }
     try {
       return new Message(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost,
-          messageId, timeZone);
+          messageId, timeZone, priority);
     } catch (InvalidMessageException e) {
       throw invalid(e.field(), e.getMessage());
     }
+  }
+
+  /** The priority named by {@code id} (null: none, normal); another name is a 400 {@code invalid_priority}. */
+  public static Priority priority(String id) {
+    if (id == null) {
+      return null;
+    }
+    return Priority.fromId(id).orElseThrow(() -> new ApiException(400, "invalid_priority", "unknown priority '"
+        + (id.length() > 64 ? id.substring(0, 64) + "...'" : id + "'") + "; one of " + Priority.ids(), "priority"));
   }
 
   /**

@@ -154,6 +154,7 @@ final class Json {
   private static final SerializedString RULES = new SerializedString("rules");
   private static final SerializedString ID = new SerializedString("id");
   private static final SerializedString LIMIT = new SerializedString("limit");
+  private static final SerializedString BOUND = new SerializedString("bound");
   private static final SerializedString WINDOW_MS = new SerializedString("windowMs");
   private static final SerializedString USED = new SerializedString("used");
   private static final SerializedString REMAINING = new SerializedString("remaining");
@@ -185,6 +186,10 @@ final class Json {
       g.writeString(r.id());
       g.writeFieldName(LIMIT);
       g.writeNumber(r.limit());
+      if (r.bound() != r.limit()) { // only then: the count this message's priority could reach (headroom)
+        g.writeFieldName(BOUND);
+        g.writeNumber(r.bound());
+      }
       g.writeFieldName(WINDOW_MS);
       g.writeNumber(r.windowMs());
       g.writeFieldName(USED);

@@ -116,7 +116,7 @@ if fast then
     if F[b + 13] == FIXED then
       -- FixedWindow.evaluate: last:i64 count:u32; the count is the window's if its last message
       -- is in the window that holds now (x - (x - align) % window: the window's start, exact)
-      local limit, window, enforced = unpack('>i8i8B', req, F[b + 2])
+      local window, enforced, limit = unpack('>i8Bi8', req, F[b + 2] + 8) -- limit: the bound
       local align, count, laststart = F[b + 14], 0, false
       local start = now - (now - align) % window
       if a then
@@ -168,11 +168,11 @@ if fast then
       end
     end
     -- every cost is 1: used = entries in the window; when full, the check admits again once
-    -- entry number `limit` (newest first) leaves the window
+    -- entry number `limit` (newest first) leaves the window (`limit`: the bound of this message)
     local shadow, maxlimit, maxwindow, inwindow, last = false, 0, 0, 0, -1
     local q = F[b + 2]
     for c = 1, F[b + 3] do
-      local limit, window, enforced = unpack('>i8i8B', req, q)
+      local cap, window, enforced, limit = unpack('>i8i8Bi8', req, q) -- limit: the bound; cap sizes the log
       q = q + CHECK_SIZE
       if window < last then
         inwindow = 0 -- a shorter window than the previous check's: count again
@@ -195,8 +195,8 @@ if fast then
       elseif r ~= now then
         allowed = false
       end
-      if limit > maxlimit then
-        maxlimit = limit
+      if cap > maxlimit then
+        maxlimit = cap
       end
       if window > maxwindow then
         maxwindow = window

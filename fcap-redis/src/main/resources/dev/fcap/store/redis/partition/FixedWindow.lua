@@ -6,7 +6,7 @@ local function fw_start(t, window, align)
 end
 
 local function fw_evaluate(state, spec, align, now, cost, used, retry, at)
-  local window, limit = spec.windows[1], spec.limits[1]
+  local window, limit = spec.windows[1], spec.bounds[1] -- the bound: the limit less the headroom
   local start = fw_start(now, window, align)
   local count, last = 0, nil
   if state then

@@ -26,17 +26,17 @@ end
 
 local function gcra_evaluate(state, spec, align, now, cost, used, retry, at)
   local t = gcra_interval(spec)
-  local limit = spec.limits[1]
+  local bound = spec.bounds[1] -- the burst this message may use: the limit less its headroom
   local nowus = now * 1000
   local tat = gcra_tat(state, t, nowus)
-  used[at + 1] = math.min(limit, ceildiv(tat - nowus, t))
+  used[at + 1] = math.min(spec.limits[1], ceildiv(tat - nowus, t))
   local r
-  if tat - nowus + cost * t <= limit * t then
+  if tat - nowus + cost * t <= bound * t then
     r = now
-  elseif cost > limit then
+  elseif cost > bound then
     r = NEVER
   else
-    r = ceildiv(tat - (limit - cost) * t, 1000)
+    r = ceildiv(tat - (bound - cost) * t, 1000)
   end
   retry[at + 1] = r
   return r == now or not spec.enforced[1]

@@ -136,7 +136,7 @@ end
 local function large_evaluate(L, spec, now, cost, used, retry, at)
   local admitted = true
   for c = 1, spec.checks do
-    local limit, window = spec.limits[c], spec.windows[c]
+    local limit, window = spec.bounds[c], spec.windows[c] -- the bound: the limit less the headroom
     local from = large_after(L, now - window, L.hints[c])
     L.hints[c] = from
     local before = large_before(L, from)

@@ -60,12 +60,12 @@ local function parse_request()
     alg, checks, keylen, align, precision, p = unpack('>BBI2i8I4', req, p)
     local id = sub(req, p, p + keylen - 1)
     p = p + keylen
-    local spec = { checks = checks, precision = precision, limits = {}, windows = {}, enforced = {},
+    local spec = { checks = checks, precision = precision, limits = {}, bounds = {}, windows = {}, enforced = {},
                    maxlimit = 0, maxwindow = 0 }
     for c = 1, checks do
-      local limit, window, enforced
-      limit, window, enforced, p = unpack('>i8i8B', req, p)
-      spec.limits[c], spec.windows[c], spec.enforced[c] = limit, window, enforced ~= 0
+      local limit, window, enforced, bound
+      limit, window, enforced, bound, p = unpack('>i8i8Bi8', req, p)
+      spec.limits[c], spec.windows[c], spec.enforced[c], spec.bounds[c] = limit, window, enforced ~= 0, bound
       spec.maxlimit = math.max(spec.maxlimit, limit)
       spec.maxwindow = math.max(spec.maxwindow, window)
     end

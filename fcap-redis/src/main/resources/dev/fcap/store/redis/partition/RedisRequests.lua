@@ -16,7 +16,8 @@
 --            (hasTime: 0 Redis TIME, 1 the store's injected clock, 2 the request's own time; plus 4
 --            when the request ends with a message id, and 8 more for a release record, see MESSAGE IDS)
 --            n:u16, then n counters: alg:u8 checks:u8 keyLen:u16 align:i64 precision:u32 key
---            and per check limit:i64 window:i64 enforced:u8
+--            and per check limit:i64 window:i64 enforced:u8 bound:i64 (bound: the count this message may
+--            reach, the limit less its priority's headroom; the limit alone sizes what a counter keeps)
 -- reply    DECIDE, CHECK: one string, now:i64 allowed:u8 then per check used:i64 retry:i64
 --            (retry: ms from now until the check admits the same message, -1 never);
 --          RELEASE: now:i64 allowed:u8; READ: a list { now, (id, algorithm, state)* } of the live
@@ -57,7 +58,7 @@ local TTL_SLACK_MS = 1000      -- added to every key's TTL (see the SETs below)
 -- drop counters that later rows still need. Keys written at such a time live at least this long
 -- after their last write, in real time (docs/redis.md, "Time").
 local OWN_TIME_TTL_MS = 86400000
-local CHECK_SIZE = 17          -- limit:i64 window:i64 enforced:u8
+local CHECK_SIZE = 25          -- limit:i64 window:i64 enforced:u8 bound:i64
 local S = 14                   -- stride of the per-counter facts in F (fast path)
 local FIXED = 2                -- dev.fcap.model.Algorithm.FIXED_WINDOW's ordinal, its stored kind
 

@@ -57,7 +57,7 @@ end
 
 local function sc_evaluate(state, spec, align, now, cost, used, retry, at)
   local width = sc_width(spec)
-  local window, limit = spec.windows[1], spec.limits[1]
+  local window, limit = spec.windows[1], spec.bounds[1] -- the bound: the limit less the headroom
   local idx, cnt, n = sc_decode(state, width)
   local oldest = sc_oldest(now, window, width)
   local counted, sum = 0, 0

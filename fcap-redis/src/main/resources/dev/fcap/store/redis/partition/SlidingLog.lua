@@ -102,7 +102,7 @@ local function log_evaluate(state, spec, align, now, cost, used, retry, at)
   local times, costs, n = log_decode(state)
   local admitted = true
   for c = 1, spec.checks do
-    local limit, window = spec.limits[c], spec.windows[c]
+    local limit, window = spec.bounds[c], spec.windows[c] -- the bound: the limit less the headroom
     local sum, inwindow = 0, 0
     while inwindow < n and times[inwindow + 1] > now - window do
       inwindow = inwindow + 1
