@@ -19,10 +19,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Decides a batch of replay rows, each at its own timestamp, with the same answers as deciding them
  * one by one in log order.
  *
- * <p>When every rule is keyed by the recipient, rows of different recipients never touch the same
- * counters, so only the order within a recipient matters: the batch is then split into
- * {@link #BUCKETS} buckets by a hash of the recipient, and two threads (the caller and a second one)
- * take buckets in turn until none is left, each deciding its bucket's rows in log order. Taking
+ * <p>When every rule is keyed by the recipient (a send window counts nothing, so it never ties two
+ * recipients together), rows of different recipients never touch the same counters, so only the
+ * order within a recipient matters: the batch is then split into {@link #BUCKETS} buckets by a
+ * hash of the recipient, and two threads (the caller and a second one) take buckets in turn until
+ * none is left, each deciding its bucket's rows in log order. Taking
  * buckets rather than a fixed half balances the two: the caller first does the previous batch's
  * output (the summary, the decisions file), which {@link #decide} runs while the second thread is
  * already deciding, and then joins in for what is left; the batch ends when both are done, so a
@@ -80,8 +81,13 @@ final class BatchDecider implements AutoCloseable {
     java.util.Arrays.fill(progress, Long.MIN_VALUE);
   }
 
+  /**
+   * Whether rows of different recipients never share a counter: every rule is keyed by the recipient,
+   * or is a send window (it counts nothing and reads only its own row's time and zone).
+   */
   static boolean everyRuleKeyedByRecipient(List<Policy> policies) {
-    return policies.stream().flatMap(p -> p.rules().stream()).allMatch(r -> r.key().contains(Dimension.RECIPIENT));
+    return policies.stream().flatMap(p -> p.rules().stream())
+        .allMatch(r -> r.isSendWindow() || r.key().contains(Dimension.RECIPIENT));
   }
 
   /**

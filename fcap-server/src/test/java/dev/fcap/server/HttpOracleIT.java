@@ -131,7 +131,8 @@ class HttpOracleIT {
     return o.toString();
   }
 
-  private static Decision decision(JsonNode j) {
+  /** A decision as the API writes it (single, or an item of a batch). */
+  static Decision decision(JsonNode j) {
     List<RuleOutcome> rules = new ArrayList<>();
     for (JsonNode r : j.get("rules")) {
       rules.add(new RuleOutcome(r.get("id").asText(), r.get("limit").asLong(), r.get("windowMs").asLong(),
