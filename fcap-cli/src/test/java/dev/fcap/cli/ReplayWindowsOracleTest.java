@@ -156,12 +156,13 @@ class ReplayWindowsOracleTest {
     Set<ZoneId> zones = new HashSet<>();
     int nearTransitions = 0;
     try (Writer w = Files.newBufferedWriter(log, StandardCharsets.UTF_8)) {
-      w.write("timestamp,recipient,channel,sender,category,content,cost,timeZone\n");
+      w.write("timestamp,recipient,channel,sender,category,content,cost,timeZone,priority\n");
       for (int i = 0; i < rows; i++) {
         Traffic.Decide d = (Traffic.Decide) traffic.next();
         Message m = d.message();
         w.write(d.time() + "," + m.recipient() + "," + m.channel() + "," + nz(m.sender()) + "," + m.category() + ","
-            + nz(m.content()) + "," + m.cost() + "," + (m.timeZone() == null ? "" : m.timeZone().getId()) + "\n");
+            + nz(m.content()) + "," + m.cost() + "," + (m.timeZone() == null ? "" : m.timeZone().getId()) + ","
+            + m.priority() + "\n");
         Oracle.Verdict v = oracle.decide(m, d.time(), false, null, "row" + i);
         lines.add(v.expected().allowed() + "," + String.join(";", v.expected().blockedBy()));
         ZoneId zone = policy.zoneOf(m);
