@@ -71,7 +71,8 @@ function row(r) {
     el('td', { 'data-label': 'Rule' }, el('span', {},
       el('span', { class: 'rule-id' }, r.id), r.description ? el('span', { class: 'desc' }, r.description) : null)),
     el('td', { 'data-label': 'Key' }, sw ? '-' : (r.key || []).join(' + ')),
-    el('td', { 'data-label': 'Limit', class: 'limit' }, sw ? 'sends only ' + windowSummary(sw) : `${r.limit} per ${r.window}`),
+    el('td', { 'data-label': 'Limit', class: 'limit' }, sw ? 'sends only ' + windowSummary(sw)
+      : `${r.limit} per ${r.window}` + (r.headroom ? ` (headroom ${headroomText(r.headroom)})` : '')),
     el('td', { 'data-label': 'Algorithm' }, sw ? `send window (${windowZone(sw)} time)` : (r.algorithm || 'sliding-log')
       + (r.precision ? ` (precision ${r.precision})` : '') + (r.zone ? ` (${r.zone})` : '')),
     el('td', { 'data-label': 'Mode' }, el('span', { class: 'badge ' + (shadow ? 'shadow' : 'enforce') },
@@ -134,8 +135,8 @@ async function loadHistory() {
 
 // --- editor -----------------------------------------------------------------------------------------
 
-const FIELDS = ['id', 'description', 'limit', 'window', 'key', 'algorithm', 'precision', 'zone', 'mode', 'match',
-  'exempt', 'sendWindow', 'windowZone', 'closed'];
+const FIELDS = ['id', 'description', 'limit', 'window', 'key', 'algorithm', 'precision', 'zone', 'headroom', 'mode',
+  'match', 'exempt', 'sendWindow', 'windowZone', 'closed'];
 
 /** Shows the fields of the kind of rule chosen: a cap's or a send window's. */
 function showKind() {
@@ -167,6 +168,7 @@ function openEditor(rule) {
   $('rule-algorithm').value = r.algorithm || 'sliding-log';
   $('rule-precision').value = r.precision ?? '';
   $('rule-zone').value = r.zone || '';
+  $('rule-headroom').value = headroomText(r.headroom);
   $('rule-mode').value = r.mode || 'enforce';
   $('rule-match').value = conditionText(r.match);
   $('rule-exempt').value = conditionText(r.exempt);
@@ -263,9 +265,29 @@ function ruleFromForm() {
   if (v('algorithm') !== 'sliding-log') r.algorithm = v('algorithm');
   if (v('precision')) r.precision = numberOrText(v('precision'));
   if (v('zone')) r.zone = v('zone');
+  if (v('headroom')) r.headroom = headroomFromText(v('headroom'), errors);
   if (v('mode') === 'shadow') r.mode = 'shadow';
   conditionsFromForm(r, errors);
   return { rule: r, errors };
+}
+
+/** `{normal: 5, low: 15}` as the editor shows it: `normal=5, low=15`. */
+function headroomText(h) {
+  return h ? Object.entries(h).map(([p, n]) => `${p}=${n}`).join(', ') : '';
+}
+
+/** The editor's `normal=5, low=15` as an object; the server judges the classes and the values. */
+function headroomFromText(text, errors) {
+  const h = {};
+  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const eq = part.indexOf('=');
+    if (eq <= 0) {
+      errors.push({ field: 'headroom', message: `"${part}": write priority=units, e.g. low=15` });
+    } else {
+      h[part.slice(0, eq).trim()] = numberOrText(part.slice(eq + 1).trim());
+    }
+  }
+  return h;
 }
 
 function conditionsFromForm(r, errors) {
@@ -288,6 +310,9 @@ function editorField(field) {
   }
   if (field === 'sendWindow.zone') {
     return 'windowZone';
+  }
+  if (field.startsWith('headroom')) {
+    return 'headroom';
   }
   return field.startsWith('sendWindow.closed') ? 'closed' : field;
 }

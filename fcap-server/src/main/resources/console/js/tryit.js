@@ -6,7 +6,7 @@ import { api, ApiError } from './api.js';
 import { $, el, clear, duration, usageBar, zonedTime, clearFieldErrors, showFieldErrors } from './ui.js';
 
 let ctx;
-const TEXT_FIELDS = ['recipient', 'channel', 'sender', 'category', 'content', 'contentKey', 'timeZone'];
+const TEXT_FIELDS = ['recipient', 'channel', 'sender', 'category', 'content', 'contentKey', 'timeZone', 'priority'];
 
 export function init(context) {
   ctx = context;
@@ -111,7 +111,7 @@ function render(d, dryRun, zone) {
     const outcome = r.allowed ? 'allowed' : r.enforced ? 'blocks' : 'would block (shadow)';
     body.append(el('tr', { 'data-rule': r.id },
       el('td', {}, el('span', { class: 'rule-id' }, r.id), el('span', { class: 'desc' },
-        `${r.limit} per ${duration(r.windowMs)}`)),
+        `${r.limit} per ${duration(r.windowMs)}` + (r.bound !== undefined ? ` (this priority: up to ${r.bound})` : ''))),
       el('td', {}, el('span', { class: 'badge ' + (r.allowed ? 'allowed' : r.enforced ? 'denied' : 'shadow') }, outcome)),
       el('td', {}, usageBar(r.used, r.limit)),
       el('td', { class: 'num' }, String(r.remaining)),
