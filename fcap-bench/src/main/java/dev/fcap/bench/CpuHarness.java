@@ -44,7 +44,7 @@ public final class CpuHarness {
     boolean releases = mode.equals("decision") || mode.equals("batch") || localTime;
     Message[] batch = new Message[MemoryStore.AHEAD];
     long[] verdicts = new long[1];
-    Engine.RuleVerdicts count = (index, allowed) -> verdicts[0]++;
+    Engine.RuleVerdicts count = (index, allowed, enforced) -> verdicts[0]++;
     Message[] stream = Workload.messages(Workload.DEFAULT_LENGTH);
     List<Policy> policies = SeedPolicy.load();
     if (localTime) {

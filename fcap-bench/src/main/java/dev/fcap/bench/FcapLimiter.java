@@ -11,7 +11,7 @@ import java.util.List;
 /** fcap: the Engine on a MemoryStore with the seed policy (exact sliding logs). */
 final class FcapLimiter implements CapLimiter {
   /** The rules' verdicts of {@link #verdicts} decisions: not read, as a peer answers a boolean. */
-  private static final Engine.RuleVerdicts IGNORED = (rule, admits) -> { };
+  private static final Engine.RuleVerdicts IGNORED = (rule, admits, enforced) -> { };
   final MemoryStore store;
   final Engine engine;
   /** Whether decisions are made as an internal caller makes them: verdicts at the clock's time, no {@code Decision}. */

@@ -18,13 +18,17 @@ import java.util.List;
 final class BatchVerdicts {
   private final int words;
   private final boolean[] allowed;
-  /** Row r: the rules that applied at {@code [r * 2 * words, + words)}, those that refused at the next {@code words}. */
+  /**
+   * Row r: the rules that applied at {@code [r * 3 * words, + words)}, those that refused at the next
+   * {@code words}, and those that did not enforce their verdict on it (shadow, count-only, override)
+   * at the next.
+   */
   private final long[] masks;
 
   BatchVerdicts(int rows, int words) {
     this.words = words;
     this.allowed = new boolean[rows];
-    this.masks = new long[rows * 2 * words];
+    this.masks = new long[rows * 3 * words];
   }
 
   /** The words of 64 rules a row's masks need for the largest of {@code policies}. */
@@ -39,13 +43,14 @@ final class BatchVerdicts {
 
   /** Reports every rule that applied to {@code row} to {@code each}, in policy order. */
   void forEachApplied(int row, Engine.RuleVerdicts each) {
-    int base = row * 2 * words;
+    int base = row * 3 * words;
     for (int w = 0; w < words; w++) {
       long applied = masks[base + w];
       long refused = masks[base + words + w];
+      long unenforced = masks[base + 2 * words + w];
       for (long bits = applied; bits != 0; bits &= bits - 1) {
         int bit = Long.numberOfTrailingZeros(bits);
-        each.rule(w << 6 | bit, (refused >>> bit & 1) == 0);
+        each.rule(w << 6 | bit, (refused >>> bit & 1) == 0, (unenforced >>> bit & 1) == 0);
       }
     }
   }
@@ -55,12 +60,15 @@ final class BatchVerdicts {
     allowed[row] = admitted;
   }
 
-  private void rule(int row, int index, boolean admitted) {
-    int base = row * 2 * words;
+  private void rule(int row, int index, boolean admitted, boolean enforced) {
+    int base = row * 3 * words;
     long bit = 1L << index; // the shift takes index mod 64
     masks[base + (index >>> 6)] |= bit;
     if (!admitted) {
       masks[base + words + (index >>> 6)] |= bit;
+    }
+    if (!enforced) {
+      masks[base + 2 * words + (index >>> 6)] |= bit;
     }
   }
 
@@ -83,8 +91,8 @@ final class BatchVerdicts {
     }
 
     @Override
-    public void rule(int index, boolean admitted) {
-      BatchVerdicts.this.rule(row, index, admitted);
+    public void rule(int index, boolean admitted, boolean enforced) {
+      BatchVerdicts.this.rule(row, index, admitted, enforced);
     }
   }
 }

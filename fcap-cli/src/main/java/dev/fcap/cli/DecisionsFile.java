@@ -63,9 +63,9 @@ final class DecisionsFile implements AutoCloseable {
     out.write('\n');
   }
 
-  private void blocking(int index, boolean allowed) {
+  private void blocking(int index, boolean allowed, boolean enforced) {
     byte[] id = lastIds[index];
-    if (!allowed && id != null) {
+    if (!allowed && enforced && id != null) {
       try {
         if (!firstBlocking) {
           out.write(';');

@@ -36,10 +36,11 @@ final class ReplaySummary {
   private String lastTenant;
   private RuleCounts[] lastCounts;
   /** Counts one rule of the row being added into {@link #lastCounts}: one object, not one per row. */
-  private final Engine.RuleVerdicts count = (index, allowed) -> {
+  private final Engine.RuleVerdicts count = (index, allowed, enforced) -> {
     RuleCounts c = lastCounts[index];
     c.applied++;
-    if (!allowed) {
+    // an enforced rule's count-only message or an override was not blocked by it
+    if (!allowed && (enforced || !c.rule.enforced())) {
       c.blocked++;
     }
   };

@@ -21,7 +21,8 @@ import java.util.Map;
  * {@code cost}, {@code messageId} (a row whose messageId was decided before is answered with that
  * decision and counted once, as the server does), {@code timeZone} (the recipient's, an IANA id such
  * as {@code America/New_York}; empty: the policy's zone, else UTC), {@code priority}
- * ({@code critical}, {@code high}, {@code normal} or {@code low}; empty: normal) and {@code attr:NAME}. The CSV itself is read by
+ * ({@code critical}, {@code high}, {@code normal} or {@code low}; empty: normal), {@code override}
+ * ({@code true} or {@code false}; empty: false) and {@code attr:NAME}. The CSV itself is read by
  * {@link SendLogCsv} (RFC 4180: quoted fields with commas, quotes and line breaks; lines ending in
  * LF, CRLF or CR; a leading byte-order mark skipped); this class turns records into rows. A bad row
  * stops the replay with its line number (the line its record starts on). Streams: memory does not
@@ -33,7 +34,7 @@ import java.util.Map;
 public final class SendLog implements AutoCloseable {
   private static final List<String> KNOWN =
       List.of("timestamp", "recipient", "tenant", "channel", "sender", "category", "content", "contentKey", "cost",
-          "messageId", "timeZone", "priority");
+          "messageId", "timeZone", "priority", "override");
 
   /** A row that cannot be replayed; the message names the line and the reason. */
   public static final class BadRowException extends RuntimeException {
@@ -115,7 +116,8 @@ public final class SendLog implements AutoCloseable {
           .cost(parseCost(optional(8)))
           .messageId(optional(9))
           .timeZone(zone(optional(10)))
-          .priority(priority(optional(11)));
+          .priority(priority(optional(11)))
+          .override(override(optional(12)));
       if (!attributes.isEmpty()) {
         Map<String, String> attrs = new HashMap<>();
         attributes.forEach((name, i) -> {
@@ -134,6 +136,16 @@ public final class SendLog implements AutoCloseable {
   private String optional(int known) {
     int i = column[known];
     return i < 0 || fields.get(i).isEmpty() ? null : fields.get(i);
+  }
+
+  private boolean override(String value) {
+    if (value == null || value.equals("false")) {
+      return false;
+    }
+    if (value.equals("true")) {
+      return true;
+    }
+    throw new BadRowException(line, "override '" + value + "' is neither true nor false (column override)");
   }
 
   private Priority priority(String id) {

@@ -69,12 +69,12 @@ class ReplayTrafficOracleTest {
     List<String> expected = new ArrayList<>(rows);
     Path log = dir.resolve("log.csv");
     try (Writer w = Files.newBufferedWriter(log, StandardCharsets.UTF_8)) {
-      w.write("timestamp,recipient,channel,sender,category,content,cost,priority\n");
+      w.write("timestamp,recipient,channel,sender,category,content,cost,priority,override\n");
       for (int i = 0; i < rows; i++) {
         Traffic.Decide d = (Traffic.Decide) traffic.next();
         Message m = d.message();
         w.write(d.time() + "," + m.recipient() + "," + m.channel() + "," + nz(m.sender()) + "," + m.category() + ","
-            + nz(m.content()) + "," + m.cost() + "," + m.priority() + "\n");
+            + nz(m.content()) + "," + m.cost() + "," + m.priority() + "," + m.override() + "\n");
         var want = oracle.decide(m, d.time(), false, null, "row" + i).expected();
         expected.add(want.allowed() + "," + String.join(";", want.blockedBy()));
       }

@@ -44,7 +44,7 @@ final class FixedWindow implements CounterAlgorithm {
       retry = windowStart(last, window, align) + window;
     }
     retryAt[at] = retry;
-    return retry == now || !spec.enforced(0);
+    return retry == now || !spec.refuses(0);
   }
 
   @Override

@@ -70,7 +70,7 @@ final class Gcra implements CounterAlgorithm {
       retry = ceilDiv(tat - (bound - cost) * t, 1000);
     }
     retryAt[at] = retry;
-    return retry == now || !spec.enforced(0);
+    return retry == now || !spec.refuses(0);
   }
 
   @Override

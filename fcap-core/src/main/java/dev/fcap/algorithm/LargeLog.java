@@ -116,7 +116,7 @@ public final class LargeLog {
         retry = time(i) + window;
       }
       retryAt[at + c] = retry;
-      if (retry != now && spec.enforced(c)) {
+      if (retry != now && spec.refuses(c)) {
         admitted = false;
       }
     }
@@ -175,7 +175,8 @@ public final class LargeLog {
   private void prune(CounterSpec spec, long now) {
     long byTime = firstAfter(now - spec.maxWindowMs());
     // keep entry i while the cost of the entries newer than it is below the capacity
-    long byCapacity = firstCumAtLeast(head, cumTotal() - SlidingLog.capacity(spec) + 1);
+    // (a record of a relaxed check keeps the whole window, as SlidingLog.prune does)
+    long byCapacity = spec.keepsWindow() ? head : firstCumAtLeast(head, cumTotal() - SlidingLog.capacity(spec) + 1);
     long next = Math.max(byTime, byCapacity);
     if (next > head) {
       headCum = cumBefore(next);

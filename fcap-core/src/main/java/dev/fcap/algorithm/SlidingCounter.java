@@ -122,7 +122,7 @@ final class SlidingCounter implements CounterAlgorithm {
       }
     }
     retryAt[at] = retry;
-    return retry == now || !spec.enforced(0);
+    return retry == now || !spec.refuses(0);
   }
 
   @Override

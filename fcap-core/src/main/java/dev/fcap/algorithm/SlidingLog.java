@@ -120,7 +120,7 @@ final class SlidingLog implements CounterAlgorithm {
         }
       }
       retryAt[at + c] = retry;
-      if (retry != now && spec.enforced(c)) {
+      if (retry != now && spec.refuses(c)) {
         admitted = false;
       }
     }
@@ -182,7 +182,7 @@ final class SlidingLog implements CounterAlgorithm {
    * general path then runs).
    */
   private static int keptByOne(byte[] s, int from, int length, CounterSpec spec, long now, long cost) {
-    if (cost != 1) {
+    if (cost != 1 || spec.keepsWindow()) {
       return -1;
     }
     int n = size(s, from, length);
@@ -254,10 +254,14 @@ final class SlidingLog implements CounterAlgorithm {
     return spec.maxLimit();
   }
 
-  /** Keeps the entries any check can still read: inside the longest window, within the capacity. */
+  /**
+   * Keeps the entries any check can still read: inside the longest window, within the capacity; the
+   * whole window when a relaxed check may have let it hold more than the capacity ({@link
+   * CounterSpec#keepsWindow}), so that a release never uncovers fewer entries than the window holds.
+   */
   private static Entries prune(Entries e, CounterSpec spec, long now) {
     long horizon = now - spec.maxWindowMs();
-    long capacity = capacity(spec);
+    long capacity = spec.keepsWindow() ? Long.MAX_VALUE : capacity(spec);
     long newer = 0;
     int keep = 0;
     while (keep < e.n && e.times[keep] > horizon && newer < capacity) {

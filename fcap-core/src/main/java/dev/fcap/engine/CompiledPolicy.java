@@ -47,6 +47,8 @@ final class CompiledPolicy {
   /** The tenant's UTF-8 bytes, encoded once for every partition key of this policy. */
   final byte[] tenantUtf8;
   final Rule[] rules;
+  /** Whether a rule names {@code countOnly} messages: only then (or for an override) a message may relax a check. */
+  final boolean hasCountOnly;
   final Group[] groups;
   /** Per rule, the schedule of a send-window rule; null for a counting rule. */
   final WindowSchedule[] schedules;
@@ -215,6 +217,7 @@ final class CompiledPolicy {
         policy.rules().stream().mapToLong(dev.fcap.model.Rule::windowMs).max().orElse(1)));
     this.tenantUtf8 = policy.tenant().getBytes(java.nio.charset.StandardCharsets.UTF_8);
     this.rules = policy.rules().toArray(Rule[]::new);
+    this.hasCountOnly = policy.rules().stream().anyMatch(r -> r.countOnly() != null);
     this.ruleGroup = new int[rules.length];
     this.ruleCheck = new int[rules.length];
     this.schedules = new WindowSchedule[rules.length];

@@ -1,6 +1,7 @@
 package dev.fcap.engine;
 
 import dev.fcap.model.Decision;
+import dev.fcap.model.Message;
 import dev.fcap.model.Rule;
 import dev.fcap.model.RuleOutcome;
 import dev.fcap.store.Operation;
@@ -84,6 +85,7 @@ final class DecisionAssembly {
         continue; // a replay reports the rules of the partition that remembered it
       }
       Rule rule = p.policy().rule(plan.rules[i]);
+      boolean enforced = rule.enforcedFor(p.message()); // not for a countOnly message or an override
       int at = plan.ruleOffset[i];
       long used = r.used(at);
       long retryAt = r.retryAt(at);
@@ -94,9 +96,9 @@ final class DecisionAssembly {
         ruleOf[reported] = plan.rules[i];
       }
       outcomes[reported++] = new RuleOutcome(rule.id(), rule.limit(), rule.windowMs(), used,
-          Math.max(0, rule.limit() - used), allowed, rule.enforced(), ruleRetry,
+          Math.max(0, rule.limit() - used), allowed, enforced, ruleRetry,
           allowed ? 0 : ruleRetry < 0 ? -1 : retryAt, rule.boundFor(p.message().priority()));
-      if (!allowed && rule.enforced()) {
+      if (!allowed && enforced) {
         never |= ruleRetry < 0;
         frees = Math.max(frees, retryAt); // an instant: partitions decided at different times agree on it
       }
@@ -146,7 +148,7 @@ final class DecisionAssembly {
       long next = w.opens(p.policy(), k);
       long opens = next < 0 ? -1 : Math.max(next, time);
       boolean open = w.open[k++];
-      all[o] = new RuleOutcome(rule.id(), 0, 0, 0, 0, open, rule.enforced(), open ? 0 : opens < 0 ? -1 : opens - time,
+      all[o] = new RuleOutcome(rule.id(), 0, 0, 0, 0, open, w.enforced[k - 1], open ? 0 : opens < 0 ? -1 : opens - time,
           open ? 0 : opens);
     }
     return List.of(all);
@@ -176,31 +178,32 @@ final class DecisionAssembly {
    * Reports each rule's verdict to {@code verdicts} (a caller that tallies instead of building a
    * {@link Decision}); whether the message was admitted.
    */
-  static boolean report(CompiledPolicy policy, CompiledPolicy.Plan plan, PartitionAnswer[] results,
+  static boolean report(CompiledPolicy policy, CompiledPolicy.Plan plan, Message m, PartitionAnswer[] results,
       WindowCheck windows, Engine.RuleVerdicts verdicts) {
     boolean allowed = true;
     boolean replayed = results.length > 0 && results[0].replayOf() != null;
     int k = 0;
     for (int i = 0; i < plan.rules.length; i++) {
       for (; windows != null && !replayed && k < windows.rules.length && windows.rules[k] < plan.rules[i]; k++) {
-        allowed &= reportWindow(policy, windows, k, verdicts);
+        allowed &= reportWindow(windows, k, verdicts);
       }
       PartitionAnswer r = results[plan.rulePartition[i]];
       if (r != null) { // null: a replayed decision reports the rules of the partition that remembered it
         boolean admits = r.admits(plan.ruleOffset[i]);
-        verdicts.rule(plan.rules[i], admits);
-        allowed &= admits || !policy.rule(plan.rules[i]).enforced();
+        boolean enforced = policy.rule(plan.rules[i]).enforcedFor(m);
+        verdicts.rule(plan.rules[i], admits, enforced);
+        allowed &= admits || !enforced;
       }
     }
     for (; windows != null && !replayed && k < windows.rules.length; k++) {
-      allowed &= reportWindow(policy, windows, k, verdicts);
+      allowed &= reportWindow(windows, k, verdicts);
     }
     return allowed;
   }
 
-  private static boolean reportWindow(CompiledPolicy policy, WindowCheck windows, int k, Engine.RuleVerdicts verdicts) {
-    verdicts.rule(windows.rules[k], windows.open[k]);
-    return windows.open[k] || !policy.rule(windows.rules[k]).enforced();
+  private static boolean reportWindow(WindowCheck windows, int k, Engine.RuleVerdicts verdicts) {
+    verdicts.rule(windows.rules[k], windows.open[k], windows.enforced[k]);
+    return windows.open[k] || !windows.enforced[k];
   }
 
   /**

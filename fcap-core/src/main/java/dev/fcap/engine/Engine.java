@@ -148,7 +148,7 @@ public final class Engine implements AutoCloseable {
     }
     WindowCheck windows = WindowCheck.of(cp, plan, message, time);
     if (plan.partitions.length == 0) {
-      return DecisionAssembly.report(cp, plan, NO_ANSWERS, windows, verdicts) ? ADMITTED : REFUSED;
+      return DecisionAssembly.report(cp, plan, message, NO_ANSWERS, windows, verdicts) ? ADMITTED : REFUSED;
     }
     Operation op = WindowCheck.effective(Operation.DECIDE, windows);
     int partitions = plan.partitions.length;
@@ -160,7 +160,7 @@ public final class Engine implements AutoCloseable {
         requests.fillUnreleasable(message, cp, plan, op, time, built, 1, scratch);
         PartitionAnswer[] answers = answerHere(built[0], scratch);
         if (answers != null) {
-          return DecisionAssembly.report(cp, plan, answers, windows, verdicts) ? ADMITTED : REFUSED;
+          return DecisionAssembly.report(cp, plan, message, answers, windows, verdicts) ? ADMITTED : REFUSED;
         }
       }
       requests.fillUnreleasable(message, cp, plan, op, time, built, partitions, null);
@@ -171,7 +171,7 @@ public final class Engine implements AutoCloseable {
       scratch.release();
     }
     return PartitionChain.decide(store, own, op)
-        .thenApply(results -> DecisionAssembly.report(cp, plan, results, windows, verdicts));
+        .thenApply(results -> DecisionAssembly.report(cp, plan, message, results, windows, verdicts));
   }
 
   /**
@@ -183,9 +183,11 @@ public final class Engine implements AutoCloseable {
   public interface RuleVerdicts {
     /**
      * Rule {@code index} (its place in the tenant's policy, the one in force at the decision)
-     * admitted the message, or refused it.
+     * admitted the message, or refused it; {@code enforced}: whether that verdict could refuse the
+     * message (the rule is enforced, and the message is neither one of its {@code countOnly} ones
+     * nor an override), else it only reports what the rule would have done.
      */
-    void rule(int index, boolean allowed);
+    void rule(int index, boolean allowed, boolean enforced);
   }
 
   /**

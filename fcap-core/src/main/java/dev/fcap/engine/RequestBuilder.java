@@ -2,6 +2,8 @@ package dev.fcap.engine;
 
 import dev.fcap.model.Dimension;
 import dev.fcap.model.Message;
+import dev.fcap.model.Rule;
+import dev.fcap.store.CounterSpec;
 import dev.fcap.store.Idempotency;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionRequest;
@@ -169,9 +171,11 @@ final class RequestBuilder {
   private static void addCounters(ReusableRequest request, CompiledPolicy cp, Message m,
       CompiledPolicy.Partition partition, byte[] fingerprint, long alignAt, Scratch buffers) {
     CompiledPolicy.Group[] groups = partition.groups;
+    boolean mayRelax = m.override() || cp.hasCountOnly;
     for (int i = 0; i < groups.length; i++) {
       CompiledPolicy.Group g = groups[i];
-      if (g.fixedRequest != null) {
+      boolean[] relaxed = mayRelax ? relaxedChecks(cp, g, m) : null;
+      if (g.fixedRequest != null && relaxed == null) {
         request.addCounter(g.fixedRequest); // the same for every message: no key to build
         continue;
       }
@@ -186,11 +190,31 @@ final class RequestBuilder {
       if (g.calendar != null) {
         // a calendar period in its zone (the message's, for a recipient-zone rule): the fixed window is the period
         ZoneId zone = g.calendarZone(cp.policy.zoneOf(m));
-        request.addCounter(key, g.periodSpec(alignAt, zone, m.priority()), g.periodAlign(alignAt, zone));
+        request.addCounter(key, relax(g.periodSpec(alignAt, zone, m.priority()), relaxed), g.periodAlign(alignAt, zone));
       } else {
-        request.addCounter(key, g.spec(m.priority()), g.alignMs(alignAt));
+        request.addCounter(key, relax(g.spec(m.priority()), relaxed), g.alignMs(alignAt));
       }
     }
+  }
+
+  private static CounterSpec relax(CounterSpec spec, boolean[] relaxed) {
+    return relaxed == null ? spec : spec.withRelaxed(relaxed);
+  }
+
+  /**
+   * Per check of {@code g}, whether its enforced rule lets {@code m} through without refusing it (a
+   * {@code countOnly} it matches, or an override); null when none does, the usual case.
+   */
+  private static boolean[] relaxedChecks(CompiledPolicy cp, CompiledPolicy.Group g, Message m) {
+    boolean[] relaxed = null;
+    for (int c = 0; c < g.rules.length; c++) {
+      Rule rule = cp.rule(g.rules[c]);
+      if (rule.enforced() && !rule.enforcedFor(m)) {
+        relaxed = relaxed == null ? new boolean[g.rules.length] : relaxed;
+        relaxed[c] = true;
+      }
+    }
+    return relaxed;
   }
 
   private static String[] values(Message m, List<Dimension> dims) {

@@ -1,7 +1,6 @@
 package dev.fcap.engine;
 
 import dev.fcap.model.Message;
-import dev.fcap.model.Rule;
 import dev.fcap.store.Operation;
 import java.time.ZoneId;
 
@@ -19,14 +18,17 @@ final class WindowCheck {
   /** The applicable window rules, in policy order (the plan's), and whether each is open. */
   final int[] rules;
   final boolean[] open;
+  /** Per window, whether it may refuse this message (enforced, and the message not countOnly there nor an override). */
+  final boolean[] enforced;
   /** Whether an enforced window is shut: the message is refused and nothing is recorded. */
   final boolean shut;
 
-  private WindowCheck(long time, ZoneId zone, int[] rules, boolean[] open, boolean shut) {
+  private WindowCheck(long time, ZoneId zone, int[] rules, boolean[] open, boolean[] enforced, boolean shut) {
     this.time = time;
     this.zone = zone;
     this.rules = rules;
     this.open = open;
+    this.enforced = enforced;
     this.shut = shut;
   }
 
@@ -37,14 +39,16 @@ final class WindowCheck {
     }
     ZoneId zone = cp.policy.zoneOf(m);
     boolean[] open = new boolean[plan.windows.length];
+    boolean[] enforced = new boolean[open.length];
     boolean shut = false;
     for (int i = 0; i < open.length; i++) {
       int r = plan.windows[i];
       WindowSchedule s = cp.schedules[r];
       open[i] = s.isOpen(time, s.zoneFor(zone));
-      shut |= !open[i] && cp.rule(r).enforced();
+      enforced[i] = cp.rule(r).enforcedFor(m);
+      shut |= !open[i] && enforced[i];
     }
-    return new WindowCheck(time, zone, plan.windows, open, shut);
+    return new WindowCheck(time, zone, plan.windows, open, enforced, shut);
   }
 
   /** The operation a message's step takes: a DECIDE that a shut enforced window refuses only reads. */
@@ -66,11 +70,10 @@ final class WindowCheck {
     WindowSchedule[] enforced = new WindowSchedule[rules.length];
     ZoneId[] zones = new ZoneId[rules.length];
     int n = 0;
-    for (int r : rules) {
-      Rule rule = cp.rule(r);
-      if (rule.enforced()) {
-        enforced[n] = cp.schedules[r];
-        zones[n++] = cp.schedules[r].zoneFor(zone);
+    for (int i = 0; i < rules.length; i++) {
+      if (this.enforced[i]) {
+        enforced[n] = cp.schedules[rules[i]];
+        zones[n++] = cp.schedules[rules[i]].zoneFor(zone);
       }
     }
     return SendAt.earliest(from, enforced, zones, n);

@@ -14,7 +14,9 @@ import java.util.Objects;
  * {@link #timeZone()} is the recipient's time zone, which send windows and calendar rules that follow
  * the recipient read; without it they read the policy's default zone, else UTC. {@link #priority()}
  * (default {@link Priority#NORMAL}) chooses how much of a rule's limit the message may use
- * ({@link Headroom}).
+ * ({@link Headroom}). {@link #override()} makes every enforced rule count the message without refusing
+ * it (a message that must go and must still use up the recipient's caps); it needs the caller's
+ * authority, which the server checks.
  */
 public record Message(
     String tenant,
@@ -28,7 +30,8 @@ public record Message(
     long cost,
     String messageId,
     ZoneId timeZone,
-    Priority priority) {
+    Priority priority,
+    boolean override) {
 
   public static final String DEFAULT_TENANT = "default";
   public static final int MAX_ID_LENGTH = 1024;
@@ -62,19 +65,27 @@ public record Message(
   }
 
   public Message(String tenant, String recipient, String channel, String sender, String category, String content,
+      String contentKey, Map<String, String> attributes, long cost, String messageId, ZoneId timeZone,
+      Priority priority) {
+    this(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost, messageId, timeZone,
+        priority, false);
+  }
+
+  public Message(String tenant, String recipient, String channel, String sender, String category, String content,
       String contentKey, Map<String, String> attributes, long cost, String messageId, ZoneId timeZone) {
     this(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost, messageId, timeZone,
-        null);
+        null, false);
   }
 
   public Message(String tenant, String recipient, String channel, String sender, String category, String content,
       String contentKey, Map<String, String> attributes, long cost, String messageId) {
-    this(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost, messageId, null, null);
+    this(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost, messageId, null, null,
+        false);
   }
 
   public Message(String tenant, String recipient, String channel, String sender, String category, String content,
       String contentKey, Map<String, String> attributes, long cost) {
-    this(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost, null, null, null);
+    this(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost, null, null, null, false);
   }
 
   private static void optionalId(String field, String value) {
@@ -99,7 +110,7 @@ public record Message(
   /** The same message with another cost. */
   public Message withCost(long newCost) {
     return new Message(tenant, recipient, channel, sender, category, content, contentKey, attributes, newCost,
-        messageId, timeZone, priority);
+        messageId, timeZone, priority, override);
   }
 
   /** Builds a {@link Message}; every field but the recipient is optional. */
@@ -116,8 +127,15 @@ public record Message(
     private String messageId;
     private ZoneId timeZone;
     private Priority priority;
+    private boolean override;
 
     private Builder() {}
+
+    /** Counted by every enforced rule without being refused by any; the server asks for the authority. */
+    public Builder override(boolean override) {
+      this.override = override;
+      return this;
+    }
 
     /** How much of a rule's limit the message may use; optional, {@link Priority#NORMAL} by default. */
     public Builder priority(Priority priority) {
@@ -191,7 +209,7 @@ public record Message(
 
     public Message build() {
       return new Message(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost,
-          messageId, timeZone, priority);
+          messageId, timeZone, priority, override);
     }
   }
 }

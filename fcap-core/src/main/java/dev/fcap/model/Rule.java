@@ -23,6 +23,8 @@ import java.util.Objects;
  * @param sendWindow for a send-window rule, when messages may go; such a rule counts nothing, so its
  *     {@code limit} is 0, its {@code window} zero and its {@code key} empty. Null for a counting rule
  * @param headroom the units of the limit kept for the classes above each {@link Priority}; null: none
+ * @param countOnly the messages this rule never refuses but, when they are admitted, still counts
+ *     (a transactional message that must go but uses up the cap); null: none
  */
 public record Rule(
     String id,
@@ -39,7 +41,8 @@ public record Rule(
     boolean recipientZone,
     CalendarUnit calendar,
     SendWindow sendWindow,
-    Headroom headroom) {
+    Headroom headroom,
+    Condition countOnly) {
 
   public static final int DEFAULT_PRECISION = 60;
 
@@ -68,20 +71,21 @@ public record Rule(
       Condition exempt, Algorithm algorithm, int precision, Mode mode, ZoneId zone, boolean recipientZone,
       CalendarUnit calendar, SendWindow sendWindow) {
     this(id, description, limit, window, key, match, exempt, algorithm, precision, mode, zone, recipientZone, calendar,
-        sendWindow, null);
+        sendWindow, null, null);
   }
 
   /** A counting rule without a calendar. */
   public Rule(String id, String description, long limit, Duration window, List<Dimension> key, Condition match,
       Condition exempt, Algorithm algorithm, int precision, Mode mode, ZoneId zone) {
-    this(id, description, limit, window, key, match, exempt, algorithm, precision, mode, zone, false, null, null, null);
+    this(id, description, limit, window, key, match, exempt, algorithm, precision, mode, zone, false, null, null, null,
+        null);
   }
 
   /** A send-window rule: it admits a message iff the message's instant is inside {@code window}. */
   public static Rule ofSendWindow(String id, String description, SendWindow window, Condition match, Condition exempt,
       Mode mode) {
     return new Rule(id, description, 0, Duration.ZERO, List.of(), match, exempt, null, 0, mode, null, false, null,
-        Objects.requireNonNull(window, "window"), null);
+        Objects.requireNonNull(window, "window"), null, null);
   }
 
   /** A sliding-log rule, enforced, applying to every message. */
@@ -109,32 +113,46 @@ public record Rule(
 
   public Rule withLimit(long newLimit) {
     return new Rule(id, description, newLimit, window, key, match, exempt, algorithm, precision, mode, zone,
-        recipientZone, calendar, sendWindow, headroom);
+        recipientZone, calendar, sendWindow, headroom, countOnly);
   }
 
   public Rule withWindow(Duration newWindow) {
     return new Rule(id, description, limit, newWindow, key, match, exempt, algorithm, precision, mode, zone,
-        recipientZone, calendar, sendWindow, headroom);
+        recipientZone, calendar, sendWindow, headroom, countOnly);
   }
 
   public Rule withMode(Mode newMode) {
     return new Rule(id, description, limit, window, key, match, exempt, algorithm, precision, newMode, zone,
-        recipientZone, calendar, sendWindow, headroom);
+        recipientZone, calendar, sendWindow, headroom, countOnly);
   }
 
   public Rule withMatch(Condition newMatch) {
     return new Rule(id, description, limit, window, key, newMatch, exempt, algorithm, precision, mode, zone,
-        recipientZone, calendar, sendWindow, headroom);
+        recipientZone, calendar, sendWindow, headroom, countOnly);
   }
 
   public Rule withExempt(Condition newExempt) {
     return new Rule(id, description, limit, window, key, match, newExempt, algorithm, precision, mode, zone,
-        recipientZone, calendar, sendWindow, headroom);
+        recipientZone, calendar, sendWindow, headroom, countOnly);
   }
 
   public Rule withHeadroom(Headroom newHeadroom) {
     return new Rule(id, description, limit, window, key, match, exempt, algorithm, precision, mode, zone,
-        recipientZone, calendar, sendWindow, newHeadroom);
+        recipientZone, calendar, sendWindow, newHeadroom, countOnly);
+  }
+
+  public Rule withCountOnly(Condition newCountOnly) {
+    return new Rule(id, description, limit, window, key, match, exempt, algorithm, precision, mode, zone,
+        recipientZone, calendar, sendWindow, headroom, newCountOnly);
+  }
+
+  /**
+   * Whether this rule may refuse {@code message}: it is enforced, and the message is neither
+   * {@link #countOnly()} here nor an {@link Message#override() override}. A rule that may not refuse
+   * a message still counts it when it is admitted.
+   */
+  public boolean enforcedFor(Message message) {
+    return mode == Mode.ENFORCE && !message.override() && (countOnly == null || !countOnly.test(message));
   }
 
   /** The most a message of {@code priority} may bring this rule's count to: the limit less its headroom. */
@@ -144,6 +162,6 @@ public record Rule(
 
   public Rule withAlgorithm(Algorithm newAlgorithm) {
     return new Rule(id, description, limit, window, key, match, exempt, newAlgorithm, precision, mode, zone,
-        recipientZone, calendar, sendWindow, headroom);
+        recipientZone, calendar, sendWindow, headroom, countOnly);
   }
 }

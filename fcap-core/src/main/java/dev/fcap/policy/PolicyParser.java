@@ -64,7 +64,7 @@ public final class PolicyParser {
   private static final Pattern ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:-]{0,127}");
   private static final Set<String> RULE_FIELDS = Set.of(
       "id", "description", "limit", "window", "key", "match", "exempt", "algorithm", "precision", "mode", "zone",
-      "sendWindow", "headroom");
+      "sendWindow", "headroom", "countOnly");
   /** {@code zone: recipient}: a rule that reads the recipient's own zone. */
   public static final String RECIPIENT_ZONE = "recipient";
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
@@ -244,11 +244,12 @@ public final class PolicyParser {
     int precision = precision(r, algorithm, window, tenant, id, errors);
     CalendarWindows.Local local = CalendarWindows.local(r, unit, algorithm, window, tenant, id, errors);
     Headroom headroom = headroom(r, limit, tenant, id, errors);
+    Condition countOnly = countOnly(r, tenant, id, errors);
     if (errors.size() > before) {
       return null;
     }
     return new Rule(id, description.isEmpty() ? null : description, limit, window, key, match, exempt, algorithm,
-        precision, mode, local.zone(), local.recipientZone(), local.calendar(), null, headroom);
+        precision, mode, local.zone(), local.recipientZone(), local.calendar(), null, headroom, countOnly);
   }
 
   /**
@@ -359,6 +360,22 @@ public final class PolicyParser {
       }
     }
     return List.copyOf(dims);
+  }
+
+  /**
+   * {@code countOnly:} (the form of {@code match}): the messages a rule never refuses but still counts;
+   * null when absent. An empty one would name every message: that is {@code mode: shadow}, said so.
+   */
+  static Condition countOnly(JsonNode r, String tenant, String id, List<PolicyError> errors) {
+    if (r.get("countOnly") == null || r.get("countOnly").isNull()) {
+      return null;
+    }
+    Condition c = condition(r, "countOnly", tenant, id, errors);
+    if (c.isEmpty() && r.get("countOnly").isObject()) {
+      errors.add(new PolicyError(tenant, id, "countOnly", "countOnly names the messages the rule counts without "
+          + "refusing, e.g. {category: [transactional]}; for every message use mode: shadow"));
+    }
+    return c;
   }
 
   static Condition condition(JsonNode r, String field, String tenant, String id, List<PolicyError> errors) {

@@ -58,6 +58,9 @@ final class PolicyWriter {
       n.set("sendWindow", SendWindows.toTree(r.sendWindow(), YAML));
       putCondition(n, "match", r.match());
       putCondition(n, "exempt", r.exempt());
+      if (r.countOnly() != null) {
+        putCondition(n, "countOnly", r.countOnly());
+      }
       if (r.mode() != Mode.ENFORCE) {
         n.put("mode", r.mode().id());
       }
@@ -86,6 +89,9 @@ final class PolicyWriter {
       n.put("zone", r.zone().getId());
     } else if (r.recipientZone()) {
       n.put("zone", PolicyParser.RECIPIENT_ZONE);
+    }
+    if (r.countOnly() != null) {
+      putCondition(n, "countOnly", r.countOnly());
     }
     if (!r.headroom().isNone()) {
       ObjectNode h = n.putObject("headroom");

@@ -55,10 +55,12 @@ final class SendWindows {
     Condition match = PolicyParser.condition(r, "match", tenant, id, errors);
     Condition exempt = PolicyParser.condition(r, "exempt", tenant, id, errors);
     Mode mode = PolicyParser.enumField(r, "mode", Mode.ENFORCE, Mode::fromId, tenant, id, errors);
+    Condition countOnly = PolicyParser.countOnly(r, tenant, id, errors);
     if (errors.size() > before || window == null) {
       return null;
     }
-    return Rule.ofSendWindow(id, description.isEmpty() ? null : description, window, match, exempt, mode);
+    return Rule.ofSendWindow(id, description.isEmpty() ? null : description, window, match, exempt, mode)
+        .withCountOnly(countOnly);
   }
 
   static SendWindow parse(JsonNode n, String tenant, String id, List<PolicyError> errors) {

@@ -13,6 +13,13 @@ import java.util.Objects;
  * emission interval); the bound is what this message may bring the count to (the limit less the
  * headroom its priority must leave; {@link dev.fcap.model.Headroom}). They differ only per message,
  * so a counter's state never depends on a bound.
+ *
+ * <p>A check may also be relaxed for one message (a {@code countOnly} rule it matches, or an
+ * override): it then never refuses the message but counts it when it is admitted. A relaxed check
+ * can let its window hold more than its limit, so a log that records a relaxed message keeps its
+ * whole window ({@link #keepsWindow}): a later release must never find fewer entries than the
+ * window holds. Whether a check is enforced ({@link #enforced}) is the rule's mode and sizes what a
+ * counter keeps; whether it refuses this message is {@link #refuses}.
  */
 public final class CounterSpec {
   private final Algorithm algorithm;
@@ -20,6 +27,8 @@ public final class CounterSpec {
   private final long[] bounds;
   private final long[] windowsMs;
   private final boolean[] enforced;
+  /** Per check, whether it is relaxed for this message; null: none is. */
+  private final boolean[] relaxed;
   private final int precision;
   private final long maxLimit;
   private final long maxWindowMs;
@@ -31,6 +40,11 @@ public final class CounterSpec {
   /** A counter whose checks admit up to {@code bounds} rather than their limits ({@code bounds[i] <= limits[i]}). */
   public CounterSpec(Algorithm algorithm, long[] limits, long[] bounds, long[] windowsMs, boolean[] enforced,
       int precision) {
+    this(algorithm, limits, bounds, windowsMs, enforced, null, precision);
+  }
+
+  private CounterSpec(Algorithm algorithm, long[] limits, long[] bounds, long[] windowsMs, boolean[] enforced,
+      boolean[] relaxed, int precision) {
     this.algorithm = Objects.requireNonNull(algorithm, "algorithm");
     if (limits.length == 0 || limits.length != windowsMs.length || limits.length != enforced.length
         || limits.length != bounds.length) {
@@ -48,6 +62,7 @@ public final class CounterSpec {
     this.bounds = bounds == limits ? this.limits : bounds.clone();
     this.windowsMs = windowsMs.clone();
     this.enforced = enforced.clone();
+    this.relaxed = relaxed == null ? null : relaxed.clone();
     this.precision = precision;
     this.maxLimit = Arrays.stream(limits).max().orElseThrow();
     this.maxWindowMs = Arrays.stream(windowsMs).max().orElseThrow();
@@ -77,12 +92,36 @@ public final class CounterSpec {
 
   /** The same counter for a message whose checks admit up to {@code newBounds}. */
   public CounterSpec withBounds(long[] newBounds) {
-    return new CounterSpec(algorithm, limits, newBounds, windowsMs, enforced, precision);
+    return new CounterSpec(algorithm, limits, newBounds, windowsMs, enforced, relaxed, precision);
   }
 
   /** The same counter with one window (a calendar period's length). */
   public CounterSpec withWindow(long windowMs) {
-    return new CounterSpec(algorithm, limits, bounds, new long[] {windowMs}, enforced, precision);
+    return new CounterSpec(algorithm, limits, bounds, new long[] {windowMs}, enforced, relaxed, precision);
+  }
+
+  /** The same counter for a message that checks {@code newRelaxed} never refuse (null or none: as it is). */
+  public CounterSpec withRelaxed(boolean[] newRelaxed) {
+    boolean any = false;
+    for (boolean r : newRelaxed) {
+      any |= r;
+    }
+    return any ? new CounterSpec(algorithm, limits, bounds, windowsMs, enforced, newRelaxed, precision) : this;
+  }
+
+  /** Whether check {@code check} may refuse this message: enforced, and not relaxed for it. */
+  public boolean refuses(int check) {
+    return enforced[check] && (relaxed == null || !relaxed[check]);
+  }
+
+  /** Whether a check is relaxed for this message: a record then keeps the log's whole window. */
+  public boolean keepsWindow() {
+    return relaxed != null;
+  }
+
+  /** Whether check {@code check} is relaxed for this message. */
+  public boolean relaxed(int check) {
+    return relaxed != null && relaxed[check];
   }
 
   public long windowMs(int check) {

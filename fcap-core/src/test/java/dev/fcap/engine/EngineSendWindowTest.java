@@ -133,11 +133,11 @@ class EngineSendWindowTest {
     try (engine) {
       List<String> reported = new ArrayList<>();
       boolean admitted = engine.decideAt(marketing("+1", NEW_YORK), at("2026-03-07T03:00:00Z"),
-          (rule, allowed) -> reported.add(rule + "=" + allowed)).join();
+          (rule, allowed, enforced) -> reported.add(rule + "=" + allowed)).join();
       assertThat(admitted).isFalse();
       assertThat(reported).containsExactly("0=false", "1=true");
       for (int i = 0; i < 2; i++) {
-        assertThat(engine.decideAt(marketing("+1", NEW_YORK), at("2026-03-09T12:00:00Z"), (r, a) -> { }).join()).isTrue();
+        assertThat(engine.decideAt(marketing("+1", NEW_YORK), at("2026-03-09T12:00:00Z"), (r, a, e) -> { }).join()).isTrue();
       }
     }
   }

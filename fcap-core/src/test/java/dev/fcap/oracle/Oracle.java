@@ -203,7 +203,7 @@ public final class Oracle {
     for (Rule r : rules) {
       RuleOutcome o;
       if (r.isSendWindow()) {
-        expected.add(windowOutcome(r, zoneOf(r, m), requested, decisionTime));
+        expected.add(windowOutcome(r, m, zoneOf(r, m), requested, decisionTime));
         continue;
       }
       now = at(partitionKey(r, m), requested);
@@ -233,7 +233,7 @@ public final class Oracle {
       }
       if (actual.allowed()) {
         for (Rule r : rules) {
-          String broken = r.enforced() && !r.isSendWindow() ? overLimit(r, m, at(partitionKey(r, m), requested), requested) : null;
+          String broken = enforces(r, m) && !r.isSendWindow() ? overLimit(r, m, at(partitionKey(r, m), requested), requested) : null;
           if (broken != null) {
             mismatches.add(broken);
             boundBroken = true;
@@ -400,7 +400,8 @@ public final class Oracle {
     }
     if (c.algorithm == Algorithm.SLIDING_LOG) {
       long[] spec = logSpecs.get(r.id());
-      writeLog(c.log, kind, eventTime, cost, spec[0], spec[1]);
+      // a record of a message that a rule of this log lets through without refusing keeps the whole window
+      writeLog(c.log, kind, eventTime, cost, spec[0], relaxes(r, m) ? Long.MAX_VALUE : spec[1]);
       return;
     }
     long[] spec = spec(r, m, alignAt);
@@ -410,6 +411,24 @@ public final class Oracle {
           ? new long[] {gcra(c)} : null;
       c.ops.clear();
     }
+  }
+
+  /**
+   * Whether rule {@code r} may refuse {@code m}, stated here apart from the engine's
+   * {@code Rule.enforcedFor}: enforced, not an override, and not one of the rule's count-only messages.
+   */
+  private static boolean enforces(Rule r, Message m) {
+    return r.mode() == dev.fcap.model.Mode.ENFORCE && !m.override() && (r.countOnly() == null || !r.countOnly().test(m));
+  }
+
+  /** Whether {@code m} is counted without being refused by an enforced rule sharing {@code r}'s counter. */
+  private boolean relaxes(Rule r, Message m) {
+    for (Rule o : policy.rules()) {
+      if (!o.isSendWindow() && o.enforced() && !enforces(o, m) && identity(o).equals(identity(r))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Which rule of the current policy a counter belongs to (any one of a shared log's rules). */
@@ -433,7 +452,7 @@ public final class Oracle {
     for (int i = 0; i < rules.size(); i++) {
       Rule r = rules.get(i);
       if (r.isSendWindow()) {
-        if (r.enforced() && !outcomes.get(i).allowed()) {
+        if (enforces(r, m) && !outcomes.get(i).allowed()) {
           return; // outside an enforced window: nothing is recorded anywhere, no partition's time moves
         }
         continue;
@@ -444,7 +463,7 @@ public final class Oracle {
       counterRule.putIfAbsent(counter, r.id());
       counters.computeIfAbsent(counter, k -> new Counter(r.algorithm()));
       partitions.computeIfAbsent(p, k -> new LinkedHashMap<>()).putIfAbsent(counter, r);
-      boolean refuses = !outcomes.get(i).allowed() && r.enforced();
+      boolean refuses = !outcomes.get(i).allowed() && enforces(r, m);
       partitionAdmits.merge(p, !refuses, Boolean::logicalAnd);
     }
     List<String> recorded = new ArrayList<>();
@@ -513,7 +532,7 @@ public final class Oracle {
     for (int i = 0; i < outcomes.size(); i++) {
       Rule r = rules.get(i);
       RuleOutcome o = outcomes.get(i);
-      if (r.isSendWindow() && r.enforced()) {
+      if (r.isSendWindow() && enforces(r, m)) {
         windows.add(r.sendWindow());
         zones.add(zoneOf(r, m));
       }
@@ -541,12 +560,13 @@ public final class Oracle {
    * a window reads the time the message is sent at, not a partition's later time after a clock step
    * back), open, or refused until its own next opening, never before the decision's {@code time}.
    */
-  private static RuleOutcome windowOutcome(Rule r, ZoneId zone, long requested, long time) {
+  private static RuleOutcome windowOutcome(Rule r, Message m, ZoneId zone, long requested, long time) {
     boolean open = inside(r.sendWindow(), zone, requested);
     long next = open ? 0 : earliestOpen(List.of(r.sendWindow()), List.of(zone), requested);
     next = next <= 0 ? next : Math.max(next, time);
     long retry = open ? 0 : next < 0 ? -1 : next - time;
-    return new RuleOutcome(r.id(), r.limit(), r.windowMs(), 0, Math.max(0, r.limit()), open, r.enforced(), retry, next);
+    return new RuleOutcome(r.id(), r.limit(), r.windowMs(), 0, Math.max(0, r.limit()), open, enforces(r, m), retry,
+        next);
   }
 
   /** The zone whose wall clock a send window or calendar reads for {@code m}. */
@@ -767,7 +787,7 @@ public final class Oracle {
     boolean allowed = retryAt == now;
     long retry = allowed ? 0 : retryAt == NEVER ? -1 : retryAt - now;
     return new RuleOutcome(r.id(), r.limit(), r.windowMs(), used, Math.max(0, r.limit() - used), allowed,
-        r.enforced(), retry, allowed ? 0 : retryAt, bound);
+        enforces(r, m), retry, allowed ? 0 : retryAt, bound);
   }
 
   /** One write to a log; a record then keeps the documented retention: the longest window, the newest capacity units. */

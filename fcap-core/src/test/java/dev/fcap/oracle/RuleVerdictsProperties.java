@@ -37,7 +37,8 @@ class RuleVerdictsProperties {
     long replayed = 0;
     try (Engine decisions = engine(policy); Engine verdicts = engine(policy)) {
       List<String> reported = new ArrayList<>();
-      Engine.RuleVerdicts into = (index, allowed) -> reported.add(policy.rules().get(index).id() + "=" + allowed);
+      Engine.RuleVerdicts into = (index, allowed, enforced) -> reported.add(policy.rules().get(index).id() + "="
+          + allowed + (enforced ? "" : " (not enforced)"));
       for (int step = 0; step < 1500; step++) {
         Traffic.Decide d = (Traffic.Decide) traffic.next();
         Message m = random.nextInt(5) == 0 ? withMessageId(d.message(), "m" + random.nextInt(40)) : d.message();
@@ -79,13 +80,13 @@ class RuleVerdictsProperties {
         Decision expectedInner = decisions.decideAt(inner, d.time()).join();
         List<String> reported = new ArrayList<>();
         List<String> reportedInner = new ArrayList<>();
-        boolean allowed = verdicts.decideAt(d.message(), d.time(), (index, admits) -> {
+        boolean allowed = verdicts.decideAt(d.message(), d.time(), (index, admits, enforced) -> {
           if (reported.isEmpty()) {
-            boolean innerAllowed = verdicts.decideAt(inner, d.time(),
-                (i, a) -> reportedInner.add(policy.rules().get(i).id() + "=" + a)).join();
+            boolean innerAllowed = verdicts.decideAt(inner, d.time(), (i, a, e) -> reportedInner.add(
+                policy.rules().get(i).id() + "=" + a + (e ? "" : " (not enforced)"))).join();
             assertThat(innerAllowed).isEqualTo(expectedInner.allowed());
           }
-          reported.add(policy.rules().get(index).id() + "=" + admits);
+          reported.add(policy.rules().get(index).id() + "=" + admits + (enforced ? "" : " (not enforced)"));
         }).join();
         String at = "seed " + seed + ", step " + step + ", " + d.message();
         assertThat(allowed).as(at).isEqualTo(expected.allowed());
@@ -120,7 +121,7 @@ class RuleVerdictsProperties {
         List<java.util.concurrent.CompletableFuture<?>> pending = new ArrayList<>();
         for (int i = 0; i < 8; i++) {
           Traffic.Decide d = (Traffic.Decide) traffic.next();
-          pending.add(i % 2 == 0 ? verdicts.decideAt(d.message(), d.time(), (index, allowed) -> { })
+          pending.add(i % 2 == 0 ? verdicts.decideAt(d.message(), d.time(), (index, allowed, enforced) -> { })
               : verdicts.decideAt(d.message(), d.time()));
         }
         handed += store.answerAll("seed " + seed + ", batch " + batch);
@@ -197,13 +198,13 @@ class RuleVerdictsProperties {
   void anEngineWhoseDecisionsAreReleasableRefusesVerdicts() {
     try (Engine engine = Engine.builder(MemoryStore.builder().build()).callerTime(true)
         .policy(Traffic.randomPolicy(1, 3, true)).build()) {
-      assertThatThrownBy(() -> engine.decideAt(Message.builder("r").build(), 1, (index, allowed) -> { }))
+      assertThatThrownBy(() -> engine.decideAt(Message.builder("r").build(), 1, (index, allowed, enforced) -> { }))
           .isInstanceOf(IllegalStateException.class).hasMessageContaining("releaseHorizon(Duration.ZERO)");
     }
   }
 
   private static String verdict(RuleOutcome o) {
-    return o.id() + "=" + o.allowed();
+    return o.id() + "=" + o.allowed() + (o.enforced() ? "" : " (not enforced)");
   }
 
   private static Engine engine(Policy policy) {

@@ -250,6 +250,8 @@ public final class Traffic {
     } else {
       b.priority(Priority.values()[p - 4]);
     }
+    b.override(priorities.nextInt(50) == 0); // counted by every rule, refused by none
+
     if (options.zones()) {
       // mostly the recipient's own zone; sometimes another (the recipient travels) or none (the policy's)
       b.timeZone(random.nextInt(8) != 0 ? recipientZones[at] : MESSAGE_ZONES[random.nextInt(MESSAGE_ZONES.length)]);
@@ -353,7 +355,9 @@ public final class Traffic {
         : new Condition(Map.of(Dimension.CATEGORY, Set.of("marketing", "promo")));
     Condition exempt = random.nextInt(4) == 0 ? new Condition(Map.of(Dimension.CHANNEL, Set.of("email"))) : null;
     Mode mode = random.nextInt(5) == 0 ? Mode.SHADOW : Mode.ENFORCE;
-    return Rule.ofSendWindow(id, null, new SendWindow(zone, allow, closed), match, exempt, mode);
+    Condition countOnly = random.nextInt(4) == 0 ? new Condition(Map.of(Dimension.CATEGORY, Set.of("promo"))) : null;
+    return Rule.ofSendWindow(id, null, new SendWindow(zone, allow, closed), match, exempt, mode)
+        .withCountOnly(countOnly);
   }
 
   /** A random send window of the policy replaced by another (windows count nothing: nothing to keep). */
@@ -413,6 +417,9 @@ public final class Traffic {
         long normal = headroom.nextLong(low + 1);
         rules.set(i, r.withHeadroom(new Headroom(headroom.nextLong(normal + 1), normal, low)));
       }
+      if (headroom.nextInt(5) == 0) { // one-time passwords go, and use up the cap
+        rules.set(i, rules.get(i).withCountOnly(new Condition(Map.of(Dimension.CATEGORY, Set.of("otp")))));
+      }
     }
     if (!recipientOnly && rules.size() < maxRules && random.nextInt(3) == 0) {
       // a channel-wide cap with a large limit: its cost per decision must not depend on the limit
@@ -470,6 +477,9 @@ public final class Traffic {
       }
       condition(y, "match", r.match());
       condition(y, "exempt", r.exempt());
+      if (r.countOnly() != null) {
+        condition(y, "countOnly", r.countOnly());
+      }
     }
     return y.toString();
   }

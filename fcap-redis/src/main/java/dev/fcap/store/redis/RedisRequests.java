@@ -76,7 +76,8 @@ final class RedisRequests {
       b.put((byte) spec.algorithm().ordinal()).put((byte) spec.checks()).putShort((short) c.key().length)
           .putLong(c.alignMs()).putInt(spec.precision()).put(c.key());
       for (int i = 0; i < spec.checks(); i++) {
-        b.putLong(spec.limit(i)).putLong(spec.windowMs(i)).put((byte) (spec.enforced(i) ? 1 : 0))
+        b.putLong(spec.limit(i)).putLong(spec.windowMs(i))
+            .put((byte) ((spec.enforced(i) ? 1 : 0) | (spec.relaxed(i) ? 2 : 0)))
             .putLong(spec.bound(i));
       }
     }

@@ -117,6 +117,9 @@ if fast then
       -- FixedWindow.evaluate: last:i64 count:u32; the count is the window's if its last message
       -- is in the window that holds now (x - (x - align) % window: the window's start, exact)
       local window, enforced, limit = unpack('>i8Bi8', req, F[b + 2] + 8) -- limit: the bound
+      if enforced >= 2 then
+        fast = false -- relaxed for this message (countOnly, override): the general path
+      end
       local align, count, laststart = F[b + 14], 0, false
       local start = now - (now - align) % window
       if a then
@@ -174,6 +177,9 @@ if fast then
     for c = 1, F[b + 3] do
       local cap, window, enforced, limit = unpack('>i8i8Bi8', req, q) -- limit: the bound; cap sizes the log
       q = q + CHECK_SIZE
+      if enforced >= 2 then
+        fast = false -- relaxed for this message (countOnly, override): the general path keeps the window
+      end
       if window < last then
         inwindow = 0 -- a shorter window than the previous check's: count again
       end

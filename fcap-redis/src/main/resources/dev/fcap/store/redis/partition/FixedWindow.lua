@@ -26,7 +26,7 @@ local function fw_evaluate(state, spec, align, now, cost, used, retry, at)
     r = fw_start(last, window, align) + window
   end
   retry[at + 1] = r
-  return r == now or not spec.enforced[1]
+  return r == now or not spec.refuses[1]
 end
 
 local function fw_record(state, spec, align, now, cost)

@@ -39,7 +39,7 @@ local function gcra_evaluate(state, spec, align, now, cost, used, retry, at)
     r = ceildiv(tat - (bound - cost) * t, 1000)
   end
   retry[at + 1] = r
-  return r == now or not spec.enforced[1]
+  return r == now or not spec.refuses[1]
 end
 
 local function gcra_record(state, spec, align, now, cost)

@@ -152,7 +152,7 @@ local function large_evaluate(L, spec, now, cost, used, retry, at)
       r = large_time(L, large_reach(L, from, before + sum + cost - limit)) + window
     end
     retry[at + c] = r
-    if r ~= now and spec.enforced[c] then
+    if r ~= now and spec.refuses[c] then
       admitted = false
     end
   end
@@ -164,7 +164,7 @@ local function large_prune(L, spec, now)
   local byTime = large_after(L, now - spec.maxwindow, L.head)
   local head = byTime
   if byTime < L.tail then
-    head = large_reach(L, byTime, L.total - log_capacity(spec) + 1)
+    head = spec.keepall and byTime or large_reach(L, byTime, L.total - log_capacity(spec) + 1)
     if head < byTime then
       head = byTime
     end

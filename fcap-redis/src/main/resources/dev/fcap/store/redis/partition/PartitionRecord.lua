@@ -60,12 +60,16 @@ local function parse_request()
     alg, checks, keylen, align, precision, p = unpack('>BBI2i8I4', req, p)
     local id = sub(req, p, p + keylen - 1)
     p = p + keylen
-    local spec = { checks = checks, precision = precision, limits = {}, bounds = {}, windows = {}, enforced = {},
+    local spec = { checks = checks, precision = precision, limits = {}, bounds = {}, windows = {}, enforced = {}, refuses = {}, keepall = false,
                    maxlimit = 0, maxwindow = 0 }
     for c = 1, checks do
       local limit, window, enforced, bound
       limit, window, enforced, bound, p = unpack('>i8i8Bi8', req, p)
-      spec.limits[c], spec.windows[c], spec.enforced[c], spec.bounds[c] = limit, window, enforced ~= 0, bound
+      -- enforced: bit 0 the rule's mode (what the counter keeps), bit 1 relaxed for this message
+      -- (countOnly, override): the check never refuses it, and a record keeps the whole window
+      spec.limits[c], spec.windows[c], spec.enforced[c], spec.bounds[c] = limit, window, enforced % 2 == 1, bound
+      spec.refuses[c] = enforced == 1
+      spec.keepall = spec.keepall or enforced >= 2
       spec.maxlimit = math.max(spec.maxlimit, limit)
       spec.maxwindow = math.max(spec.maxwindow, window)
     end

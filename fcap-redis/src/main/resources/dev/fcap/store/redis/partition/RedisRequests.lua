@@ -16,7 +16,8 @@
 --            (hasTime: 0 Redis TIME, 1 the store's injected clock, 2 the request's own time; plus 4
 --            when the request ends with a message id, and 8 more for a release record, see MESSAGE IDS)
 --            n:u16, then n counters: alg:u8 checks:u8 keyLen:u16 align:i64 precision:u32 key
---            and per check limit:i64 window:i64 enforced:u8 bound:i64 (bound: the count this message may
+--            and per check limit:i64 window:i64 enforced:u8 bound:i64 (enforced: bit 0 the rule's mode,
+--            bit 1 relaxed: the check never refuses this message; bound: the count this message may
 --            reach, the limit less its priority's headroom; the limit alone sizes what a counter keeps)
 -- reply    DECIDE, CHECK: one string, now:i64 allowed:u8 then per check used:i64 retry:i64
 --            (retry: ms from now until the check admits the same message, -1 never);

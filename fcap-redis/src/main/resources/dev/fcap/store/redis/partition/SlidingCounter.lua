@@ -83,7 +83,7 @@ local function sc_evaluate(state, spec, align, now, cost, used, retry, at)
     end
   end
   retry[at + 1] = r
-  return r == now or not spec.enforced[1]
+  return r == now or not spec.refuses[1]
 end
 
 local function sc_record(state, spec, align, now, cost)

@@ -89,7 +89,8 @@ end
 
 local function log_prune(times, costs, n, spec, now)
   local horizon = now - spec.maxwindow
-  local capacity = log_capacity(spec)
+  -- a record of a relaxed check keeps the whole window (SlidingLog.prune)
+  local capacity = spec.keepall and math.huge or log_capacity(spec)
   local newer, keep = 0, 0
   while keep < n and times[keep + 1] > horizon and newer < capacity do
     newer = newer + costs[keep + 1]
@@ -127,7 +128,7 @@ local function log_evaluate(state, spec, align, now, cost, used, retry, at)
       end
     end
     retry[at + c] = r
-    if r ~= now and spec.enforced[c] then
+    if r ~= now and spec.refuses[c] then
       admitted = false
     end
   end
