@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
 final class Health {
   private static final Logger LOG = LoggerFactory.getLogger(FailoverStore.class); // the decorator's log, one name
   static final byte[] PROBE_PARTITION = {'f', 'c', 'a', 'p', ':', 'p', 'r', 'o', 'b', 'e'};
-  private static final long NONE = Long.MIN_VALUE;
+  static final long NONE = Long.MIN_VALUE;
 
   private final Store delegate;
   private final FailurePolicy policy;
@@ -37,8 +37,17 @@ final class Health {
     static final State UP = new State(NONE, null);
   }
 
-  /** One outage: since when, and what the outage store admitted during it. */
-  record Outage(long since, OutageJournal journal) {}
+  /**
+   * One outage: since when, what the outage store admitted during it, and until when it lasts at
+   * least because the store lost its data ({@code failure.storeReset: policy}; NONE: a store that
+   * failed, up again once a probe passes).
+   */
+  record Outage(long since, OutageJournal journal, long resetUntil) {
+    /** Whether the failure policy decides at {@code now} because the store lost its data. */
+    boolean reset(long now) {
+      return resetUntil != NONE && now < resetUntil;
+    }
+  }
 
   Health(Store delegate, FailurePolicy policy, Clock clock, Scheduler scheduler,
       Function<State, CompletableFuture<Void>> recover) {
@@ -56,6 +65,24 @@ final class Health {
 
   long outages() {
     return outages.sum();
+  }
+
+  /**
+   * The store lost its data: the failure policy decides until {@code until} (epoch ms), as in an
+   * outage, whatever the probes find; an outage in force keeps its journal and lasts at least as long.
+   */
+  void decideByPolicyUntil(long until) {
+    long now = clock.millis();
+    while (true) {
+      State s = state.get();
+      Outage o = s.outage;
+      Outage reset = o == null ? new Outage(now, new OutageJournal(policy.journalCapacity()), until)
+          : new Outage(o.since, o.journal, Math.max(until, o.resetUntil));
+      if (state.compareAndSet(s, new State(s.failingSince, reset))) {
+        probe(policy.probeInterval().toMillis());
+        return;
+      }
+    }
   }
 
   /** Goes up after the write-back, unless the state moved on since {@code seen}; true if it did. */
@@ -92,7 +119,7 @@ final class Health {
       if (s.outage != null || s.failingSince == NONE || now - s.failingSince < policy.window().toMillis()) {
         return;
       }
-      Outage outage = new Outage(now, new OutageJournal(policy.journalCapacity()));
+      Outage outage = new Outage(now, new OutageJournal(policy.journalCapacity()), NONE);
       if (state.compareAndSet(s, new State(s.failingSince, outage))) {
         outages.increment();
         LOG.warn("store outage: failing since {} ms; the failure policy decides until the store answers again "
@@ -123,6 +150,10 @@ final class Health {
     CompletableFuture<PartitionSnapshot> read = new CompletableFuture<>();
     settleQuietly(Deadlines.call(() -> delegate.read(PROBE_PARTITION)), read, policy.window().toMillis());
     read.whenComplete((r, error) -> {
+      if (error == null && seen.outage != null && seen.outage.reset(clock.millis())) {
+        nextProbe(); // the store answers, but it lost its data: the failure policy decides a while longer
+        return;
+      }
       if (error == null && seen.outage != null) {
         recover.apply(seen).whenComplete((v, e) -> nextProbe());
         return;
