@@ -74,8 +74,15 @@ import org.slf4j.LoggerFactory;
  * it, one more limit per window (over all outages in that window); after the write-back the store
  * counts it all and admits nothing more until the window frees.
  *
- * <p>Tested as a trace on a manual clock and scheduler ({@code FailoverStoreTest}), and against real
- * Redis processes stopped, paused and killed ({@code RedisOutageIT}).
+ * <p><b>A store that lost its data</b> (a Redis restarted empty) answers as if nothing happened:
+ * {@link StoreResets} checks its identity every probe interval, logs and counts a loss, and with
+ * {@code failure.storeReset: policy} has {@link Health} hold an outage that no probe ends before the
+ * longest window of the rules has passed ({@link Health.Outage#resetUntil}); the store answers
+ * meanwhile, so it is ready and not {@link #down()}.
+ *
+ * <p>Tested as a trace on a manual clock and scheduler ({@code FailoverStoreTest}, {@code
+ * StoreResetTest}), and against real Redis processes stopped, paused, killed and restarted empty
+ * ({@code RedisOutageIT}, {@code StoreResetIT}).
  */
 public final class FailoverStore extends ForwardingStore {
   private static final Logger LOG = LoggerFactory.getLogger(FailoverStore.class);
