@@ -1,5 +1,6 @@
 package dev.fcap.store.memory;
 
+import dev.fcap.store.internal.ReusableRequest;
 import dev.fcap.time.Clock;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -147,6 +148,15 @@ final class Journal implements AutoCloseable {
    */
   CompletableFuture<Void> append(int s, byte[] key, byte[] record) {
     return writer.append(s, key, record);
+  }
+
+  /**
+   * Appends a decision of segment {@code s} as its step ({@link JournalDelta}) instead of its new
+   * record: {@code request}, {@code sinceLatest} ms after the latest time of the record of checksum
+   * {@code baseCrc} it was made on, giving one of checksum {@code resultCrc}. As {@link #append} otherwise.
+   */
+  CompletableFuture<Void> appendDelta(int s, ReusableRequest request, int baseCrc, int resultCrc, long sinceLatest) {
+    return writer.appendDelta(s, request, baseCrc, resultCrc, sinceLatest);
   }
 
   /**
