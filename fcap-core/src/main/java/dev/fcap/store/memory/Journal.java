@@ -17,7 +17,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Makes a {@link MemoryStore} durable: an append-only journal of the partition records each write
- * produces, and snapshots of the segments that truncate it.
+ * produces (or, for a decision on a record the store holds, the step that made it: {@link JournalDelta}),
+ * and snapshots of the segments that truncate it.
  *
  * <p><b>Design.</b> The store already turns every write into one new immutable record per
  * partition, under its segment's lock. While it holds that lock it appends {@code (key, record)} (or
@@ -29,7 +30,9 @@ import org.slf4j.LoggerFactory;
  * after the force that covers their entry: group commit). Recovery replays entries in file order,
  * and the last write of a partition wins, so the journal needs no sequence numbers and knows
  * nothing of the record layout: records are opaque bytes, and the file header names the layout
- * version ({@link PartitionRecord#FORMAT}) they were written in.
+ * version ({@link PartitionRecord#FORMAT}) they were written in. A step is the exception: it is
+ * replayed on the record before it, which it names by checksum, so a step already in a snapshot is
+ * skipped rather than applied twice ({@link JournalRecovery}).
  *
  * <p><b>Snapshots.</b> When the journal has grown past {@link #MIN_SNAPSHOT_BYTES} (and past the
  * size of the last snapshot, so that snapshotting never dominates), the flusher closes journal
