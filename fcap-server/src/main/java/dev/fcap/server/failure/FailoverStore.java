@@ -131,7 +131,7 @@ public final class FailoverStore extends ForwardingStore {
     super(delegate);
     this.policy = policy;
     this.clock = clock;
-    this.health = new Health(delegate, policy, clock, scheduler, this::recover);
+    this.health = new Health(delegate, policy, clock, scheduler, this::recover, this::streakEnded);
     this.deadlines = new Deadlines(delegate, scheduler, delivery, policy.timeout().toMillis(), health);
     this.outage = new OutageStore(policy, clock, deadlines);
     this.fullness = new Fullness(clock, scheduler, policy.fullQuietMs(), () -> delegate.as(MemoryStore.class)
@@ -383,6 +383,11 @@ public final class FailoverStore extends ForwardingStore {
         }
       });
     }
+  }
+
+  /** Called when the store answers after failing calls, or an outage ended: it may have restarted empty. */
+  private void streakEnded() {
+    resets.checkSoon();
   }
 
   /** Called by a probe the store answered during an outage: write the journal back, then go up. */

@@ -28,6 +28,8 @@ final class Health {
   private final Scheduler scheduler;
   /** Writes an outage's journal back and goes up; called by a probe the store answered during an outage. */
   private final Function<State, CompletableFuture<Void>> recover;
+  /** Told when a failure streak or an outage ends: the store may have restarted meanwhile. */
+  private final Runnable streakEnded;
   private final AtomicReference<State> state = new AtomicReference<>(State.UP);
   private final AtomicBoolean probing = new AtomicBoolean();
   private final LongAdder outages = new LongAdder();
@@ -50,12 +52,13 @@ final class Health {
   }
 
   Health(Store delegate, FailurePolicy policy, Clock clock, Scheduler scheduler,
-      Function<State, CompletableFuture<Void>> recover) {
+      Function<State, CompletableFuture<Void>> recover, Runnable streakEnded) {
     this.delegate = delegate;
     this.policy = policy;
     this.clock = clock;
     this.scheduler = scheduler;
     this.recover = recover;
+    this.streakEnded = streakEnded;
   }
 
   /** The outage in force, or null while up. */
@@ -87,14 +90,18 @@ final class Health {
 
   /** Goes up after the write-back, unless the state moved on since {@code seen}; true if it did. */
   boolean up(State seen) {
-    return state.compareAndSet(seen, State.UP);
+    if (state.compareAndSet(seen, State.UP)) {
+      streakEnded.run();
+      return true;
+    }
+    return false;
   }
 
   /** The store answered: a failure streak (not an outage) is over. */
   void succeeded() {
     State s = state.get();
-    if (s.failingSince != NONE && s.outage == null) {
-      state.compareAndSet(s, State.UP);
+    if (s.failingSince != NONE && s.outage == null && state.compareAndSet(s, State.UP)) {
+      streakEnded.run();
     }
   }
 

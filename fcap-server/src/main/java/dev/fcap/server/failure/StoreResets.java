@@ -11,8 +11,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Notices a shared store that lost its data (a Redis restarted without persistence): every
  * {@code failure.probeInterval} it checks the store's identity ({@link Store#checkIdentity}), one check
- * at a time, each bounded by {@code failure.window}; a check that fails is ignored (outages are
- * {@link Health}'s). A loss is logged (one line), counted and kept for {@code /ready}; with
+ * at a time, each bounded by {@code failure.window}, and once more as soon as the store answers after
+ * failing calls (a restart is such a gap); a check that fails is ignored (outages are {@link Health}'s). A loss is logged (one line), counted and kept for {@code /ready}; with
  * {@code failure.storeReset: policy} the failure policy then decides, as in an outage, until the
  * longest window of the rules in force has passed since the loss was noticed, so that no recipient
  * gets a fresh quota from the emptied store. Only a store that keeps an identity is checked.
@@ -28,6 +28,7 @@ final class StoreResets {
   private final Health health;
   private final LongAdder resets = new LongAdder();
   private volatile FailoverStore.Reset last;
+  private volatile boolean started;
   private volatile boolean closed;
 
   StoreResets(Store delegate, FailurePolicy policy, Clock clock, Scheduler scheduler, LongSupplier longestWindowMs,
@@ -43,6 +44,7 @@ final class StoreResets {
   /** Starts the checks, if the store keeps an identity. */
   void start() {
     if (delegate.keepsIdentity()) {
+      started = true;
       next();
     }
   }
@@ -60,21 +62,31 @@ final class StoreResets {
     return last;
   }
 
-  private void next() {
-    if (!closed) {
-      scheduler.schedule(this::check, policy.probeInterval().toMillis());
+  /**
+   * The store answers again after failing: it may have restarted, so one more check now, beside the
+   * regular ones (two checks at once report a loss once: the identity is read or written in one step).
+   */
+  void checkSoon() {
+    if (started && !closed) {
+      scheduler.schedule(() -> check(() -> {}), 0);
     }
   }
 
-  /** One check; the next is scheduled once it answers or its window passed, and a late loss still counts. */
-  private void check() {
+  private void next() {
+    if (!closed) {
+      scheduler.schedule(() -> check(this::next), policy.probeInterval().toMillis());
+    }
+  }
+
+  /** One check; {@code then} runs once it answered or its window passed, and a late loss still counts. */
+  private void check(Runnable then) {
     if (closed) {
       return;
     }
     AtomicBoolean settled = new AtomicBoolean();
     Runnable cancel = scheduler.schedule(() -> {
       if (settled.compareAndSet(false, true)) {
-        next();
+        then.run();
       }
     }, policy.window().toMillis());
     Deadlines.call(delegate::checkIdentity).whenComplete((lost, error) -> {
@@ -83,7 +95,7 @@ final class StoreResets {
         noticed(lost.get());
       }
       if (settled.compareAndSet(false, true)) {
-        next();
+        then.run();
       }
     });
   }

@@ -190,6 +190,22 @@ class StoreResetTest {
   }
 
   @Test
+  void theStoreAnsweringAfterFailingCallsIsCheckedAtOnce() {
+    FailoverStore failover = failover(FailurePolicy.OnReset.DECIDE);
+    Engine engine = engine(failover, clock);
+    scheduler.tick(100);
+    shared.reachable = false;
+    assertThat(unwrap(engine.decide(to("r")))).isInstanceOf(StoreException.class); // a failure streak begins
+    scheduler.tick(10);
+    shared.restartEmpty();
+    shared.reachable = true;
+    assertThat(engine.decide(to("r")).join().degraded()).as("the streak ends: no outage").isFalse();
+    scheduler.tick(0);
+    assertThat(failover.resets()).as("checked at once, not at the next probe").isEqualTo(1);
+    assertThat(failover.lastReset().noticedAt()).isEqualTo(ManualClock.START + 110);
+  }
+
+  @Test
   void aCheckTheStoreCannotAnswerIsNoLossAndALossSeenAfterwardsStillCounts() {
     FailoverStore failover = failover(FailurePolicy.OnReset.DECIDE);
     scheduler.tick(100);
