@@ -12,7 +12,8 @@ import org.slf4j.LoggerFactory;
  * Notices a shared store that lost its data (a Redis restarted without persistence): every
  * {@code failure.probeInterval} it checks the store's identity ({@link Store#checkIdentity}), one check
  * at a time, each bounded by {@code failure.window}, and once more as soon as the store answers after
- * failing calls (a restart is such a gap); a check that fails is ignored (outages are {@link Health}'s). A loss is logged (one line), counted and kept for {@code /ready}; with
+ * failing calls (a restart is such a gap); a check that fails is ignored (outages are {@link Health}'s).
+ * A loss is logged (one line), counted and kept for {@code /ready}; with
  * {@code failure.storeReset: policy} the failure policy then decides, as in an outage, until the
  * longest window of the rules in force has passed since the loss was noticed, so that no recipient
  * gets a fresh quota from the emptied store. Only a store that keeps an identity is checked.
