@@ -21,7 +21,7 @@ import java.util.List;
  *     {@code time} at which every enforced rule would admit the same message if nothing else were sent;
  *     {@code -1} if that never happens
  * @param degradedReason null unless {@code degraded}; then why the store did not decide:
- *     {@link #STORE_DOWN} or {@link #STORE_FULL}
+ *     {@link #STORE_DOWN}, {@link #STORE_FULL} or {@link #STORE_RESET}
  */
 public record Decision(
     boolean allowed,
@@ -41,6 +41,11 @@ public record Decision(
   public static final String STORE_DOWN = "store_down";
   /** A degraded decision's reason: the embedded store is full and cannot hold a new partition. */
   public static final String STORE_FULL = "store_full";
+  /**
+   * A degraded decision's reason: the shared store lost its data (a Redis restarted empty) and the
+   * failure policy decides until the longest window has passed ({@code failure.storeReset: policy}).
+   */
+  public static final String STORE_RESET = "store_reset";
 
   public Decision {
     blockedBy = List.copyOf(blockedBy);

@@ -58,6 +58,16 @@ public abstract class ForwardingStore implements Store {
   }
 
   @Override
+  public boolean keepsIdentity() {
+    return delegate.keepsIdentity();
+  }
+
+  @Override
+  public CompletableFuture<Optional<String>> checkIdentity() {
+    return delegate.checkIdentity();
+  }
+
+  @Override
   public void close() {
     delegate.close();
   }

@@ -66,6 +66,25 @@ public interface Store extends AutoCloseable {
   /** The store's clock, epoch milliseconds. */
   long now();
 
+  /**
+   * Whether this store can lose its data while this process runs (a Redis restarted without
+   * persistence, flushed, or failed over to an empty replica), and marks its data so that
+   * {@link #checkIdentity} can tell. A store in this process cannot: the default is false.
+   */
+  default boolean keepsIdentity() {
+    return false;
+  }
+
+  /**
+   * Reads the identity this store wrote into its data when it first connected (written once, without
+   * expiry) and compares it with the one it last saw: completes with why the store lost its data (the
+   * identity is missing, or another one replaced it) or empty if it holds the same. A lost identity is
+   * written anew, so a loss is reported once. The default (a store that keeps none) answers empty.
+   */
+  default CompletableFuture<Optional<String>> checkIdentity() {
+    return CompletableFuture.completedFuture(Optional.empty());
+  }
+
   @Override
   default void close() {}
 

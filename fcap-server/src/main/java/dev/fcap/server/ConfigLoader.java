@@ -68,6 +68,7 @@ public final class ConfigLoader {
     SETTINGS.put("failure.probeInterval", "1s");
     SETTINGS.put("failure.window", "1s");
     SETTINGS.put("failure.journal", "1000000");
+    SETTINGS.put("failure.storeReset", "decide");
     SETTINGS.put("limits.maxBodyBytes", "8MB");
     SETTINGS.put("limits.maxBatch", "10000");
     SETTINGS.put("limits.maxAttributes", "64");
@@ -262,7 +263,7 @@ public final class ConfigLoader {
       FailurePolicy failure = new FailurePolicy(duration("store.timeout"), action("failure.default",
           text("failure.default")), categories(), duration("failure.probeInterval"), duration("failure.window"),
           intRange("store.callSize", text("store.callSize"), 1, 100_000),
-          intRange("failure.journal", text("failure.journal"), 0, 100_000_000), whenFull());
+          intRange("failure.journal", text("failure.journal"), 0, 100_000_000), whenFull(), onReset());
       return new ServerConfig(host, port, text("store.uri"), bytes("store.maxBytes"), durability(), text("rules.source"),
           text("rules.seed"), intRange("rules.history", text("rules.history"), 1, 1_000_000), apiKeys(),
           auditSink(), ratio("audit.sampleAdmissions"), intRange("audit.queue", text("audit.queue"), 1, 10_000_000),
@@ -435,6 +436,14 @@ public final class ConfigLoader {
       }
       return FailureAction.fromId(t).orElseThrow(() -> error("failure.full", "expected local, allow, deny or policy, "
           + "got '" + t + "'"));
+    }
+
+    /** {@code failure.storeReset}: decide as usual on a store that lost its data, or by the failure policy. */
+    private FailurePolicy.OnReset onReset() {
+      String t = text("failure.storeReset");
+      return FailurePolicy.OnReset.fromId(t).orElseThrow(() -> error("failure.storeReset",
+          "expected decide (as usual, counting from zero) or policy (the failure policy until the longest window "
+              + "has passed), got '" + t + "'"));
     }
 
     private Map<String, FailureAction> categories() {

@@ -109,8 +109,9 @@ public final class FcapServer implements AutoCloseable {
       t.setDaemon(true);
       return t;
     });
-    Store chain = raw.decorate(FailoverStore.newDecorator(config.failure(), clock, Scheduler.of(scheduler), delivery))
-        .decorate(MeteredStore.newDecorator(metrics));
+    // the engine comes after the chain: the longest window is read from it when a loss is noticed
+    Store chain = raw.decorate(FailoverStore.newDecorator(config.failure(), clock, Scheduler.of(scheduler), delivery,
+        this::longestWindowMs)).decorate(MeteredStore.newDecorator(metrics));
     this.failover = chain.as(FailoverStore.class).orElseThrow();
     metrics.gauge("fcap_store_up", "1 while the store answers, 0 during an outage (failure policy in force)",
         failover, f -> f.down() ? 0 : 1);
@@ -120,6 +121,10 @@ public final class FcapServer implements AutoCloseable {
         failover, FailoverStore::outages);
     metrics.functionCounter("fcap_store_written_back", "decisions of the outage store written back to the store",
         failover, FailoverStore::writtenBack);
+    metrics.functionCounter("fcap_store_resets", "losses of the shared store's data noticed (its identity key "
+        + "missing or replaced: a Redis restarted empty or flushed)", failover, FailoverStore::resets);
+    metrics.gauge("fcap_store_reset_policy", "1 while the failure policy decides because the store lost its data "
+        + "(failure.storeReset: policy, until the longest window has passed)", failover, f -> f.resetUntil() > 0 ? 1 : 0);
     metrics.functionCounter("fcap_store_late_released", "admissions answered after their deadline and released",
         failover, FailoverStore::lateReleases);
     Engine.Builder engineBuilder = Engine.builder(chain).clock(chain::now);
@@ -287,6 +292,18 @@ public final class FcapServer implements AutoCloseable {
         + "(counted in fcap_clock_steps_total; restart to take a step at once)", seconds(stepMs),
         Math.round(SlewingClock.RATE * 100), seconds(offsetMs),
         Math.round(Math.abs(offsetMs) / 1000.0 / SlewingClock.RATE));
+  }
+
+  /**
+   * The longest window of the counting rules in force, of every tenant (0 before the engine is built):
+   * how long a store that lost its data may still be missing counts that matter.
+   */
+  private long longestWindowMs() {
+    if (engine == null) {
+      return 0;
+    }
+    return engine.policies().stream().flatMap(p -> p.rules().stream()).filter(r -> !r.isSendWindow())
+        .mapToLong(dev.fcap.model.Rule::windowMs).max().orElse(0);
   }
 
   private static String seconds(long ms) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fcap.server.auth.Role;
 import dev.fcap.server.failure.FailureAction;
+import dev.fcap.server.failure.FailurePolicy;
 import dev.fcap.server.guard.InputLimits;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -28,6 +29,16 @@ class ConfigLoaderTest {
     assertThat(c.maxBatch()).isEqualTo(10_000);
     assertThat(c.failure().actionFor("transactional")).isEqualTo(FailureAction.ALLOW);
     assertThat(c.failure().actionFor(null)).isEqualTo(FailureAction.LOCAL);
+    assertThat(c.failure().onReset()).isEqualTo(FailurePolicy.OnReset.DECIDE);
+  }
+
+  @Test
+  void storeResetIsDecideOrPolicy() {
+    assertThat(ConfigLoader.load(null, Map.of("FCAP_FAILURE_STORE_RESET", "policy"), Map.of()).failure().onReset())
+        .isEqualTo(FailurePolicy.OnReset.POLICY);
+    assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("FCAP_FAILURE_STORE_RESET", "deny"), Map.of()))
+        .hasMessageContaining("FCAP_FAILURE_STORE_RESET").hasMessageContaining("failure.storeReset")
+        .hasMessageContaining("expected decide").hasMessageContaining("or policy").hasMessageContaining("'deny'");
   }
 
   @Test

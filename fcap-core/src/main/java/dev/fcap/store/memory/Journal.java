@@ -1,5 +1,6 @@
 package dev.fcap.store.memory;
 
+import dev.fcap.store.internal.ReusableRequest;
 import dev.fcap.time.Clock;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -16,7 +17,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Makes a {@link MemoryStore} durable: an append-only journal of the partition records each write
- * produces, and snapshots of the segments that truncate it.
+ * produces (or, for a decision on a record the store holds, the step that made it: {@link JournalDelta}),
+ * and snapshots of the segments that truncate it.
  *
  * <p><b>Design.</b> The store already turns every write into one new immutable record per
  * partition, under its segment's lock. While it holds that lock it appends {@code (key, record)} (or
@@ -28,7 +30,9 @@ import org.slf4j.LoggerFactory;
  * after the force that covers their entry: group commit). Recovery replays entries in file order,
  * and the last write of a partition wins, so the journal needs no sequence numbers and knows
  * nothing of the record layout: records are opaque bytes, and the file header names the layout
- * version ({@link PartitionRecord#FORMAT}) they were written in.
+ * version ({@link PartitionRecord#FORMAT}) they were written in. A step is the exception: it is
+ * replayed on the record before it, which it names by checksum, so a step already in a snapshot is
+ * skipped rather than applied twice ({@link JournalRecovery}).
  *
  * <p><b>Snapshots.</b> When the journal has grown past {@link #MIN_SNAPSHOT_BYTES} (and past the
  * size of the last snapshot, so that snapshotting never dominates), the flusher closes journal
@@ -147,6 +151,15 @@ final class Journal implements AutoCloseable {
    */
   CompletableFuture<Void> append(int s, byte[] key, byte[] record) {
     return writer.append(s, key, record);
+  }
+
+  /**
+   * Appends a decision of segment {@code s} as its step ({@link JournalDelta}) instead of its new
+   * record: {@code request}, {@code sinceLatest} ms after the latest time of the record of checksum
+   * {@code baseCrc} it was made on, giving one of checksum {@code resultCrc}. As {@link #append} otherwise.
+   */
+  CompletableFuture<Void> appendDelta(int s, ReusableRequest request, int baseCrc, int resultCrc, long sinceLatest) {
+    return writer.appendDelta(s, request, baseCrc, resultCrc, sinceLatest);
   }
 
   /**

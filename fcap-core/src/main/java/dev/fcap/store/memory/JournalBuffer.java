@@ -6,6 +6,7 @@ import static dev.fcap.store.memory.JournalFormat.putLong;
 import static dev.fcap.store.memory.JournalFormat.seal;
 
 import dev.fcap.store.Varint;
+import dev.fcap.store.internal.ReusableRequest;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -49,6 +50,19 @@ final class JournalBuffer {
     if (record != null) {
       System.arraycopy(record, 0, d, pos + key.length, record.length);
     }
+    return at;
+  }
+
+  /**
+   * Appends a {@link JournalFormat#DELTA} entry: {@code request}'s step, {@code sinceLatest} ms after
+   * the latest time of the record of checksum {@code baseCrc} it was made on, giving one of checksum
+   * {@code resultCrc} ({@link JournalDelta}).
+   */
+  int addDelta(ReusableRequest request, int baseCrc, int resultCrc, long sinceLatest) {
+    int payload = JournalDelta.size(request, sinceLatest);
+    int at = reserve(8 + payload);
+    putInt(data, at, payload);
+    JournalDelta.write(data, at + 8, request, baseCrc, resultCrc, sinceLatest);
     return at;
   }
 

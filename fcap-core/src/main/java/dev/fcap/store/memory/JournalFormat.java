@@ -20,11 +20,14 @@ import java.util.zip.CRC32C;
  * snapshot), {@link #FILE_VERSION}, two unused bytes, the record layout ({@link PartitionRecord#FORMAT})
  * as an i32, the generation as an i32. Then entries: {@code length:i32 crc32c:i32 payload}, the
  * payload's first byte its type. A file of another version is reported and not read: a format
- * changes only with its version number.
+ * changes only with its version number. Version 3 adds {@link #DELTA} entries to version 2's; a
+ * version 2 file (none) is read as it was.
  */
 final class JournalFormat {
   /** Version of the file framing (header and entries); the record layout has its own. */
-  static final int FILE_VERSION = 2;
+  static final int FILE_VERSION = 3;
+  /** The earlier framing this version still reads: the same entries, without {@link #DELTA}. */
+  static final int READS_FROM_VERSION = 2;
   static final int HEADER = 16;
   static final byte JOURNAL = 'J';
   static final byte SNAPSHOT = 'S';
@@ -34,6 +37,8 @@ final class JournalFormat {
   static final byte END = 3;
   /** A large sliding log: partition, counter, expiresAt, the log in {@code LargeLog.encode()} form (empty: gone). */
   static final byte LARGE = 4;
+  /** A decision's step, replayed on the partition's record before it ({@link JournalDelta}). */
+  static final byte DELTA = 5;
   private static final byte[] MAGIC = {'F', 'C', 'A', 'P'};
   private static final Pattern FILE = Pattern.compile("(journal|snapshot)-(\\d{10})\\.(log|bin)");
 
@@ -54,8 +59,9 @@ final class JournalFormat {
     if (!Arrays.equals(h, 0, 4, MAGIC, 0, 4) || h[4] != kind) {
       return "not a fcap " + (kind == SNAPSHOT ? "snapshot" : "journal") + " (bad magic)";
     }
-    if (h[5] != FILE_VERSION) {
-      return "written in file format " + h[5] + ", this version reads file format " + FILE_VERSION;
+    if (h[5] < READS_FROM_VERSION || h[5] > FILE_VERSION) {
+      return "written in file format " + h[5] + ", this version reads file formats " + READS_FROM_VERSION + " to "
+          + FILE_VERSION;
     }
     int layout = getInt(h, 8);
     if (layout != PartitionRecord.FORMAT) {

@@ -1,5 +1,6 @@
 package dev.fcap.store.memory;
 
+import static dev.fcap.store.memory.JournalFormat.DELTA;
 import static dev.fcap.store.memory.JournalFormat.END;
 import static dev.fcap.store.memory.JournalFormat.HEADER;
 import static dev.fcap.store.memory.JournalFormat.JOURNAL;
@@ -14,10 +15,12 @@ import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.TreeMap;
 import java.util.zip.CRC32C;
@@ -27,6 +30,14 @@ import org.slf4j.LoggerFactory;
 /**
  * Recovery at start: replays the newest snapshot, then the journals from its generation on, into
  * the store, in file order, last write wins; a damaged file's intact prefix counts, the rest is reported.
+ *
+ * <p>A {@link JournalFormat#DELTA} entry replays a decision's step on the partition's record
+ * ({@link MemoryStore#replay}) if that record is the one the step was made on (its checksum), and
+ * checks the record it gives; one whose result is already held is skipped. In the journal of the
+ * snapshot's own generation a step may precede the snapshot's copy of its partition, so the record
+ * held may be later than both: such a step is skipped too; in any later journal a step that does not
+ * apply, or gives another record, is reported. Records that expired by now are dropped from the store
+ * but kept aside while recovering, as the base of a later step (the store made it before they expired).
  */
 final class JournalRecovery {
   private static final Logger LOG = LoggerFactory.getLogger(JournalRecovery.class);
@@ -35,6 +46,13 @@ final class JournalRecovery {
   private final MemoryStore store;
   private final long now;
   private final List<String> problems = new ArrayList<>();
+  /** Records dropped as expired by now, by partition: a later step of the journal may have been made on one. */
+  private final HashMap<ByteBuffer, byte[]> expired = new HashMap<>();
+  /** The generation of the snapshot read (-1: none): its journal may hold steps the snapshot already has. */
+  private long snapshotGeneration = -1;
+  /** Of the file being read: steps skipped because they did not apply, and steps whose result differed. */
+  private long stale;
+  private long differed;
 
   private JournalRecovery(Path dir, MemoryStore store, long now) {
     this.dir = dir;
@@ -67,11 +85,22 @@ final class JournalRecovery {
     if (!snapshots.isEmpty()) {
       var newest = snapshots.lastEntry();
       from = newest.getKey();
+      snapshotGeneration = from;
       entries += read(newest.getValue(), SNAPSHOT);
     }
     for (var j : journals.tailMap(from, true).entrySet()) {
+      stale = 0;
+      differed = 0;
       entries += read(j.getValue(), JOURNAL);
+      String name = j.getValue().getFileName().toString();
+      if (stale > 0 && j.getKey() != snapshotGeneration) {
+        problems.add(name + ": " + stale + " decision steps did not apply to their partition's record (skipped)");
+      }
+      if (differed > 0) {
+        problems.add(name + ": " + differed + " decision steps replayed to another record than they made");
+      }
     }
+    expired.clear();
     for (String p : problems) {
       LOG.warn("store state: {}", p);
     }
@@ -142,6 +171,10 @@ final class JournalRecovery {
   }
 
   private void apply(byte[] payload, int len) {
+    if (payload[0] == DELTA) {
+      replay(JournalDelta.read(payload, len));
+      return;
+    }
     int keyLen = Varint.read(payload, 1);
     int keyAt = 1 + Varint.size(keyLen);
     byte[] key = Arrays.copyOfRange(payload, keyAt, keyAt + keyLen);
@@ -156,13 +189,38 @@ final class JournalRecovery {
       store.restoreLarge(key, counter, state.length == 0 || expires <= now ? null : state, expires);
       return;
     }
-    byte[] record = null;
-    if (payload[0] == PUT) {
-      record = Arrays.copyOfRange(payload, keyAt + keyLen, len);
-      if (PartitionRecord.expiresAt(record) <= now) {
-        record = null; // the newest state of the partition has expired: nothing to load
-      }
+    restore(key, payload[0] == PUT ? Arrays.copyOfRange(payload, keyAt + keyLen, len) : null);
+  }
+
+  /** Sets a partition's record; one that expired by now is kept aside instead (nothing to load). */
+  private void restore(byte[] key, byte[] record) {
+    if (record != null && PartitionRecord.expiresAt(record) <= now) {
+      expired.put(ByteBuffer.wrap(key), record);
+      store.restore(key, null);
+      return;
     }
+    expired.remove(ByteBuffer.wrap(key));
     store.restore(key, record);
+  }
+
+  /** A decision's step: replayed on the record it was made on, skipped if its result is held already. */
+  private void replay(JournalDelta.Step step) {
+    byte[] base = store.restored(step.partition());
+    if (base == null) {
+      base = expired.get(ByteBuffer.wrap(step.partition()));
+    }
+    int held = base == null ? 0 : JournalDelta.crc(base);
+    if (base != null && held == step.resultCrc()) {
+      return; // a snapshot after this step holds its result
+    }
+    if (base == null || held != step.baseCrc()) {
+      stale++;
+      return;
+    }
+    byte[] next = store.replay(base, step.request(), PartitionRecord.latest(base) + step.sinceLatest());
+    if (JournalDelta.crc(next) != step.resultCrc()) {
+      differed++;
+    }
+    restore(step.partition(), next);
   }
 }

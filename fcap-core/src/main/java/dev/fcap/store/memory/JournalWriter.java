@@ -5,6 +5,7 @@ import static dev.fcap.store.memory.JournalFormat.PUT;
 import static dev.fcap.store.memory.JournalFormat.REMOVE;
 
 import dev.fcap.store.StoreException;
+import dev.fcap.store.internal.ReusableRequest;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -72,6 +73,12 @@ final class JournalWriter {
   /** See {@link Journal#append}. */
   CompletableFuture<Void> append(int s, byte[] key, byte[] record) {
     active[s].add(record == null ? REMOVE : PUT, key, record); // the checksum is filled in by the flusher
+    return covering(s);
+  }
+
+  /** See {@link Journal#appendDelta}. */
+  CompletableFuture<Void> appendDelta(int s, ReusableRequest request, int baseCrc, int resultCrc, long sinceLatest) {
+    active[s].addDelta(request, baseCrc, resultCrc, sinceLatest);
     return covering(s);
   }
 

@@ -255,7 +255,11 @@ public final class MemoryStore implements CallingThreadStore {
         if (large != null || !segment.large.isEmpty()) {
           LargeLogTable.storeAfter(segment, request, large);
         }
-        CompletableFuture<Void> written = journal == null ? null : journal.append(index, request.partition(), next);
+        CompletableFuture<Void> written = journal == null ? null
+            : replayable(segment, request, record, large, entryRecord != null || beside, lookUp && !inline)
+                ? journal.appendDelta(index, request, JournalDelta.crc(record), JournalDelta.crc(next),
+                    now - PartitionRecord.latest(record))
+                : journal.append(index, request.partition(), next);
         if (beside) {
           // an entry of its own, written or (released) dropped after the counts
           written = rememberedDecisions.write(index, segment, entry, entryRecord, written);
@@ -269,6 +273,59 @@ public final class MemoryStore implements CallingThreadStore {
       }
       states.clear(); // held by the segment: keep no record or state alive
       return into != null ? null : result.toResult();
+    }
+  }
+
+  /**
+   * Whether a decision that made a new record of {@code record} can be journaled as its step
+   * ({@link JournalDelta}), replayed by {@link #replay} at recovery: a DECIDE on a record that exists,
+   * that reads and writes nothing but that record (no large log of the partition, no remembered
+   * decision in a record of its own, written or looked up there).
+   */
+  private static boolean replayable(Segment segment, ReusableRequest request, byte[] record, LargeLog[] large,
+      boolean entryBeside, boolean lookedUpBeside) {
+    return record != null && request.operation() == Operation.DECIDE && large == null && !entryBeside
+        && !lookedUpBeside && (segment.large.isEmpty() || segment.large.of(request.partition()).isEmpty())
+        && JournalDelta.fits(request);
+  }
+
+  /**
+   * Recovery ({@link JournalRecovery}): the record a journaled decision's step made of {@code base},
+   * replayed at its time {@code now} as {@link #applyNow} made it (only for what {@link #replayable}
+   * lets through), on the scratch of a segment. Writes nothing.
+   */
+  byte[] replay(byte[] base, ReusableRequest request, long now) {
+    Segment segment = segments.all[0];
+    synchronized (segment) {
+      CounterStates states = segment.states(request.counters());
+      try {
+        PartitionRecord.readStates(base, request, now, states);
+        Idempotency id = request.idempotency();
+        byte[] remembered = PartitionStep.looksUp(request) ? RecordMessages.readMessage(base, id.key(), now) : null;
+        long incarnation = PartitionStep.needsIncarnation(request) ? PartitionRecord.incarnation(base, now) : 0;
+        StepWrites writes = segment.writes;
+        PartitionStep.apply(request, now, states, null, remembered, incarnation, segment.result, writes);
+        if (!writes.isChanged()) {
+          return base;
+        }
+        if (writes.remembered() != null) {
+          return PartitionRecord.write(base, request, states, now, writes, true);
+        }
+        byte[] next = PartitionRecord.write(base, request, states, now, writes, false);
+        return writes.forgets() && remembered != null ? RecordMessages.withoutMessage(next, id.key()) : next;
+      } finally {
+        states.clear();
+      }
+    }
+  }
+
+  /** Recovery: the record a partition holds now (null: none). */
+  byte[] restored(byte[] partition) {
+    int hash = segments.hash(partition);
+    Segment segment = segments.of(hash);
+    synchronized (segment) {
+      int slot = segment.find(hash, partition);
+      return slot < 0 ? null : segment.records[slot];
     }
   }
 

@@ -362,13 +362,29 @@ class JournalTest {
     store.close();
     try (RandomAccessFile f = new RandomAccessFile(onlyJournal().toFile(), "rw")) {
       f.seek(5);
-      f.writeByte(JournalFormat.FILE_VERSION - 1);
+      f.writeByte(JournalFormat.FILE_VERSION + 1);
     }
     MemoryStore again = open(Durability.of(dir));
     assertThat(again.recoveryProblems()).singleElement().asString()
-        .contains("written in file format " + (JournalFormat.FILE_VERSION - 1))
-        .contains("this version reads file format " + JournalFormat.FILE_VERSION);
+        .contains("written in file format " + (JournalFormat.FILE_VERSION + 1))
+        .contains("this version reads file formats " + JournalFormat.READS_FROM_VERSION + " to "
+            + JournalFormat.FILE_VERSION);
     assertThat(room(again, "old")).isEqualTo(3);
+    again.close();
+  }
+
+  @Test
+  void aFileOfTheFormatBeforeDeltasIsStillRead() throws IOException {
+    MemoryStore store = open(Durability.of(dir));
+    store.applyNow(decide("old")); // a new partition: its whole record, an entry version 2 has too
+    store.close();
+    try (RandomAccessFile f = new RandomAccessFile(onlyJournal().toFile(), "rw")) {
+      f.seek(5);
+      f.writeByte(JournalFormat.READS_FROM_VERSION);
+    }
+    MemoryStore again = open(Durability.of(dir));
+    assertThat(again.recoveryProblems()).isEmpty();
+    assertThat(room(again, "old")).isEqualTo(2);
     again.close();
   }
 

@@ -37,6 +37,12 @@ interface Backend extends AutoCloseable {
    */
   CompletionStage<Long> waitReplicas(boolean pipelined, int replicas, long timeoutMs);
 
+  /**
+   * Keys named {@code base} with a hash tag each, one owned by every master (one key, {@code base}
+   * itself, when there is one master), so that a check of them all reaches every master.
+   */
+  List<byte[]> keyPerMaster(String base);
+
   /** Redis TIME of some master, epoch ms. */
   CompletionStage<Long> time();
 

@@ -35,6 +35,26 @@ final class ClusterBackend extends LettuceBackend<RedisAdvancedClusterAsyncComma
     throw new UnsupportedOperationException("replica acknowledgements are not offered on a cluster");
   }
 
+  /**
+   * For each master that owns slots, {@code base{n}} with the least {@code n} whose slot it owns, as
+   * the client sees the topology now: a resharding may pick another key for a master, which is then
+   * new (written, not a loss), while a key whose slot moves goes with its slot.
+   */
+  @Override
+  public java.util.List<byte[]> keyPerMaster(String base) {
+    java.util.Map<String, byte[]> keys = new java.util.LinkedHashMap<>();
+    int masters = (int) connection.getPartitions().stream()
+        .filter(n -> n.is(RedisClusterNode.NodeFlag.UPSTREAM) && !n.getSlots().isEmpty()).count();
+    for (int n = 0; keys.size() < masters && n < 1 << 20; n++) {
+      byte[] key = (base + "{" + n + "}").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      String node = nodeOf(key);
+      if (!node.isEmpty()) {
+        keys.putIfAbsent(node, key);
+      }
+    }
+    return java.util.List.copyOf(keys.values());
+  }
+
   @Override
   public String nodeOf(byte[] key) {
     RedisClusterNode node = connection.getPartitions().getPartitionBySlot(SlotHash.getSlot(key));

@@ -26,6 +26,7 @@ import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
@@ -75,6 +76,7 @@ public final class RedisStore implements Store {
   private final Clock clock;
   private final Clock localClock;
   private final Duration commandTimeout;
+  private final StoreIdentity identity;
   private final int replicaAcks;
   private final long replicaAckTimeoutMs;
   private volatile long redisOffsetMs;
@@ -89,6 +91,7 @@ public final class RedisStore implements Store {
     this.clock = b.clock;
     this.localClock = b.localClock;
     this.commandTimeout = b.commandTimeout;
+    this.identity = new StoreIdentity(backend, b.keyPrefix, b.localClock);
     this.replicaAcks = b.replicaAcks;
     this.replicaAckTimeoutMs = b.replicaAckTimeout.toMillis();
   }
@@ -108,6 +111,7 @@ public final class RedisStore implements Store {
       throw new StoreException(Reason.ERROR, "Redis answered digest " + loaded + " for the script, expected " + sha);
     }
     checkLayout();
+    await(identity.check(), "identity check"); // written on first connect, read by every later check
     if (clock == null) {
       long redis = await(backend.time(), "TIME");
       redisOffsetMs = redis - localClock.millis();
@@ -247,6 +251,21 @@ public final class RedisStore implements Store {
     return call(backend.evalsha(sha, key, args), null, key, args, "DELETE").thenApply(reply -> ((byte[]) reply.get(0))[0] == 1);
   }
 
+  /** True: Redis can lose its data while this process runs (a restart without persistence, a flush). */
+  @Override
+  public boolean keepsIdentity() {
+    return true;
+  }
+
+  /**
+   * Checks the identity key of every master (written on first connect; docs/redis.md, "A Redis that
+   * lost its data"): one small script call per master.
+   */
+  @Override
+  public CompletableFuture<Optional<String>> checkIdentity() {
+    return identity.check();
+  }
+
   /** The store's clock: the builder's clock, else Redis TIME as last observed (offset from the local clock). */
   @Override
   public long now() {
@@ -314,7 +333,7 @@ public final class RedisStore implements Store {
     return reply;
   }
 
-  private static byte[] loadScript(String name) {
+  static byte[] loadScript(String name) {
     try (InputStream in = RedisStore.class.getResourceAsStream(name)) {
       if (in == null) {
         throw new IllegalStateException("missing resource " + name);

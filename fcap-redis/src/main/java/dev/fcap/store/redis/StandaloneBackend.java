@@ -27,6 +27,11 @@ final class StandaloneBackend extends LettuceBackend<RedisAsyncCommands<byte[], 
   }
 
   @Override
+  public java.util.List<byte[]> keyPerMaster(String base) {
+    return java.util.List.of(base.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+  }
+
+  @Override
   public java.util.concurrent.CompletionStage<Long> waitReplicas(boolean pipelined, int replicas, long timeoutMs) {
     return commands(pipelined).waitForReplication(replicas, timeoutMs);
   }

@@ -100,7 +100,7 @@ class RedisGroupedLayoutIT {
       for (int i = 0; i < 20; i++) {
         assertThat(decide(engine, "p" + i).allowed()).isTrue();
       }
-      assertThat(redis.dbsize()).as("the group and the layout marker").isEqualTo(2);
+      assertThat(redis.dbsize()).as("the group, the layout marker and the store's identity").isEqualTo(3);
       assertThat(redis.hlen(GROUP)).isEqualTo(20);
       assertThat(new String(redis.get("fc:layout".getBytes(StandardCharsets.US_ASCII)), StandardCharsets.US_ASCII))
           .isEqualTo("groups=1");

@@ -77,7 +77,7 @@ class RedisStoreBehaviourIT {
       for (int i = 0; i < 3; i++) {
         engine.decide(Message.builder("+15550001").content("c" + i).build()).join();
       }
-      assertThat(server.call("DBSIZE")).isEqualTo(1L);
+      assertThat(server.call("DBSIZE")).as("the partition and the store's identity key").isEqualTo(2L);
       long ttl = (Long) server.call("PTTL", "fc:{r\u0007default+15550001}");
       assertThat(ttl).isBetween(86_390_000L, 86_402_000L);
       String commands = (String) server.call("INFO", "commandstats");
@@ -162,11 +162,11 @@ class RedisStoreBehaviourIT {
       Policy shortWindow = new Policy("default", 1, List.of(Rule.of("r", 2, Duration.ofMillis(300), Dimension.RECIPIENT)));
       Engine engine = Engine.builder(store).releaseHorizon(NO_RELEASE_RECORDS).clock(clock).policy(shortWindow).build();
       engine.decide(Message.builder("idle").build()).join();
-      assertThat(server.call("DBSIZE")).isEqualTo(1L);
+      assertThat(server.call("DBSIZE")).as("the partition and the store's identity key").isEqualTo(2L);
       // expiry seconds are rounded up, plus 1 s of TTL slack: the key lives at most ~2.3 s
       dev.fcap.store.redis.testing.RedisDeployment.awaitCondition(
-          () -> Long.valueOf(0).equals(server.call("DBSIZE")), "the idle key to expire");
-      assertThat(server.call("DBSIZE")).isEqualTo(0L);
+          () -> Long.valueOf(1).equals(server.call("DBSIZE")), "the idle key to expire");
+      assertThat(server.call("EXISTS", "fc:identity")).as("only the identity key, one per store, stays").isEqualTo(1L);
     }
   }
 
@@ -179,7 +179,7 @@ class RedisStoreBehaviourIT {
       assertThat(e.reason()).isEqualTo(Reason.ERROR);
       assertThat(e).hasMessageContaining("WRONGTYPE");
       assertThat(server.call("TYPE", "fc:{r\u0007defaultwrong}")).isEqualTo("list");
-      assertThat(server.call("DBSIZE")).isEqualTo(1L);
+      assertThat(server.call("DBSIZE")).as("the list and the store's identity key").isEqualTo(2L);
     }
   }
 

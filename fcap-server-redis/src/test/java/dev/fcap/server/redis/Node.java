@@ -64,6 +64,19 @@ final class Node implements AutoCloseable {
     return send("GET", path, null, Map.of());
   }
 
+  /** The body of a GET as text ({@code /metrics}). */
+  String text(String path) {
+    try {
+      return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path))
+          .timeout(Duration.ofSeconds(20)).GET().build(), HttpResponse.BodyHandlers.ofString()).body();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
   Reply send(String method, String path, String body, Map<String, String> headers) {
     HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path))
         .timeout(Duration.ofSeconds(20))

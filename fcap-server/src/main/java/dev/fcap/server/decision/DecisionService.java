@@ -37,7 +37,9 @@ import java.util.function.IntFunction;
  * {@code deny} refuses (degraded, reason {@code store_down}). A request whose new partition the full
  * embedded store cannot hold gets {@code failure.full}'s action (see {@code OutageStore.decideWhenFull}):
  * {@code local} is decided on the node's own store, {@code allow} admits, {@code deny} refuses with the
- * delay until room may free (degraded, reason {@code store_full}). A store that
+ * delay until room may free (degraded, reason {@code store_full}). After the store lost its data, with
+ * {@code failure.storeReset: policy}, decisions are made as in an outage with reason {@code store_reset}
+ * and a deny's delay lasting until the failure policy stops deciding. A store that
  * is slow (a call past its deadline) is backpressure: {@code 429 store_busy} with a retry delay; one
  * that fails before an outage is declared is {@code 503 store_unavailable}. Nothing was recorded for
  * either (see {@link FailoverStore} on late answers).
@@ -80,7 +82,8 @@ public final class DecisionService {
    * unknown) but is still ready: the node decides every recipient it holds, and new ones by
    * {@code failure.full}; another node would have no more room.
    */
-  public record Readiness(boolean ready, boolean storeDown, boolean storeFull, long fullRetryAfterMs) {}
+  public record Readiness(boolean ready, boolean storeDown, boolean storeFull, long fullRetryAfterMs, long storeResets,
+      FailoverStore.Reset lastReset, long resetUntil) {}
 
   public CompletableFuture<Decision> decide(Principal who, Message m, boolean dryRun) {
     who.require(Role.DECIDE, m.tenant());
@@ -189,9 +192,9 @@ public final class DecisionService {
   /** A recipient's counters and send windows, read in {@code timeZone} (null: the policy's, else UTC). */
   public CompletableFuture<Inspected> inspect(Principal who, String tenant, String recipient, ZoneId timeZone) {
     who.require(Role.READ, tenant);
-    boolean degraded = failover.down();
+    boolean degraded = failover.policyDecides();
     return engine.inspect(tenant, recipient, timeZone)
-        .thenApply(i -> new Inspected(i, degraded || failover.down(), audit.recent().of(tenant, recipient)))
+        .thenApply(i -> new Inspected(i, degraded || failover.policyDecides(), audit.recent().of(tenant, recipient)))
         .exceptionally(DecisionService::storeError);
   }
 
@@ -207,7 +210,7 @@ public final class DecisionService {
 
   public CompletableFuture<Readiness> ready() {
     return failover.ready().thenApply(ok -> new Readiness(ok, failover.down(), failover.full(),
-        failover.fullRetryAfterMs()));
+        failover.fullRetryAfterMs(), failover.resets(), failover.lastReset(), failover.resetUntil()));
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -223,6 +226,9 @@ public final class DecisionService {
       return d;
     }
     metrics.degraded(m.tenant(), FailureAction.LOCAL.id());
+    if (failover.resetUntil() > 0) {
+      return d.degradedFor(Decision.STORE_RESET);
+    }
     boolean outage = failover.down() || failover.outages() != outagesBefore;
     return d.degradedFor(outage ? Decision.STORE_DOWN : Decision.STORE_FULL);
   }
@@ -244,12 +250,15 @@ public final class DecisionService {
           == FailureAction.ALLOW;
       metrics.degraded(m.tenant(), allow ? FailureAction.ALLOW.id() : FailureAction.DENY.id());
       long version = engine.policy(m.tenant()).map(Policy::version).orElse(0L);
-      // a full store says when room can first free (-1: it cannot say); an outage, the next probe
-      long retryAfter = allow ? 0 : !full ? failure.probeInterval().toMillis()
-          : t instanceof StoreException.Full f ? f.retryAfterMs() : -1;
+      // a full store says when room can first free (-1: it cannot say); a store that lost its data, when
+      // the failure policy stops deciding; an outage, the next probe
       long now = clock.millis();
+      long resetUntil = t instanceof FailoverStore.Down down ? down.resetUntil() : 0;
+      long retryAfter = allow ? 0 : full ? (t instanceof StoreException.Full f ? f.retryAfterMs() : -1)
+          : resetUntil > 0 ? Math.max(1, resetUntil - now) : failure.probeInterval().toMillis();
+      String reason = full ? Decision.STORE_FULL : resetUntil > 0 ? Decision.STORE_RESET : Decision.STORE_DOWN;
       return new Decision(allow, syntheticId(), retryAfter, List.of(), List.of(), List.of(), true, now, version, false,
-          Decision.sendAtOf(allow, now, retryAfter)).degradedFor(full ? Decision.STORE_FULL : Decision.STORE_DOWN);
+          Decision.sendAtOf(allow, now, retryAfter)).degradedFor(reason);
     }
     return storeError(t);
   }

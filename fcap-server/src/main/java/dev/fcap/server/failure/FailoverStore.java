@@ -17,6 +17,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -73,8 +74,15 @@ import org.slf4j.LoggerFactory;
  * it, one more limit per window (over all outages in that window); after the write-back the store
  * counts it all and admits nothing more until the window frees.
  *
- * <p>Tested as a trace on a manual clock and scheduler ({@code FailoverStoreTest}), and against real
- * Redis processes stopped, paused and killed ({@code RedisOutageIT}).
+ * <p><b>A store that lost its data</b> (a Redis restarted empty) answers as if nothing happened:
+ * {@link StoreResets} checks its identity every probe interval, logs and counts a loss, and with
+ * {@code failure.storeReset: policy} has {@link Health} hold an outage that no probe ends before the
+ * longest window of the rules has passed ({@link Health.Outage#resetUntil}); the store answers
+ * meanwhile, so it is ready and not {@link #down()}.
+ *
+ * <p>Tested as a trace on a manual clock and scheduler ({@code FailoverStoreTest}, {@code
+ * StoreResetTest}), and against real Redis processes stopped, paused, killed and restarted empty
+ * ({@code RedisOutageIT}, {@code StoreResetIT}).
  */
 public final class FailoverStore extends ForwardingStore {
   private static final Logger LOG = LoggerFactory.getLogger(FailoverStore.class);
@@ -84,25 +92,52 @@ public final class FailoverStore extends ForwardingStore {
   private final Deadlines deadlines;
   private final OutageStore outage;
   private final Fullness fullness;
+  private final StoreResets resets;
+  private final Clock clock;
   private final LongAdder lateReleases = new LongAdder();
 
-  /** A request the failover store does not send to the store because the store is down. */
+  /**
+   * A request the failover store does not send to the store because the store is down, or because it
+   * lost its data and the failure policy decides until {@link #resetUntil} ({@code failure.storeReset}).
+   */
   public static final class Down extends StoreException {
     private static final long serialVersionUID = 1L;
+    private final long resetUntil;
 
     Down(String message) {
+      this(message, 0);
+    }
+
+    Down(String message, long resetUntil) {
       super(Reason.UNAVAILABLE, message);
+      this.resetUntil = resetUntil;
+    }
+
+    /** Until when (epoch ms) the failure policy decides because the store lost its data; 0 in an outage. */
+    public long resetUntil() {
+      return resetUntil;
     }
   }
 
-  FailoverStore(Store delegate, FailurePolicy policy, Clock clock, Scheduler scheduler, Executor delivery) {
+  /**
+   * The last loss of the store's data noticed: when, why (which identity key was missing or replaced),
+   * and until when (epoch ms) the failure policy decides because of it; 0 with
+   * {@code failure.storeReset: decide}.
+   */
+  public record Reset(long noticedAt, String why, long policyUntil) {}
+
+  FailoverStore(Store delegate, FailurePolicy policy, Clock clock, Scheduler scheduler, Executor delivery,
+      LongSupplier longestWindowMs) {
     super(delegate);
     this.policy = policy;
-    this.health = new Health(delegate, policy, clock, scheduler, this::recover);
+    this.clock = clock;
+    this.health = new Health(delegate, policy, clock, scheduler, this::recover, this::streakEnded);
     this.deadlines = new Deadlines(delegate, scheduler, delivery, policy.timeout().toMillis(), health);
     this.outage = new OutageStore(policy, clock, deadlines);
     this.fullness = new Fullness(clock, scheduler, policy.fullQuietMs(), () -> delegate.as(MemoryStore.class)
         .map(m -> m.bytes() + " of " + m.maxBytes() + " bytes, " + m.size() + " partitions").orElse("?"));
+    this.resets = new StoreResets(delegate, policy, clock, scheduler, longestWindowMs, health);
+    resets.start();
   }
 
   /**
@@ -111,7 +146,17 @@ public final class FailoverStore extends ForwardingStore {
    */
   public static Function<Store, FailoverStore> newDecorator(FailurePolicy policy, Clock clock, Scheduler scheduler,
       Executor delivery) {
-    return store -> new FailoverStore(store, policy, clock, scheduler, delivery);
+    return newDecorator(policy, clock, scheduler, delivery, () -> 0);
+  }
+
+  /**
+   * {@link #newDecorator(FailurePolicy, Clock, Scheduler, Executor)}, with the longest window of the
+   * rules in force ({@code longestWindowMs}, read when a store that lost its data is noticed): how long
+   * the failure policy decides then, with {@code failure.storeReset: policy}.
+   */
+  public static Function<Store, FailoverStore> newDecorator(FailurePolicy policy, Clock clock, Scheduler scheduler,
+      Executor delivery, LongSupplier longestWindowMs) {
+    return store -> new FailoverStore(store, policy, clock, scheduler, delivery, longestWindowMs);
   }
 
   /** {@link #newDecorator(FailurePolicy, Clock, Scheduler, Executor)} handing answers on in place (tests). */
@@ -119,9 +164,34 @@ public final class FailoverStore extends ForwardingStore {
     return newDecorator(policy, clock, scheduler, Runnable::run);
   }
 
-  /** True during an outage: requests are answered by the failure policy. */
+  /** True during an outage: the store failed, and requests are answered by the failure policy. */
   public boolean down() {
+    Health.Outage o = health.outage();
+    return o != null && !o.reset(clock.millis());
+  }
+
+  /**
+   * True while requests are answered by the failure policy: during an outage, and after the store
+   * lost its data until the longest window passed ({@code failure.storeReset: policy}).
+   */
+  public boolean policyDecides() {
     return health.outage() != null;
+  }
+
+  /** Until when (epoch ms) the failure policy decides because the store lost its data; 0 if it does not now. */
+  public long resetUntil() {
+    Health.Outage o = health.outage();
+    return o != null && o.reset(clock.millis()) ? o.resetUntil() : 0;
+  }
+
+  /** Losses of the store's data noticed since start (a missing or replaced identity, see {@link Store#checkIdentity}). */
+  public long resets() {
+    return resets.resets();
+  }
+
+  /** The last loss of the store's data noticed since start, or null. */
+  public Reset lastReset() {
+    return resets.last();
   }
 
   /**
@@ -152,7 +222,10 @@ public final class FailoverStore extends ForwardingStore {
     return health.outages();
   }
 
-  /** Whether the store answers a read within the deadline and no outage is in force (for {@code /ready}). */
+  /**
+   * Whether the store answers a read within the deadline and no outage is in force (for {@code /ready}).
+   * After the store lost its data it is ready (it answers, and every node shares its loss), whoever decides.
+   */
   public CompletableFuture<Boolean> ready() {
     if (down()) {
       return CompletableFuture.completedFuture(false);
@@ -189,9 +262,17 @@ public final class FailoverStore extends ForwardingStore {
     return out;
   }
 
-  /** Forgets a partition in the store; refused during an outage (the store must forget it, not only this node). */
+  /**
+   * Forgets a partition in the store; refused while the failure policy decides (the store must forget
+   * it, not only this node, and the node's journal would write it back).
+   */
   @Override
   public CompletableFuture<Boolean> delete(byte[] partition) {
+    long resetUntil = resetUntil();
+    if (resetUntil > 0) {
+      return CompletableFuture.failedFuture(new Down("the store lost its data and the failure policy decides until "
+          + resetUntil + " (failure.storeReset); an erasure must reach the store: try again then", resetUntil));
+    }
     if (health.outage() != null) {
       return CompletableFuture.failedFuture(new Down("the store is down; an erasure must reach it: try again later"));
     }
@@ -228,6 +309,7 @@ public final class FailoverStore extends ForwardingStore {
 
   @Override
   public void close() {
+    resets.close();
     Health.Outage o = health.outage();
     if (o != null && !o.journal().isEmpty()) {
       LOG.warn("closing during an outage: {} locally admitted decisions were not written back to the store",
@@ -301,6 +383,11 @@ public final class FailoverStore extends ForwardingStore {
         }
       });
     }
+  }
+
+  /** Called when the store answers after failing calls, or an outage ended: it may have restarted empty. */
+  private void streakEnded() {
+    resets.checkSoon();
   }
 
   /** Called by a probe the store answered during an outage: write the journal back, then go up. */

@@ -21,9 +21,36 @@ import java.util.Objects;
  *     store when it returns); past it the outage store refuses ({@code failure.journal})
  * @param whenFull the action for every category when the embedded store is full and cannot hold a
  *     request's new partition ({@code failure.full}); null: each category's own action, as in an outage
+ * @param onReset what decisions do once a shared store is found to have lost its data
+ *     ({@code failure.storeReset})
  */
 public record FailurePolicy(Duration timeout, FailureAction defaultAction, Map<String, FailureAction> categories,
-    Duration probeInterval, Duration window, int callSize, int journalCapacity, FailureAction whenFull) {
+    Duration probeInterval, Duration window, int callSize, int journalCapacity, FailureAction whenFull,
+    OnReset onReset) {
+
+  /** What decisions do once a shared store is found to have lost its data ({@code failure.storeReset}). */
+  public enum OnReset {
+    /** Decide on the store as usual: it counts from zero (the loss is logged, counted and shown). */
+    DECIDE,
+    /**
+     * Decide by the failure policy, as in an outage, until the longest window of the rules in force
+     * has passed since the loss was noticed: by then the store has seen every message that counts.
+     */
+    POLICY;
+
+    public String id() {
+      return name().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    public static java.util.Optional<OnReset> fromId(String id) {
+      for (OnReset r : values()) {
+        if (r.id().equals(id)) {
+          return java.util.Optional.of(r);
+        }
+      }
+      return java.util.Optional.empty();
+    }
+  }
 
   public static final String TRANSACTIONAL = "transactional";
   public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(500);
@@ -41,12 +68,20 @@ public record FailurePolicy(Duration timeout, FailureAction defaultAction, Map<S
     Objects.requireNonNull(defaultAction, "defaultAction");
     Objects.requireNonNull(probeInterval, "probeInterval");
     Objects.requireNonNull(window, "window");
+    Objects.requireNonNull(onReset, "onReset");
     if (callSize < 1 || journalCapacity < 0) {
       throw new IllegalArgumentException("callSize must be positive and journalCapacity not negative");
     }
     HashMap<String, FailureAction> c = new HashMap<>(categories);
     c.putIfAbsent(TRANSACTIONAL, FailureAction.ALLOW);
     categories = Map.copyOf(c);
+  }
+
+  /** A policy that decides as usual on a store that lost its data ({@link OnReset#DECIDE}). */
+  public FailurePolicy(Duration timeout, FailureAction defaultAction, Map<String, FailureAction> categories,
+      Duration probeInterval, Duration window, int callSize, int journalCapacity, FailureAction whenFull) {
+    this(timeout, defaultAction, categories, probeInterval, window, callSize, journalCapacity, whenFull,
+        OnReset.DECIDE);
   }
 
   /** A policy with the default action when the store is full ({@link #DEFAULT_WHEN_FULL}). */

@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
 final class Health {
   private static final Logger LOG = LoggerFactory.getLogger(FailoverStore.class); // the decorator's log, one name
   static final byte[] PROBE_PARTITION = {'f', 'c', 'a', 'p', ':', 'p', 'r', 'o', 'b', 'e'};
-  private static final long NONE = Long.MIN_VALUE;
+  static final long NONE = Long.MIN_VALUE;
 
   private final Store delegate;
   private final FailurePolicy policy;
@@ -28,6 +28,8 @@ final class Health {
   private final Scheduler scheduler;
   /** Writes an outage's journal back and goes up; called by a probe the store answered during an outage. */
   private final Function<State, CompletableFuture<Void>> recover;
+  /** Told when a failure streak or an outage ends: the store may have restarted meanwhile. */
+  private final Runnable streakEnded;
   private final AtomicReference<State> state = new AtomicReference<>(State.UP);
   private final AtomicBoolean probing = new AtomicBoolean();
   private final LongAdder outages = new LongAdder();
@@ -37,16 +39,26 @@ final class Health {
     static final State UP = new State(NONE, null);
   }
 
-  /** One outage: since when, and what the outage store admitted during it. */
-  record Outage(long since, OutageJournal journal) {}
+  /**
+   * One outage: since when, what the outage store admitted during it, and until when it lasts at
+   * least because the store lost its data ({@code failure.storeReset: policy}; NONE: a store that
+   * failed, up again once a probe passes).
+   */
+  record Outage(long since, OutageJournal journal, long resetUntil) {
+    /** Whether the failure policy decides at {@code now} because the store lost its data. */
+    boolean reset(long now) {
+      return resetUntil != NONE && now < resetUntil;
+    }
+  }
 
   Health(Store delegate, FailurePolicy policy, Clock clock, Scheduler scheduler,
-      Function<State, CompletableFuture<Void>> recover) {
+      Function<State, CompletableFuture<Void>> recover, Runnable streakEnded) {
     this.delegate = delegate;
     this.policy = policy;
     this.clock = clock;
     this.scheduler = scheduler;
     this.recover = recover;
+    this.streakEnded = streakEnded;
   }
 
   /** The outage in force, or null while up. */
@@ -58,16 +70,38 @@ final class Health {
     return outages.sum();
   }
 
+  /**
+   * The store lost its data: the failure policy decides until {@code until} (epoch ms), as in an
+   * outage, whatever the probes find; an outage in force keeps its journal and lasts at least as long.
+   */
+  void decideByPolicyUntil(long until) {
+    long now = clock.millis();
+    while (true) {
+      State s = state.get();
+      Outage o = s.outage;
+      Outage reset = o == null ? new Outage(now, new OutageJournal(policy.journalCapacity()), until)
+          : new Outage(o.since, o.journal, Math.max(until, o.resetUntil));
+      if (state.compareAndSet(s, new State(s.failingSince, reset))) {
+        probe(policy.probeInterval().toMillis());
+        return;
+      }
+    }
+  }
+
   /** Goes up after the write-back, unless the state moved on since {@code seen}; true if it did. */
   boolean up(State seen) {
-    return state.compareAndSet(seen, State.UP);
+    if (state.compareAndSet(seen, State.UP)) {
+      streakEnded.run();
+      return true;
+    }
+    return false;
   }
 
   /** The store answered: a failure streak (not an outage) is over. */
   void succeeded() {
     State s = state.get();
-    if (s.failingSince != NONE && s.outage == null) {
-      state.compareAndSet(s, State.UP);
+    if (s.failingSince != NONE && s.outage == null && state.compareAndSet(s, State.UP)) {
+      streakEnded.run();
     }
   }
 
@@ -92,7 +126,7 @@ final class Health {
       if (s.outage != null || s.failingSince == NONE || now - s.failingSince < policy.window().toMillis()) {
         return;
       }
-      Outage outage = new Outage(now, new OutageJournal(policy.journalCapacity()));
+      Outage outage = new Outage(now, new OutageJournal(policy.journalCapacity()), NONE);
       if (state.compareAndSet(s, new State(s.failingSince, outage))) {
         outages.increment();
         LOG.warn("store outage: failing since {} ms; the failure policy decides until the store answers again "
@@ -123,6 +157,10 @@ final class Health {
     CompletableFuture<PartitionSnapshot> read = new CompletableFuture<>();
     settleQuietly(Deadlines.call(() -> delegate.read(PROBE_PARTITION)), read, policy.window().toMillis());
     read.whenComplete((r, error) -> {
+      if (error == null && seen.outage != null && seen.outage.reset(clock.millis())) {
+        nextProbe(); // the store answers, but it lost its data: the failure policy decides a while longer
+        return;
+      }
       if (error == null && seen.outage != null) {
         recover.apply(seen).whenComplete((v, e) -> nextProbe());
         return;

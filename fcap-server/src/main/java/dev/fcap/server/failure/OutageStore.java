@@ -65,7 +65,11 @@ final class OutageStore {
   /** Decides {@code r} during outage {@code o}, or fails it as {@link Down} if its category is not decided here. */
   void decide(Outage o, PartitionRequest r, CompletableFuture<PartitionResult> out) {
     if (policy.actionFor(r.category()) != FailureAction.LOCAL) {
-      out.completeExceptionally(new Down("the store is down; category '" + r.category() + "' is not decided locally"));
+      long now = clock.millis();
+      out.completeExceptionally(o.reset(now)
+          ? new Down("the store lost its data; the failure policy decides until " + o.resetUntil() + " (failure.storeReset); "
+              + "category '" + r.category() + "' is not decided locally", o.resetUntil())
+          : new Down("the store is down; category '" + r.category() + "' is not decided locally"));
       return;
     }
     boolean records = r.operation() == Operation.DECIDE || r.operation() == Operation.RELEASE;
@@ -157,8 +161,9 @@ final class OutageStore {
           return;
         }
         if (health.up(seen)) {
-          LOG.info("store recovered after {} ms; {} local admissions written back; decisions use the store again",
-              clock.millis() - o.since(), writtenBack.sum());
+          LOG.info("store {} after {} ms; {} local admissions written back; decisions use the store again",
+              o.resetUntil() == Health.NONE ? "recovered" : "reset period over", clock.millis() - o.since(),
+              writtenBack.sum());
         }
       });
     });

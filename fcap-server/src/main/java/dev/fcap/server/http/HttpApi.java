@@ -98,6 +98,16 @@ public final class HttpApi {
           if (r.storeFull()) { // when room may first free, from the last refusal; -1: the store cannot say
             g.writeNumberField("storeFullRetryAfterMs", r.fullRetryAfterMs());
           }
+          g.writeNumberField("storeResets", r.storeResets()); // losses of the store's data noticed since start
+          if (r.lastReset() != null) {
+            g.writeObjectFieldStart("storeLastReset");
+            g.writeNumberField("noticedAt", r.lastReset().noticedAt());
+            g.writeStringField("detail", r.lastReset().why());
+            g.writeEndObject();
+          }
+          if (r.resetUntil() > 0) { // the failure policy decides until then (failure.storeReset: policy)
+            g.writeNumberField("storeResetPolicyUntil", r.resetUntil());
+          }
           g.writeEndObject();
         }))));
   }

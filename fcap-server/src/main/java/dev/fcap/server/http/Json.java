@@ -211,7 +211,7 @@ final class Json {
     g.writeEndArray();
     g.writeFieldName(DEGRADED);
     g.writeBoolean(d.degraded());
-    if (d.degradedReason() != null) { // only when degraded: store_down or store_full
+    if (d.degradedReason() != null) { // only when degraded: store_down, store_full or store_reset
       g.writeStringField("degradedReason", d.degradedReason());
     }
     if (d.replayed()) {
