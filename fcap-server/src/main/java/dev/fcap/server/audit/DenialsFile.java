@@ -116,7 +116,7 @@ final class DenialsFile {
       return false;
     }
     if (recipients > 0) {
-      LOG.info("recent denials of {} recipients read from {}", recipients, path);
+      LOG.info("recent denials read from {} ({} recipients)", path, recipients);
     }
     return true;
   }
