@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.IntFunction;
 
@@ -196,14 +197,18 @@ public final class DecisionService {
         .exceptionally(DecisionService::storeError);
   }
 
-  public CompletableFuture<Boolean> reset(Principal who, String tenant, String recipient) {
+  /**
+   * Forgets a recipient: counters, then recent denials. {@code offLoop} runs the erasure's part that may
+   * rewrite the saved recent denials (a file forced to disk), so never on an event loop.
+   */
+  public CompletableFuture<Boolean> reset(Principal who, String tenant, String recipient, Executor offLoop) {
     who.require(Role.ADMIN, tenant);
-    return engine.reset(tenant, recipient).thenApply(held -> {
+    return engine.reset(tenant, recipient).thenApplyAsync(held -> {
       // an erasure request: the audit line names who reset, not whom
       audit.admin("reset", clock.millis(), tenant, null, 0, who.name(), null);
       forgetDenials(tenant, recipient);
       return held;
-    }).exceptionally(DecisionService::storeError);
+    }, offLoop).exceptionally(DecisionService::storeError);
   }
 
   /** Part of the erasure: a reset answers only once the recipient's denials are gone from memory and disk. */
