@@ -13,22 +13,16 @@ import java.nio.file.StandardOpenOption;
 
 /**
  * Replaces a file whole or not at all: written beside it, forced to disk, then renamed over it, so a
- * crash or a reader never meets half a rules file, half a ledger or half a file of recent denials.
+ * crash or a reader never meets half a rules file or half a ledger.
  */
 public final class AtomicFile {
   private AtomicFile() {}
-
-  /** What goes into the file, streamed (a large file is never held whole in memory). */
-  @FunctionalInterface
-  public interface Content {
-    void writeTo(OutputStream out) throws IOException;
-  }
 
   public static void write(Path file, String text) throws IOException {
     write(file, out -> out.write(text.getBytes(StandardCharsets.UTF_8)));
   }
 
-  /** Replaces {@code file} with what {@code content} writes; on any failure the old file stays as it was. */
+  /** What {@code content} writes, streamed: a large file is never held whole in memory. */
   public static void write(Path file, Content content) throws IOException {
     Path tmp = Files.createTempFile(file.getParent(), "." + file.getFileName(), ".tmp");
     try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
@@ -40,5 +34,11 @@ public final class AtomicFile {
     } finally {
       Files.deleteIfExists(tmp);
     }
+  }
+
+  /** Writes a file's content (and leaves {@code out} open). */
+  @FunctionalInterface
+  public interface Content {
+    void writeTo(OutputStream out) throws IOException;
   }
 }
