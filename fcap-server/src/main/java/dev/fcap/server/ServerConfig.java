@@ -20,9 +20,9 @@ import java.util.List;
  * @param storeDurability where and how durably the embedded store keeps its state ({@code store.dir},
  *     {@code store.fsync}); null when {@code store.fsync} is {@code off} (memory only). Ignored by the
  *     Redis stores.
- * @param recentDenialsFile where the recent denials are saved at a graceful stop and after a reset, and read at
- *     the start: {@code recent-denials.json} beside the rules file, or in {@code dataDir} when the rules live
- *     in Redis; null keeps them in memory only
+ * @param recentDenialsFile where the recent denials are saved at a graceful stop (and rewritten by a reset that
+ *     erases a saved recipient), and read at the start: {@code recent-denials.json} beside the rules file, or in
+ *     {@code dataDir} when the rules live in Redis; null keeps them in memory only
  * @param safeguards Host and Origin checks, request timeout, body shape, metric label bounds, rules settle time
  */
 public record ServerConfig(
