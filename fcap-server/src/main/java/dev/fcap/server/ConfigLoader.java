@@ -269,7 +269,8 @@ public final class ConfigLoader {
           auditSink(), ratio("audit.sampleAdmissions"), intRange("audit.queue", text("audit.queue"), 1, 10_000_000),
           bytes("audit.maxFileBytes"), intRange("audit.maxFiles", text("audit.maxFiles"), 1, 1000),
           intRange("audit.recentDenials", text("audit.recentDenials"), 0, 1000),
-          intRange("audit.recentRecipients", text("audit.recentRecipients"), 1, 100_000_000), failure,
+          intRange("audit.recentRecipients", text("audit.recentRecipients"), 1, 100_000_000), recentDenialsFile(),
+          failure,
           bytes("limits.maxBodyBytes"), intRange("limits.maxBatch", text("limits.maxBatch"), 1, 1_000_000),
           duration("shutdown.grace"), safeguards(), releaseHorizon());
     }
@@ -355,6 +356,19 @@ public final class ConfigLoader {
         }
       }
       return new dev.fcap.store.memory.Durability(Path.of(dir), every);
+    }
+
+    /**
+     * {@code recent-denials.json} where the server's other state lives: beside the rules file (so in
+     * {@code DATADIR} with the default rules file), or in {@code DATADIR} when the rules live in Redis.
+     */
+    private Path recentDenialsFile() {
+      String rules = text("rules.source");
+      if (rules.matches("[a-z][a-z0-9+.-]*://.*")) {
+        return Path.of(text("dataDir")).resolve("recent-denials.json");
+      }
+      Path file = Path.of(rules.startsWith("file:") ? rules.substring(5) : rules);
+      return file.resolveSibling("recent-denials.json");
     }
 
     private ConfigException error(String key, String message) {

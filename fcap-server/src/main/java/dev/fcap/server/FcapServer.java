@@ -132,8 +132,7 @@ public final class FcapServer implements AutoCloseable {
       engineBuilder.releaseHorizon(config.releaseHorizon());
     }
     this.engine = engineBuilder.build();
-    this.audit = new AuditLog(sink, config.auditSampleAdmissions(), config.auditQueue(),
-        new RecentDenials(config.recentDenials(), config.recentRecipients()));
+    this.audit = new AuditLog(sink, config.auditSampleAdmissions(), config.auditQueue(), recentDenials(config));
     metrics.functionCounter("fcap_audit_dropped", "audit events dropped (queue full or sink failing)", audit,
         AuditLog::dropped);
     metrics.functionCounter("fcap_audit_written", "audit events written", audit, AuditLog::written);
@@ -167,6 +166,11 @@ public final class FcapServer implements AutoCloseable {
       }
       throw e;
     }
+  }
+
+  private static RecentDenials recentDenials(ServerConfig config) {
+    return config.recentDenialsFile() == null ? new RecentDenials(config.recentDenials(), config.recentRecipients())
+        : RecentDenials.savedIn(config.recentDenialsFile(), config.recentDenials(), config.recentRecipients());
   }
 
   /** {@link Backends#store}, with a state directory that cannot be used named with its setting and why. */
@@ -361,12 +365,16 @@ public final class FcapServer implements AutoCloseable {
         + m.recoveryReport().orElse("")).orElse("MEMORY ONLY (store.fsync: off): every count is lost on restart");
   }
 
-  /** Graceful: no new requests, in-flight ones finish, then the audit is flushed and the store closed. */
+  /**
+   * Graceful: no new requests, in-flight ones finish, then the recent denials are saved, the audit is
+   * flushed and the store closed.
+   */
   @Override
   public void close() {
     long start = System.nanoTime();
     server.stop().join();
     long stopped = System.nanoTime();
+    saveRecentDenials();
     rules.close();
     audit.close();
     engine.close();
@@ -375,6 +383,16 @@ public final class FcapServer implements AutoCloseable {
     metrics.close();
     LOG.info("stopped: requests drained in {} ms, audit flushed ({} events written, {} dropped) in {} ms",
         (stopped - start) / 1_000_000, audit.written(), audit.dropped(), (System.nanoTime() - stopped) / 1_000_000);
+  }
+
+  /** No request is in flight any more: the denials are complete. A failure loses them, never the stop. */
+  private void saveRecentDenials() {
+    try {
+      audit.recent().save();
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("cannot save the recent denials to {}: {}; they are lost at this stop", config.recentDenialsFile(),
+          e.toString());
+    }
   }
 
   /** Starts a server with test or embedding overrides. */

@@ -3,6 +3,7 @@ package dev.fcap.server;
 import dev.fcap.server.auth.ApiKey;
 import dev.fcap.server.failure.FailurePolicy;
 import dev.fcap.server.guard.Safeguards;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 
@@ -19,6 +20,9 @@ import java.util.List;
  * @param storeDurability where and how durably the embedded store keeps its state ({@code store.dir},
  *     {@code store.fsync}); null when {@code store.fsync} is {@code off} (memory only). Ignored by the
  *     Redis stores.
+ * @param recentDenialsFile where the recent denials are saved at a graceful stop (and rewritten by a reset that
+ *     erases a saved recipient), and read at the start: {@code recent-denials.json} beside the rules file, or in
+ *     {@code dataDir} when the rules live in Redis; null keeps them in memory only
  * @param safeguards Host and Origin checks, request timeout, body shape, metric label bounds, rules settle time
  */
 public record ServerConfig(
@@ -38,6 +42,7 @@ public record ServerConfig(
     int auditMaxFiles,
     int recentDenials,
     int recentRecipients,
+    Path recentDenialsFile,
     FailurePolicy failure,
     long maxBodyBytes,
     int maxBatch,
@@ -52,7 +57,7 @@ public record ServerConfig(
   public ServerConfig withListen(String host, int port) {
     return new ServerConfig(host, port, storeUri, storeMaxBytes, storeDurability, rulesSource, rulesSeed, rulesHistory, apiKeys,
         auditSink, auditSampleAdmissions, auditQueue, auditMaxFileBytes, auditMaxFiles, recentDenials,
-        recentRecipients, failure, maxBodyBytes, maxBatch, shutdownGrace, safeguards, releaseHorizon);
+        recentRecipients, recentDenialsFile, failure, maxBodyBytes, maxBatch, shutdownGrace, safeguards, releaseHorizon);
   }
 
   public boolean loopbackOnly() {

@@ -9,7 +9,11 @@ import com.networknt.schema.SchemaLocation;
 import com.networknt.schema.SpecVersion;
 import com.networknt.schema.ValidationMessage;
 import dev.fcap.store.memory.MemoryStore;
+import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -75,6 +79,7 @@ class OpenApiIT {
     storeDown();
     storeBusyAndUnavailable();
     refusedBeforeAnyHandler();
+    eraseFailed();
     assertThat(produced).containsExactlyInAnyOrderElementsOf(described());
   }
 
@@ -250,6 +255,27 @@ class OpenApiIT {
    * operation; on every operation that takes a body, a body that is not JSON (415), one over the byte
    * limit (413) and one that arrives slower than {@code http.requestTimeout} (408).
    */
+  /** A reset whose recipient's saved recent denials can be neither rewritten nor deleted: 500 erase_failed. */
+  private void eraseFailed() {
+    try {
+      Path dir = Files.createTempDirectory("fcap-openapi-erase");
+      Path saved = dir.resolve("recent-denials.json");
+      Files.writeString(saved, "{\"version\": 1, \"recipients\": [{\"tenant\": \"default\", \"recipient\": \"gone\", "
+          + "\"denials\": [{\"decisionId\": \"d1\", \"time\": 1, \"blockedBy\": [\"recipient-per-minute\"]}]}]}");
+      try (TestServer s = TestServer.start(null, Map.of("rules.source", dir.resolve("rules.yaml").toString()))) {
+        Files.delete(saved);
+        Files.createDirectories(saved.resolve("in-the-way"));
+        TestServer.Reply r = call(s, "DELETE", "/v1/recipients/gone", null, Map.of());
+        assertThat(r.status()).isEqualTo(500);
+        assertThat(r.errorCode()).isEqualTo("erase_failed");
+        Files.delete(saved.resolve("in-the-way"));
+        Files.delete(saved);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
   private void refusedBeforeAnyHandler() {
     java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(8);
     try (TestServer s = TestServer.start(null, Map.of("http.requestTimeout", "1s", "limits.maxBodyBytes", "64KB"))) {

@@ -3,6 +3,7 @@ package dev.fcap.server.admin;
 import dev.fcap.model.Policy;
 import dev.fcap.policy.PolicyException;
 import dev.fcap.policy.PolicyParser;
+import dev.fcap.server.files.AtomicFile;
 import dev.fcap.time.Clock;
 import java.io.IOException;
 import java.io.InputStream;

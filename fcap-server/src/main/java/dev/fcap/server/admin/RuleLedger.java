@@ -7,6 +7,7 @@ import dev.fcap.model.Policy;
 import dev.fcap.policy.PolicyException;
 import dev.fcap.policy.PolicyParser;
 import dev.fcap.server.audit.RuleDiff;
+import dev.fcap.server.files.AtomicFile;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;

@@ -16,6 +16,7 @@ import dev.fcap.server.guard.ApiException;
 import dev.fcap.server.metrics.ServerMetrics;
 import dev.fcap.store.StoreException;
 import dev.fcap.time.Clock;
+import java.io.UncheckedIOException;
 import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -23,6 +24,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.IntFunction;
 
@@ -198,14 +200,28 @@ public final class DecisionService {
         .exceptionally(DecisionService::storeError);
   }
 
-  public CompletableFuture<Boolean> reset(Principal who, String tenant, String recipient) {
+  /**
+   * Forgets a recipient: counters, then recent denials. {@code offLoop} runs the erasure's part that may
+   * rewrite the saved recent denials (a file forced to disk), so never on an event loop.
+   */
+  public CompletableFuture<Boolean> reset(Principal who, String tenant, String recipient, Executor offLoop) {
     who.require(Role.ADMIN, tenant);
-    return engine.reset(tenant, recipient).thenApply(held -> {
-      audit.recent().forget(tenant, recipient);
+    return engine.reset(tenant, recipient).thenApplyAsync(held -> {
       // an erasure request: the audit line names who reset, not whom
       audit.admin("reset", clock.millis(), tenant, null, 0, who.name(), null);
+      forgetDenials(tenant, recipient);
       return held;
-    }).exceptionally(DecisionService::storeError);
+    }, offLoop).exceptionally(DecisionService::storeError);
+  }
+
+  /** Part of the erasure: a reset answers only once the recipient's denials are gone from memory and disk. */
+  private void forgetDenials(String tenant, String recipient) {
+    try {
+      audit.recent().forget(tenant, recipient);
+    } catch (UncheckedIOException e) {
+      throw new ApiException(500, "erase_failed", "the counters are reset but the recipient's recent denials could "
+          + "not be erased from the data directory (the server log says why); retry the reset", null);
+    }
   }
 
   public CompletableFuture<Readiness> ready() {

@@ -126,7 +126,8 @@ public final class GrpcApi extends FcapServiceGrpc.FcapServiceImplBase {
       Principal who = principal();
       String tenant = Messages.tenant(request.hasTenant() ? request.getTenant() : null);
       String recipient = Messages.recipient(request.getRecipient());
-      return decisions.reset(who, tenant, recipient).thenApply(r -> ResetReply.newBuilder().setReset(r).build());
+      return decisions.reset(who, tenant, recipient, ServiceRequestContext.current().blockingTaskExecutor())
+          .thenApply(r -> ResetReply.newBuilder().setReset(r).build());
     });
   }
 

@@ -274,7 +274,7 @@ public final class HttpApi {
   private CompletableFuture<HttpResponse> reset(ServiceRequestContext ctx, AggregatedHttpRequest req, Principal who) {
     String tenant = Messages.tenant(ctx.queryParam("tenant"));
     String recipient = Messages.recipient(ctx.pathParam("recipient"));
-    return decisions.reset(who, tenant, recipient).thenApply(held -> Json.ok(g -> {
+    return decisions.reset(who, tenant, recipient, ctx.blockingTaskExecutor()).thenApply(held -> Json.ok(g -> {
       g.writeStartObject();
       g.writeBooleanField("reset", held);
       g.writeEndObject();
