@@ -25,7 +25,8 @@ import java.util.zip.CRC32C;
  *             flags:u8 [idKey:16 duration(horizon) varint(tailLength) tail incarnation:i64]   (flags & ID)
  *             varint(counters) counter*
  * counter  := varint(keyLength) key kind:u8 varint(precision) varint(alignMs)
- *             (varint(limit) duration(window))* varint(enforcedMask)
+ *             (varint(limit) duration(window))* varint(enforcedMask) varint(relaxedMask)
+ *             varint(headroomMask) varint(limit - bound)*   (one per check in headroomMask)
  * kind     := checks << 2 | algorithm
  * duration := varint(ms / 1000 * 2) if whole seconds, else varint(ms * 2 + 1)
  * </pre>
@@ -73,9 +74,10 @@ final class JournalDelta {
       CounterSpec s = r.spec(i);
       byte[] k = r.key(i);
       n += Varint.size(k.length) + k.length + 1 + Varint.size(s.precision()) + Varint.size(r.alignMs(i))
-          + Varint.size(enforcedMask(s));
+          + Varint.size(enforcedMask(s)) + Varint.size(relaxedMask(s)) + Varint.size(headroomMask(s));
       for (int c = 0; c < s.checks(); c++) {
         n += Varint.size(s.limit(c)) + Varint.size(duration(s.windowMs(c)));
+        n += s.bound(c) == s.limit(c) ? 0 : Varint.size(s.limit(c) - s.bound(c));
       }
     }
     return n;
@@ -117,6 +119,13 @@ final class JournalDelta {
         pos = Varint.write(d, pos, duration(s.windowMs(c)));
       }
       pos = Varint.write(d, pos, enforcedMask(s));
+      pos = Varint.write(d, pos, relaxedMask(s));
+      pos = Varint.write(d, pos, headroomMask(s));
+      for (int c = 0; c < s.checks(); c++) {
+        if (s.bound(c) != s.limit(c)) {
+          pos = Varint.write(d, pos, s.limit(c) - s.bound(c));
+        }
+      }
     }
     return pos;
   }
@@ -157,11 +166,18 @@ final class JournalDelta {
         windows[c] = millis(varlong(p, at));
       }
       long mask = varlong(p, at);
+      long relaxedMask = varlong(p, at);
+      long headroomMask = varlong(p, at);
       boolean[] enforced = new boolean[checks];
+      boolean[] relaxed = new boolean[checks];
+      long[] bounds = limits.clone();
       for (int c = 0; c < checks; c++) {
         enforced[c] = (mask >>> c & 1) != 0;
+        relaxed[c] = (relaxedMask >>> c & 1) != 0;
+        bounds[c] -= (headroomMask >>> c & 1) != 0 ? varlong(p, at) : 0;
       }
-      r.addCounter(key, new CounterSpec(algorithm, limits, windows, enforced, precision), align);
+      r.addCounter(key, new CounterSpec(algorithm, limits, bounds, windows, enforced, precision).withRelaxed(relaxed),
+          align);
     }
     if (at[0] != len) {
       throw new IllegalArgumentException("a delta entry of " + len + " bytes ends at " + at[0]);
@@ -174,6 +190,24 @@ final class JournalDelta {
     long mask = 0;
     for (int c = 0; c < s.checks(); c++) {
       mask |= s.enforced(c) ? 1L << c : 0;
+    }
+    return mask;
+  }
+
+  /** Which checks are relaxed for the message (countOnly, override), bit c for check c. */
+  private static long relaxedMask(CounterSpec s) {
+    long mask = 0;
+    for (int c = 0; c < s.checks(); c++) {
+      mask |= s.relaxed(c) ? 1L << c : 0;
+    }
+    return mask;
+  }
+
+  /** Which checks admit the message up to a bound below their limit (its priority's headroom). */
+  private static long headroomMask(CounterSpec s) {
+    long mask = 0;
+    for (int c = 0; c < s.checks(); c++) {
+      mask |= s.bound(c) != s.limit(c) ? 1L << c : 0;
     }
     return mask;
   }

@@ -131,4 +131,37 @@ class JournalBytesTest {
     assertThat(inspectAll(Engine.builder(again).clock(clock).policy(SeedRules.POLICY).build())).isEqualTo(before);
     again.close();
   }
+
+  @Test
+  void stepsReplayTheirBoundsAndRelaxedChecks() {
+    dev.fcap.model.Policy policy = dev.fcap.policy.PolicyParser.parse("""
+        policies:
+          - tenant: default
+            rules:
+              - {id: per-minute, limit: 6, window: 1m, key: [recipient], headroom: {normal: 2, low: 4},
+                 countOnly: {category: [otp]}}
+              - {id: per-day, limit: 20, window: 24h, key: [recipient], headroom: {low: 10}}
+        """).get(0);
+    MemoryStore store = open();
+    Engine engine = Engine.builder(store).clock(clock).policy(policy).build();
+    long admitted = 0;
+    for (int round = 0; round < 200; round++) {
+      clock.advance(900);
+      for (int r = 0; r < 20; r++) {
+        Message.Builder m = Message.builder(recipient(r))
+            .priority(dev.fcap.model.Priority.values()[(round + r) % 4])
+            .category(round % 5 == 0 ? "otp" : "marketing")
+            .override(round % 17 == 3 && r % 2 == 0);
+        admitted += engine.decide(m.build()).join().allowed() ? 1 : 0;
+      }
+      store.journal().flushNow();
+    }
+    assertThat(admitted).isGreaterThan(400);
+    Map<String, Inspection> before = inspectAll(engine);
+    store.close();
+    MemoryStore again = open();
+    assertThat(again.recoveryProblems()).as("each step replayed with its bounds and relaxed checks").isEmpty();
+    assertThat(inspectAll(Engine.builder(again).clock(clock).policy(policy).build())).isEqualTo(before);
+    again.close();
+  }
 }
