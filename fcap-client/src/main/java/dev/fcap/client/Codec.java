@@ -37,6 +37,9 @@ final class Codec {
     if (m.priority() != null) {
       n.put("priority", m.priority().id());
     }
+    if (m.override()) {
+      n.put("override", true);
+    }
     if (m.timeZone() != null) {
       n.put("timeZone", m.timeZone().getId());
     }

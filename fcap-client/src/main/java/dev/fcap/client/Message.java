@@ -26,6 +26,7 @@ public final class Message {
   private final String messageId;
   private final ZoneId timeZone;
   private final Priority priority;
+  private final boolean override;
 
   private Message(Builder b) {
     this.tenant = b.tenant;
@@ -40,6 +41,7 @@ public final class Message {
     this.messageId = b.messageId;
     this.timeZone = b.timeZone;
     this.priority = b.priority;
+    this.override = b.override;
   }
 
   /** A message to {@code recipient} with nothing else set. */
@@ -55,7 +57,7 @@ public final class Message {
   public Builder toBuilder() {
     Builder b = new Builder(recipient).tenant(tenant).channel(channel).sender(sender).category(category)
         .content(content).contentKey(contentKey).attributes(attributes).messageId(messageId)
-        .timeZone(timeZone).priority(priority);
+        .timeZone(timeZone).priority(priority).override(override);
     b.cost = cost;
     return b;
   }
@@ -112,6 +114,11 @@ public final class Message {
     return timeZone;
   }
 
+  /** Whether every rule counts this message and none refuses it (the key needs the override role). */
+  public boolean override() {
+    return override;
+  }
+
   /** Null when the caller gave none: {@link Priority#NORMAL}. */
   public Priority priority() {
     return priority;
@@ -137,6 +144,7 @@ public final class Message {
     private String messageId;
     private ZoneId timeZone;
     private Priority priority;
+    private boolean override;
 
     private Builder(String recipient) {
       this.recipient = Objects.requireNonNull(recipient, "recipient");
@@ -212,6 +220,15 @@ public final class Message {
     /** How much of a rule's limit the message may use (null: {@link Priority#NORMAL}). */
     public Builder priority(Priority priority) {
       this.priority = priority;
+      return this;
+    }
+
+    /**
+     * Counted by every rule and refused by none: a message that must go and must still use up the
+     * recipient's caps. The server asks for the {@code override} role and audits who asked.
+     */
+    public Builder override(boolean override) {
+      this.override = override;
       return this;
     }
 

@@ -59,7 +59,8 @@ final class EmbeddedFcap implements Fcap, AutoCloseable {
     dev.fcap.model.Message.Builder b = dev.fcap.model.Message.builder(m.recipient()).channel(m.channel())
         .sender(m.sender()).category(m.category()).content(m.content()).contentKey(m.contentKey())
         .attributes(m.attributes()).cost(m.cost()).messageId(m.messageId()).timeZone(m.timeZone())
-        .priority(m.priority() == null ? null : dev.fcap.model.Priority.valueOf(m.priority().name()));
+        .priority(m.priority() == null ? null : dev.fcap.model.Priority.valueOf(m.priority().name()))
+        .override(m.override());
     if (m.tenant() != null) {
       b.tenant(m.tenant());
     }

@@ -9,6 +9,8 @@ import java.util.Map;
  * @param type {@code denied}, {@code allowed} (sampled), or {@code rules} (a rule change)
  * @param counts per rule id: used/limit as seen by the decision
  * @param who the API key name
+ * @param detail of a decision, {@code override} for a message sent with {@code "override": true} (always
+ *     recorded); of administration, what was done
  * @param changes of a rule change: each rule it changed, before and after (null for other events)
  */
 public record AuditEvent(

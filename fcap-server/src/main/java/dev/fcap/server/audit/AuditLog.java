@@ -51,7 +51,9 @@ public final class AuditLog implements AutoCloseable {
 
   /** Records a decision: every denial, and admissions at the sample rate. Never blocks. */
   public void decision(Message m, Decision d, String who) {
-    if (d.allowed() && (sampleAdmissions == 0 || ThreadLocalRandom.current().nextDouble() >= sampleAdmissions)) {
+    // an override is always recorded, with who asked: it may have put a recipient past every cap
+    if (d.allowed() && !m.override()
+        && (sampleAdmissions == 0 || ThreadLocalRandom.current().nextDouble() >= sampleAdmissions)) {
       return;
     }
     if (!d.allowed()) {
@@ -64,7 +66,7 @@ public final class AuditLog implements AutoCloseable {
     }
     offer(new AuditEvent(d.allowed() ? "allowed" : "denied", d.time(), d.decisionId(), m.tenant(), m.recipient(),
         m.channel(), m.category(), d.blockedBy(), d.shadowBlockedBy(), counts, d.policyVersion(), d.degraded(), who,
-        null, null));
+        m.override() ? "override" : null, null));
   }
 
   /** Records an administrative event (a rule change, a reset). */

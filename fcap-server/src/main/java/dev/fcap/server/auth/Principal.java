@@ -23,18 +23,26 @@ public final class Principal {
 
   /** Refuses (403) unless the key has {@code role} and may use {@code tenant}. */
   public void require(Role role, String tenant) {
-    require(role);
-    if (key != null && !key.allowsTenant(tenant)) {
-      throw new ApiException(403, "forbidden", "API key '" + key.name() + "' may not use tenant '" + tenant + "'",
-          "tenant");
-    }
+    require(role, tenant, null);
   }
 
   /** Refuses (403) unless the key has {@code role}. */
   public void require(Role role) {
+    require(role, (String) null, null);
+  }
+
+  /**
+   * Refuses (403) unless the key has {@code role} and may use {@code tenant} (null: any); the error
+   * names {@code field}, the part of the request that needs the role (null: the request).
+   */
+  public void require(Role role, String tenant, String field) {
     if (key != null && !key.roles().contains(role)) {
       throw new ApiException(403, "forbidden", "API key '" + key.name() + "' lacks the role '" + role.id()
-          + "' needed here", null);
+          + "' needed " + (field == null ? "here" : "for " + field), field);
+    }
+    if (tenant != null && key != null && !key.allowsTenant(tenant)) {
+      throw new ApiException(403, "forbidden", "API key '" + key.name() + "' may not use tenant '" + tenant + "'",
+          "tenant");
     }
   }
 

@@ -10,7 +10,12 @@ public enum Role {
   /** Inspect recipients, read rules, history and metrics of its tenants. */
   READ,
   /** Change rules and reset recipients. */
-  ADMIN;
+  ADMIN,
+  /**
+   * Send a message with {@code "override": true}: every rule counts it and none refuses it. Apart
+   * from {@link #DECIDE} on purpose: an override can put a recipient past every cap.
+   */
+  OVERRIDE;
 
   public String id() {
     return name().toLowerCase(Locale.ROOT);

@@ -88,7 +88,7 @@ public final class DecisionService {
       FailoverStore.Reset lastReset, long resetUntil) {}
 
   public CompletableFuture<Decision> decide(Principal who, Message m, boolean dryRun) {
-    who.require(Role.DECIDE, m.tenant());
+    authorize(who, m);
     long start = System.nanoTime();
     long outages = failover.outages();
     CompletableFuture<Decision> d = dryRun ? engine.check(m) : engine.decide(m);
@@ -127,7 +127,7 @@ public final class DecisionService {
     for (int i = 0; i < size; i++) {
       try {
         Message m = read.apply(i);
-        who.require(Role.DECIDE, m.tenant());
+        authorize(who, m);
         valid.add(m);
         positions.add(i);
       } catch (ApiException e) {
@@ -180,6 +180,14 @@ public final class DecisionService {
     }
     // a decision id names its tenant: a key releases only its own tenants' decisions
     return engine.releaseDecision(decisionId, who::mayUse).exceptionally(DecisionService::storeError);
+  }
+
+  /** A decision needs {@link Role#DECIDE}; an override also {@link Role#OVERRIDE}, asked by name. */
+  private static void authorize(Principal who, Message m) {
+    who.require(Role.DECIDE, m.tenant());
+    if (m.override()) {
+      who.require(Role.OVERRIDE, m.tenant(), "override");
+    }
   }
 
   /** Releases the admitted decision of a message id, named by the message as it was decided. */

@@ -160,7 +160,7 @@ public final class GrpcApi extends FcapServiceGrpc.FcapServiceImplBase {
         m.hasSender() ? m.getSender() : null, m.hasCategory() ? m.getCategory() : null,
         m.hasContent() ? m.getContent() : null, m.hasContentKey() ? m.getContentKey() : null, m.getAttributesMap(),
         cost, m.hasMessageId() ? m.getMessageId() : null, m.hasTimeZone() ? Messages.timeZone(m.getTimeZone()) : null,
-        m.hasPriority() ? Messages.priority(m.getPriority()) : null);
+        m.hasPriority() ? Messages.priority(m.getPriority()) : null, m.getOverride());
   }
 
   private static Decision decision(dev.fcap.model.Decision d) {

@@ -43,13 +43,16 @@ public final class Messages {
       String content, String contentKey, Map<String, String> attributes, long cost, String messageId,
       ZoneId timeZone) {
     return of(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost, messageId, timeZone,
-        null);
+        null, false);
   }
 
-  /** A validated message with its message id, time zone and priority (each null: none, the default). */
+  /**
+   * A validated message with its message id, time zone and priority (each null: none, the default),
+   * and whether it overrides every rule (the caller's authority is checked where it is decided).
+   */
   public static Message of(String tenant, String recipient, String channel, String sender, String category,
       String content, String contentKey, Map<String, String> attributes, long cost, String messageId,
-      ZoneId timeZone, Priority priority) {
+      ZoneId timeZone, Priority priority, boolean override) {
     if (tenant != null && !TENANT.matcher(tenant).matches()) {
       throw invalid("tenant", "tenant must be 1-128 of letters, digits, '.', '_', ':', '-' starting with a letter "
           + "or digit");
@@ -71,7 +74,7 @@ public final class Messages {
     }
     try {
       return new Message(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost,
-          messageId, timeZone, priority);
+          messageId, timeZone, priority, override);
     } catch (InvalidMessageException e) {
       throw invalid(e.field(), e.getMessage());
     }

@@ -15,7 +15,7 @@ import java.util.Set;
  */
 final class MessageReader {
   static final Set<String> FIELDS = Set.of("tenant", "recipient", "channel", "sender", "category", "content",
-      "contentKey", "attributes", "cost", "messageId", "timeZone", "priority");
+      "contentKey", "attributes", "cost", "messageId", "timeZone", "priority", "override");
 
   private MessageReader() {}
 
@@ -28,7 +28,7 @@ final class MessageReader {
       String f = it.next();
       if (!FIELDS.contains(f) && !extra.contains(f)) {
         throw ApiException.badRequest("unknown_field", "unknown field '" + f + "'; known fields: tenant, recipient, "
-            + "channel, sender, category, content, contentKey, attributes, cost, messageId, timeZone, priority"
+            + "channel, sender, category, content, contentKey, attributes, cost, messageId, timeZone, priority, override"
             + (extra.isEmpty() ? "" : ", " + String.join(", ", extra)), f);
       }
     }
@@ -39,7 +39,7 @@ final class MessageReader {
     return Messages.of(string(node, "tenant"), recipient, string(node, "channel"), string(node, "sender"),
         string(node, "category"), string(node, "content"), string(node, "contentKey"), attributes(node), cost(node),
         string(node, "messageId"), Messages.timeZone(string(node, "timeZone")),
-        Messages.priority(string(node, "priority")));
+        Messages.priority(string(node, "priority")), bool(node, "override"));
   }
 
   static String string(JsonNode node, String field) {
