@@ -105,7 +105,7 @@ function intervalLines(sw) {
 
 function conditions(r) {
   const parts = [];
-  for (const [label, cond] of [['match', r.match], ['exempt', r.exempt]]) {
+  for (const [label, cond] of [['match', r.match], ['exempt', r.exempt], ['count only', r.countOnly]]) {
     for (const [dim, values] of Object.entries(cond || {})) {
       parts.push(`${label} ${dim} ∈ {${[].concat(values).join(', ')}}`);
     }
@@ -136,7 +136,7 @@ async function loadHistory() {
 // --- editor -----------------------------------------------------------------------------------------
 
 const FIELDS = ['id', 'description', 'limit', 'window', 'key', 'algorithm', 'precision', 'zone', 'headroom', 'mode',
-  'match', 'exempt', 'sendWindow', 'windowZone', 'closed'];
+  'match', 'exempt', 'countOnly', 'sendWindow', 'windowZone', 'closed'];
 
 /** Shows the fields of the kind of rule chosen: a cap's or a send window's. */
 function showKind() {
@@ -172,6 +172,7 @@ function openEditor(rule) {
   $('rule-mode').value = r.mode || 'enforce';
   $('rule-match').value = conditionText(r.match);
   $('rule-exempt').value = conditionText(r.exempt);
+  $('rule-countOnly').value = conditionText(r.countOnly);
   $('rule-kind').value = r.sendWindow ? 'sendWindow' : 'cap';
   $('rule-kind').disabled = !!rule;
   if (r.sendWindow) {
@@ -295,6 +296,8 @@ function conditionsFromForm(r, errors) {
   if (Object.keys(match).length) r.match = match;
   const exempt = parseConditions('exempt', $('rule-exempt').value.trim(), errors);
   if (Object.keys(exempt).length) r.exempt = exempt;
+  const countOnly = parseConditions('countOnly', $('rule-countOnly').value.trim(), errors);
+  if (Object.keys(countOnly).length) r.countOnly = countOnly;
 }
 
 /** An error about one interval of a send window names its line in the editor ("line 2: ..."). */

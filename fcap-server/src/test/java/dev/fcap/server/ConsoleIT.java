@@ -432,11 +432,14 @@ class ConsoleIT {
     browser.id("rule-validate").click();
     browser.waitText("#rule-headroom-error", "write priority=units");
     browser.type("rule-headroom", "low=2");
+    browser.type("rule-countOnly", "category: transactional");
     browser.id("rule-save").click();
     browser.waitText("#rules-message", "Rule per-day added");
     assertThat(browser.find("tr[data-rule='per-day'] td.limit").getText()).isEqualTo("3 per 24h (headroom low=2)");
-    assertThat(server.get("/v1/rules/per-day?tenant=shop-prio").body().get("headroom").get("low").asLong())
-        .isEqualTo(2);
+    JsonNode perDay = server.get("/v1/rules/per-day?tenant=shop-prio").body();
+    assertThat(perDay.get("headroom").get("low").asLong()).isEqualTo(2);
+    assertThat(perDay.get("countOnly").get("category").get(0).asText()).isEqualTo("transactional");
+    assertThat(browser.find("tr[data-rule='per-day']").getText()).contains("count only category \u2208 {transactional}");
 
     // a low message may bring the day to 1 of 3: the second is refused, a high one still goes
     browser.open(server.base() + "/#try");
