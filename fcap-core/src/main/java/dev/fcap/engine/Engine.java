@@ -9,6 +9,7 @@ import dev.fcap.store.PartitionAnswer;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
 import dev.fcap.store.Store;
+import dev.fcap.store.SuppressionList;
 import dev.fcap.store.internal.CallingThreadStore;
 import dev.fcap.store.internal.ReusableRequest;
 import dev.fcap.time.Clock;
@@ -70,7 +71,7 @@ public final class Engine implements AutoCloseable {
     this.releaseHorizonMs = b.releaseHorizonMs;
     this.callerTime = new CallerTime(b.callerTime);
     this.ids = new DecisionIds(store);
-    this.requests = new RequestBuilder(b.clock, releaseHorizonMs);
+    this.requests = new RequestBuilder(b.clock, releaseHorizonMs, store.as(SuppressionList.class).orElse(null));
     this.assembly = new DecisionAssembly(ids, b.clock, releaseHorizonMs);
     this.releases = new Releases(store, policies, ids, callerTime, b.clock, requests);
     this.inspector = new Inspector(store, policies);
@@ -143,14 +144,16 @@ public final class Engine implements AutoCloseable {
     long time = callerTime.accept(epochMillis);
     CompiledPolicy cp = policies.get(message.tenant());
     CompiledPolicy.Plan plan = cp == null ? null : cp.plan(message);
+    // a suppressed recipient is refused whatever the rules say; they still report, from a dry run
+    boolean open = requests.suppression(message, Operation.DECIDE, time) == null;
     if (plan == null || plan.partitions.length == 0 && plan.windows.length == 0) {
-      return ADMITTED; // no rule applies
+      return open ? ADMITTED : REFUSED; // no rule applies
     }
     WindowCheck windows = WindowCheck.of(cp, plan, message, time);
     if (plan.partitions.length == 0) {
-      return DecisionAssembly.report(cp, plan, NO_ANSWERS, windows, verdicts) ? ADMITTED : REFUSED;
+      return DecisionAssembly.report(cp, plan, NO_ANSWERS, windows, verdicts) && open ? ADMITTED : REFUSED;
     }
-    Operation op = WindowCheck.effective(Operation.DECIDE, windows);
+    Operation op = open ? WindowCheck.effective(Operation.DECIDE, windows) : Operation.CHECK;
     int partitions = plan.partitions.length;
     Scratch scratch = Scratch.take();
     PartitionRequest[] own;
@@ -160,7 +163,7 @@ public final class Engine implements AutoCloseable {
         requests.fillUnreleasable(message, cp, plan, op, time, built, 1, scratch);
         PartitionAnswer[] answers = answerHere(built[0], scratch);
         if (answers != null) {
-          return DecisionAssembly.report(cp, plan, answers, windows, verdicts) ? ADMITTED : REFUSED;
+          return DecisionAssembly.report(cp, plan, answers, windows, verdicts) && open ? ADMITTED : REFUSED;
         }
       }
       requests.fillUnreleasable(message, cp, plan, op, time, built, partitions, null);
@@ -171,7 +174,7 @@ public final class Engine implements AutoCloseable {
       scratch.release();
     }
     return PartitionChain.decide(store, own, op)
-        .thenApply(results -> DecisionAssembly.report(cp, plan, results, windows, verdicts));
+        .thenApply(results -> DecisionAssembly.report(cp, plan, results, windows, verdicts) && open);
   }
 
   /**
@@ -305,6 +308,14 @@ public final class Engine implements AutoCloseable {
    */
   public CompletableFuture<Inspection> inspect(String tenant, String recipient, ZoneId timeZone) {
     return inspector.inspect(tenant, recipient, timeZone);
+  }
+
+  /**
+   * The store's suppression lists (recipients that must receive nothing: every decision in an
+   * entry's scope is refused, with nothing recorded); empty when the store keeps none.
+   */
+  public Optional<SuppressionList> suppressions() {
+    return store.as(SuppressionList.class);
   }
 
   /**

@@ -2,9 +2,11 @@ package dev.fcap.engine;
 
 import dev.fcap.model.Dimension;
 import dev.fcap.model.Message;
+import dev.fcap.model.Suppression;
 import dev.fcap.store.Idempotency;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionRequest;
+import dev.fcap.store.SuppressionList;
 import dev.fcap.store.internal.ReusableRequest;
 import dev.fcap.time.Clock;
 import java.time.ZoneId;
@@ -22,10 +24,26 @@ final class RequestBuilder {
   private final Clock clock;
   /** How long admitted decisions stay releasable by decision id: -1 the policy's longest window, 0 never. */
   private final long releaseHorizonMs;
+  /** The store's suppression lists, read in this process; null: the store keeps none. */
+  private final SuppressionList suppressions;
 
-  RequestBuilder(Clock clock, long releaseHorizonMs) {
+  RequestBuilder(Clock clock, long releaseHorizonMs, SuppressionList suppressions) {
     this.clock = clock;
     this.releaseHorizonMs = releaseHorizonMs;
+    this.suppressions = suppressions;
+  }
+
+  /**
+   * The suppression-list entry that refuses {@code m} at {@code time} (the store's: this builder's
+   * clock), or null; a release is never refused. Read before the step, like a send window: a
+   * refused DECIDE becomes a dry run, so nothing is recorded.
+   */
+  Suppression suppression(Message m, Operation op, long time) {
+    if (suppressions == null || op == Operation.RELEASE) {
+      return null;
+    }
+    return suppressions.find(m.tenant(), m.recipient(), m.channel(), m.category(),
+        time == PartitionRequest.STORE_TIME ? clock.millis() : time);
   }
 
   /** {@code m} as store requests of their own, which a store may keep. */
@@ -46,14 +64,15 @@ final class RequestBuilder {
    * window refuses becomes a dry run, so that nothing is recorded.
    */
   Prepared prepare(CompiledPolicy cp, Message m, Operation op, long time, Scratch scratch, boolean buffered) {
+    Suppression suppressed = suppression(m, op, time);
     if (cp == null) {
       return new Prepared(m, null, null, op, new PartitionRequest[0], null, null, 0, releaseHorizonMs != 0, true, null,
-          time, null);
+          time, null, suppressed);
     }
     CompiledPolicy.Plan plan = cp.plan(m);
     WindowCheck windows = plan.windows.length == 0 ? null
         : WindowCheck.of(cp, plan, m, time == PartitionRequest.STORE_TIME ? clock.millis() : time);
-    op = WindowCheck.effective(op, windows);
+    op = suppressed != null && op == Operation.DECIDE ? Operation.CHECK : WindowCheck.effective(op, windows);
     long releaseHorizon = releaseHorizonMs < 0 ? cp.messageHorizonMs : releaseHorizonMs;
     int partitions = plan.partitions.length;
     byte[] key = recordKey(m, op, partitions, releaseHorizon);
@@ -67,7 +86,7 @@ final class RequestBuilder {
     boolean releasable = first != null && first.tail() != ReleaseRecord.NOT_RELEASABLE;
     return new Prepared(m, cp, plan, op, inBuffers ? null : toRequests(built, partitions),
         partitions == 0 ? null : built[0].partition(), key, horizon, releaseHorizon > 0, releasable, sealedTail, time,
-        windows);
+        windows, suppressed);
   }
 
   /**
