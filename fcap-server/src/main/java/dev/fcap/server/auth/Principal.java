@@ -32,7 +32,7 @@ public final class Principal {
 
   /** Refuses (403) unless the key has {@code role}. */
   public void require(Role role) {
-    if (key != null && !key.roles().contains(role)) {
+    if (key != null && !key.roles().contains(role) && !(role == Role.SUPPRESS && key.roles().contains(Role.ADMIN))) {
       throw new ApiException(403, "forbidden", "API key '" + key.name() + "' lacks the role '" + role.id()
           + "' needed here", null);
     }

@@ -3,14 +3,19 @@ package dev.fcap.server.auth;
 import java.util.Locale;
 import java.util.Optional;
 
-/** What an API key may do. Roles do not imply each other: give a key every role it needs. */
+/**
+ * What an API key may do. Roles do not imply each other, but for {@code admin}, which includes
+ * {@code suppress}: give a key every role it needs.
+ */
 public enum Role {
   /** Decide, check, batch and release. */
   DECIDE,
   /** Inspect recipients, read rules, history and metrics of its tenants. */
   READ,
-  /** Change rules and reset recipients. */
-  ADMIN;
+  /** Change rules and reset recipients; read and change the suppression lists. */
+  ADMIN,
+  /** Read and change the suppression lists (recipients that must receive nothing). */
+  SUPPRESS;
 
   public String id() {
     return name().toLowerCase(Locale.ROOT);

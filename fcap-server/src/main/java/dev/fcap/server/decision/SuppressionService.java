@@ -1,0 +1,79 @@
+package dev.fcap.server.decision;
+
+import dev.fcap.engine.Engine;
+import dev.fcap.model.InvalidMessageException;
+import dev.fcap.model.Suppression;
+import dev.fcap.server.audit.AuditLog;
+import dev.fcap.server.auth.Principal;
+import dev.fcap.server.auth.Role;
+import dev.fcap.server.guard.ApiException;
+import dev.fcap.store.SuppressionList;
+import dev.fcap.time.Clock;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * What the APIs call to read and change the tenants' suppression lists: the role check (the
+ * {@code suppress} role, which {@code admin} includes), the entry's validation, who added it and
+ * when, and an audit line for every change. Changes are forced to disk before they return, so a
+ * transport calls these off its event loop.
+ */
+public final class SuppressionService {
+  /** The most entries one page lists. */
+  public static final int MAX_PAGE = 1000;
+  private final Engine engine;
+  private final AuditLog audit;
+  private final Clock clock;
+
+  SuppressionService(Engine engine, AuditLog audit, Clock clock) {
+    this.engine = engine;
+    this.audit = audit;
+    this.clock = clock;
+  }
+
+  /** Adds or replaces the entry of {@code recipient}; it refuses every decision in its scope once this returns. */
+  public Suppression put(Principal who, String tenant, String recipient, List<String> channels,
+      List<String> categories, String reason, long expiresAt) {
+    who.require(Role.SUPPRESS, tenant);
+    long now = clock.millis();
+    Suppression entry;
+    try {
+      entry = new Suppression(recipient, channels, categories, reason, who.name(), now, expiresAt);
+    } catch (InvalidMessageException e) {
+      throw new ApiException(400, "invalid_field", e.getMessage(), e.field());
+    }
+    if (entry.expiredAt(now)) {
+      throw new ApiException(400, "invalid_field", "expiresAt is in the past", "expiresAt");
+    }
+    list().put(tenant, entry);
+    audit.admin("suppression_put", now, tenant, recipient, 0, who.name(), entry.reason());
+    return entry;
+  }
+
+  public Optional<Suppression> get(Principal who, String tenant, String recipient) {
+    who.require(Role.SUPPRESS, tenant);
+    return list().get(tenant, recipient);
+  }
+
+  /** Removes the entry of {@code recipient}; whether it had a live one. */
+  public boolean remove(Principal who, String tenant, String recipient) {
+    who.require(Role.SUPPRESS, tenant);
+    boolean removed = list().remove(tenant, recipient);
+    audit.admin("suppression_delete", clock.millis(), tenant, recipient, 0, who.name(), null);
+    return removed;
+  }
+
+  /** Up to {@code limit} live entries after {@code cursor} (null: from the first), in recipient order. */
+  public List<Suppression> page(Principal who, String tenant, String cursor, int limit) {
+    who.require(Role.SUPPRESS, tenant);
+    if (limit < 1 || limit > MAX_PAGE) {
+      throw new ApiException(400, "invalid_field", "limit must be between 1 and " + MAX_PAGE, "limit");
+    }
+    return list().page(tenant, cursor, limit);
+  }
+
+  private SuppressionList list() {
+    return engine.suppressions().orElseThrow(() -> new ApiException(501, "suppressions_unsupported",
+        "this server's store keeps no suppression lists; the embedded store does", null));
+  }
+}
