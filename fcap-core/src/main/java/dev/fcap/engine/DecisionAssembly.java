@@ -110,7 +110,7 @@ final class DecisionAssembly {
     }
     List<RuleOutcome> rules = windows != null ? windowOutcomes(p, time, outcomes, ruleOf, reported)
         : List.of(reported == outcomes.length ? outcomes : Arrays.copyOf(outcomes, reported));
-    Suppression suppressed = p.suppressed();
+    Suppression suppressed = p.suppressed() != null ? p.suppressed() : suppressedIn(results);
     if (suppressed != null) { // refused until the entry expires, and from then as the rules say
       never |= suppressed.expiresAt() == Suppression.NEVER;
       frees = Math.max(frees, suppressed.expiresAt());
@@ -208,7 +208,17 @@ final class DecisionAssembly {
     for (; windows != null && !replayed && k < windows.rules.length; k++) {
       allowed &= reportWindow(policy, windows, k, verdicts);
     }
-    return allowed;
+    return allowed && suppressedIn(results) == null;
+  }
+
+  /** The suppression entry a store that checks in its step answered (the recipient's partition's), or null. */
+  private static Suppression suppressedIn(PartitionAnswer[] results) {
+    for (PartitionAnswer r : results) {
+      if (r != null && r.suppressed() != null) {
+        return r.suppressed();
+      }
+    }
+    return null;
   }
 
   private static boolean reportWindow(CompiledPolicy policy, WindowCheck windows, int k, Engine.RuleVerdicts verdicts) {

@@ -144,8 +144,20 @@ public final class Engine implements AutoCloseable {
     long time = callerTime.accept(epochMillis);
     CompiledPolicy cp = policies.get(message.tenant());
     CompiledPolicy.Plan plan = cp == null ? null : cp.plan(message);
-    // a suppressed recipient is refused whatever the rules say; they still report, from a dry run
-    boolean open = requests.suppression(message, Operation.DECIDE, time) == null;
+    if (requests.probes(plan, Operation.DECIDE)) { // the store keeps the entries, and no request reaches them
+      return store.apply(requests.probe(message, time)).thenCompose(r ->
+          verdicts(message, time, cp, plan, r.suppressed() == null, verdicts));
+    }
+    return verdicts(message, time, cp, plan, requests.suppression(message, Operation.DECIDE, time) == null, verdicts);
+  }
+
+  /**
+   * The rest of {@link #decideAt(Message, long, RuleVerdicts)}: {@code open} unless the recipient is
+   * suppressed for the message (then it is refused whatever the rules say; they still report, from a
+   * dry run); a store that checks in its step may find it suppressed too.
+   */
+  private CompletableFuture<Boolean> verdicts(Message message, long time, CompiledPolicy cp, CompiledPolicy.Plan plan,
+      boolean open, RuleVerdicts verdicts) {
     if (plan == null || plan.partitions.length == 0 && plan.windows.length == 0) {
       return open ? ADMITTED : REFUSED; // no rule applies
     }
@@ -232,7 +244,7 @@ public final class Engine implements AutoCloseable {
     List<PartitionRequest> singleRequests = new ArrayList<>();
     for (Message m : messages) {
       Prepared p = requests.prepare(policies.get(m.tenant()), m, op, PartitionRequest.STORE_TIME);
-      if (p.requests().length == 1) {
+      if (p.requests().length == 1 && !requests.probes(p.plan(), p.op())) {
         single.add(p);
         singleRequests.add(p.requests()[0]);
         out.add(null); // its slot, filled below
@@ -378,6 +390,16 @@ public final class Engine implements AutoCloseable {
   }
 
   private CompletableFuture<Decision> execute(Prepared p) {
+    if (p.suppressed() == null && requests.probes(p.plan(), p.op())) {
+      // the store keeps the suppression entries and no request reaches the recipient's: read it first
+      return store.apply(requests.probe(p.message(), p.time())).thenCompose(r -> r.suppressed() == null
+          ? executeLoaded(p)
+          : executeLoaded(requests.prepareSuppressed(p.policy(), p.message(), p.op(), p.time(), r.suppressed())));
+    }
+    return executeLoaded(p);
+  }
+
+  private CompletableFuture<Decision> executeLoaded(Prepared p) {
     if (p.waitsForIds(ids)) {
       // the first decision of this engine loads the decision-id key; failing that, its id is random
       return ids.load().handle((loaded, error) -> null).thenCompose(ignored -> executeNow(p));

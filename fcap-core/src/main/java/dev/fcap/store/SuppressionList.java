@@ -1,6 +1,7 @@
 package dev.fcap.store;
 
 import dev.fcap.model.Suppression;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Optional;
 
@@ -35,7 +36,33 @@ public interface SuppressionList {
 
   /**
    * The entry that refuses a message of {@code tenant} to {@code recipient} on {@code channel} of
-   * {@code category} at {@code now}, or null; answered in this process at once, without I/O.
+   * {@code category} at {@code now}, or null; answered in this process at once, without I/O. A store
+   * that {@link #checkedInStep checks in its step} answers null.
    */
   Suppression find(String tenant, String recipient, String channel, String category, long now);
+
+  /**
+   * Whether the store reads a recipient's entry inside the atomic step of the recipient's partition
+   * (a network store, shared by every node: a {@link SuppressionCheck} on the request), rather than
+   * the engine reading {@link #find} in this process before the step.
+   */
+  default boolean checkedInStep() {
+    return false;
+  }
+
+  /**
+   * The key of {@code recipient}'s partition in {@code tenant} ({@code 'r' varint(len) tenant
+   * recipient}, as the engine names it): where a store that checks in its step keeps the entry, so
+   * that the step finds it beside the counters (in a cluster, in the same slot).
+   */
+  static byte[] partitionOf(String tenant, String recipient) {
+    byte[] t = tenant.getBytes(StandardCharsets.UTF_8);
+    byte[] r = recipient.getBytes(StandardCharsets.UTF_8);
+    byte[] out = new byte[1 + Varint.size(t.length) + t.length + r.length];
+    out[0] = 'r';
+    int at = Varint.write(out, 1, t.length);
+    System.arraycopy(t, 0, out, at, t.length);
+    System.arraycopy(r, 0, out, at + t.length, r.length);
+    return out;
+  }
 }

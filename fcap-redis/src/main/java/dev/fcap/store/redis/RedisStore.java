@@ -78,6 +78,7 @@ public final class RedisStore implements Store {
   private final int replicaAcks;
   private final long replicaAckTimeoutMs;
   private volatile long redisOffsetMs;
+  private final RedisSuppressions suppressions;
 
   private RedisStore(Builder b, Backend backend) {
     this.backend = backend;
@@ -91,6 +92,7 @@ public final class RedisStore implements Store {
     this.commandTimeout = b.commandTimeout;
     this.replicaAcks = b.replicaAcks;
     this.replicaAckTimeoutMs = b.replicaAckTimeout.toMillis();
+    this.suppressions = new RedisSuppressions(backend, keys, commandTimeout, this::now);
   }
 
   public static Builder builder(String uri) {
@@ -258,6 +260,13 @@ public final class RedisStore implements Store {
     backend.close();
   }
 
+  /** This store, or its suppression lists ({@link dev.fcap.store.SuppressionList}), read in each decision's step. */
+  @Override
+  public <T> java.util.Optional<T> as(Class<T> type) {
+    return type.isInstance(this) ? java.util.Optional.of(type.cast(this))
+        : type.isInstance(suppressions) ? java.util.Optional.of(type.cast(suppressions)) : java.util.Optional.empty();
+  }
+
   /** The Redis key a partition's calls name: its own, or in the grouped layout its group's hash (tools, tests). */
   public byte[] keyOf(byte[] partition) {
     return keys.key(partition);
@@ -314,7 +323,7 @@ public final class RedisStore implements Store {
     return reply;
   }
 
-  private static byte[] loadScript(String name) {
+  static byte[] loadScript(String name) {
     try (InputStream in = RedisStore.class.getResourceAsStream(name)) {
       if (in == null) {
         throw new IllegalStateException("missing resource " + name);
