@@ -67,7 +67,7 @@ public final class DecisionService {
     this.metrics = metrics;
     this.clock = clock;
     this.maxBatch = maxBatch;
-    this.suppressions = new SuppressionService(engine, audit, clock);
+    this.suppressions = new SuppressionService(engine, audit, clock, metrics);
   }
 
   /** The tenants' suppression lists, as the APIs read and change them. */

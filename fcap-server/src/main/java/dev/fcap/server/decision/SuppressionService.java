@@ -7,6 +7,7 @@ import dev.fcap.server.audit.AuditLog;
 import dev.fcap.server.auth.Principal;
 import dev.fcap.server.auth.Role;
 import dev.fcap.server.guard.ApiException;
+import dev.fcap.server.metrics.ServerMetrics;
 import dev.fcap.store.SuppressionList;
 import dev.fcap.time.Clock;
 import java.util.List;
@@ -24,11 +25,13 @@ public final class SuppressionService {
   private final Engine engine;
   private final AuditLog audit;
   private final Clock clock;
+  private final ServerMetrics metrics;
 
-  SuppressionService(Engine engine, AuditLog audit, Clock clock) {
+  SuppressionService(Engine engine, AuditLog audit, Clock clock, ServerMetrics metrics) {
     this.engine = engine;
     this.audit = audit;
     this.clock = clock;
+    this.metrics = metrics;
   }
 
   /** Adds or replaces the entry of {@code recipient}; it refuses every decision in its scope once this returns. */
@@ -47,6 +50,7 @@ public final class SuppressionService {
     }
     list().put(tenant, entry);
     audit.admin("suppression_put", now, tenant, recipient, 0, who.name(), entry.reason());
+    counted(tenant);
     return entry;
   }
 
@@ -60,6 +64,7 @@ public final class SuppressionService {
     who.require(Role.SUPPRESS, tenant);
     boolean removed = list().remove(tenant, recipient);
     audit.admin("suppression_delete", clock.millis(), tenant, recipient, 0, who.name(), null);
+    counted(tenant);
     return removed;
   }
 
@@ -69,7 +74,21 @@ public final class SuppressionService {
     if (limit < 1 || limit > MAX_PAGE) {
       throw new ApiException(400, "invalid_field", "limit must be between 1 and " + MAX_PAGE, "limit");
     }
-    return list().page(tenant, cursor, limit);
+    try {
+      return list().page(tenant, cursor, limit);
+    } catch (UnsupportedOperationException e) {
+      throw new ApiException(501, "suppressions_unsupported", e.getMessage()
+          + "; read an entry by its recipient (GET /v1/suppressions/{recipient})", null);
+    }
+  }
+
+  /** The tenant's entry gauge, where the store can count its list. */
+  private void counted(String tenant) {
+    try {
+      metrics.suppressionEntries(tenant, list().size(tenant));
+    } catch (UnsupportedOperationException e) {
+      // a list that lives in Redis is not counted by tenant (a scan of every key)
+    }
   }
 
   private SuppressionList list() {
