@@ -214,6 +214,15 @@ class OpenApiIT {
         .body().get("items")).hasSize(1);
     assertThat(call(s, "GET", "/v1/suppressions?limit=0", null, Map.of()).status()).isEqualTo(400);
     assertThat(call(s, "DELETE", "/v1/suppressions/plain", null, Map.of()).body().get("removed").asBoolean()).isTrue();
+    TestServer.Reply imported = s.send("POST", "/v1/suppressions/import", "recipient,reason\nc1,STOP\nc2\n",
+        Map.of("Content-Type", "text/csv"));
+    check("POST", "/v1/suppressions/import", imported.status(), "application/json", imported.raw().body(), null);
+    assertThat(imported.body().get("rejected").asLong()).isEqualTo(1);
+    TestServer.Reply ndjson = s.send("POST", "/v1/suppressions/import?tenant=no%20spaces", "{}",
+        Map.of("Content-Type", "application/x-ndjson"));
+    check("POST", "/v1/suppressions/import", ndjson.status(), "application/json", ndjson.raw().body(), null);
+    assertThat(ndjson.status()).isEqualTo(400);
+    assertThat(call(s, "POST", "/v1/suppressions/import", "{}", Map.of()).status()).isEqualTo(415);
     assertThat(call(s, "DELETE", "/v1/suppressions/r?tenant=no%20spaces", null, Map.of()).status()).isEqualTo(400);
   }
 

@@ -57,6 +57,56 @@ class SuppressionIT {
   }
 
   @Test
+  void anImportAppliesTheGoodRowsAndReportsEachBadOneWithItsLine() {
+    try (TestServer s = TestServer.start(RULES, Map.of())) {
+      String csv = String.join("\n",
+          "recipient,channels,reason,expiresAt",
+          "+1,sms,replied STOP,",
+          "+2,,complaint,soon",
+          "+3,sms|email,\"legal, block list\",4102444800000",
+          "+4,sms",
+          "",
+          "+5,,,") + "\r\n";
+      TestServer.Reply r = s.send("POST", "/v1/suppressions/import", csv, Map.of("Content-Type", "text/csv"));
+      assertThat(r.status()).isEqualTo(200);
+      assertThat(r.body().get("applied").asLong()).isEqualTo(3);
+      assertThat(r.body().get("rejected").asLong()).isEqualTo(2);
+      JsonNode errors = r.body().get("errors");
+      assertThat(errors).hasSize(2);
+      assertThat(errors.get(0).get("line").asLong()).isEqualTo(3);
+      assertThat(errors.get(0).get("field").asText()).isEqualTo("expiresAt");
+      assertThat(errors.get(1).get("line").asLong()).isEqualTo(5);
+      assertThat(errors.get(1).get("code").asText()).isEqualTo("invalid_row");
+      assertThat(s.get("/v1/suppressions/%2B3").body().get("reason").asText()).isEqualTo("legal, block list");
+      assertThat(s.get("/v1/suppressions/%2B3").body().get("channels")).hasSize(2);
+      assertThat(s.get("/v1/suppressions/%2B2").status()).isEqualTo(404);
+      assertThat(s.decide("{\"recipient\": \"+5\"}").body().get("blockedBy").get(0).asText()).isEqualTo("suppressed");
+
+      String ndjson = String.join("\n",
+          "{\"recipient\": \"n1\", \"categories\": [\"marketing\"], \"reason\": \"opt-out\"}",
+          "{\"recipient\": \"n2\", \"reason\": ",
+          "{\"recipient\": \"n3\", \"channel\": \"sms\"}",
+          "{\"reason\": \"no one\"}",
+          "{\"recipient\": \"n5\", \"expiresAt\": 4102444800000}");
+      JsonNode n = s.send("POST", "/v1/suppressions/import?tenant=default", ndjson,
+          Map.of("Content-Type", "application/x-ndjson")).body();
+      assertThat(n.get("applied").asLong()).isEqualTo(2);
+      assertThat(n.get("errors")).extracting(e -> e.get("line").asLong()).containsExactly(2L, 3L, 4L);
+      assertThat(n.get("errors")).extracting(e -> e.path("field").asText(null))
+          .containsExactly(null, "channel", "recipient");
+      assertThat(s.decide("{\"recipient\": \"n1\", \"category\": \"marketing\"}").body().get("suppressedReason")
+          .asText()).isEqualTo("opt-out");
+
+      TestServer.Reply json = s.send("POST", "/v1/suppressions/import", "{}", Map.of());
+      assertThat(json.status()).isEqualTo(415);
+      TestServer.Reply badHeader = s.send("POST", "/v1/suppressions/import", "recipient,colour\nx,red\n",
+          Map.of("Content-Type", "text/csv"));
+      assertThat(badHeader.body().get("applied").asLong()).isZero();
+      assertThat(badHeader.body().get("errors").get(0).get("field").asText()).isEqualTo("colour");
+    }
+  }
+
+  @Test
   void badInputIsA400NamingTheFieldAndChangesNothing() {
     try (TestServer s = TestServer.start(RULES, Map.of())) {
       assertThat(s.put("/v1/suppressions/r", "{\"channel\": [\"sms\"]}", Map.of()).errorField()).isEqualTo("channel");

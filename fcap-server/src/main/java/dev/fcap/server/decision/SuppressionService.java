@@ -38,6 +38,20 @@ public final class SuppressionService {
   public Suppression put(Principal who, String tenant, String recipient, List<String> channels,
       List<String> categories, String reason, long expiresAt) {
     who.require(Role.SUPPRESS, tenant);
+    Suppression entry = entry(who, recipient, channels, categories, reason, expiresAt);
+    long now = entry.addedAt();
+    list().put(tenant, entry);
+    audit.admin("suppression_put", now, tenant, recipient, 0, who.name(), entry.reason());
+    counted(tenant);
+    return entry;
+  }
+
+  /**
+   * A valid entry added by {@code who} now, or a 400 naming the field: the recipient (an id of at
+   * most 1,024 characters), the channels and categories, the reason, and an expiry in the future.
+   */
+  public Suppression entry(Principal who, String recipient, List<String> channels, List<String> categories,
+      String reason, long expiresAt) {
     long now = clock.millis();
     Suppression entry;
     try {
@@ -48,10 +62,74 @@ public final class SuppressionService {
     if (entry.expiredAt(now)) {
       throw new ApiException(400, "invalid_field", "expiresAt is in the past", "expiresAt");
     }
-    list().put(tenant, entry);
-    audit.admin("suppression_put", now, tenant, recipient, 0, who.name(), entry.reason());
-    counted(tenant);
     return entry;
+  }
+
+  /**
+   * Starts an import into {@code tenant}'s list, whose rows {@link Import#add} validates and writes in
+   * batches; nothing is checked but the role here.
+   */
+  public Import startImport(Principal who, String tenant) {
+    who.require(Role.SUPPRESS, tenant);
+    return new Import(who, tenant, list());
+  }
+
+  /**
+   * One import: rows are written {@link #BATCH} at a time (each batch durable before the next is
+   * read), and the import is audited once, with its counts, when it {@link #finish finishes}.
+   */
+  public final class Import {
+    /** Rows written together: one fsync (embedded) or one pipelined burst (Redis) each. */
+    public static final int BATCH = 10_000;
+    private final Principal who;
+    private final String tenant;
+    private final SuppressionList list;
+    private final List<Suppression> batch = new java.util.ArrayList<>(BATCH);
+    private long applied;
+    private long rejected;
+
+    private Import(Principal who, String tenant, SuppressionList list) {
+      this.who = who;
+      this.tenant = tenant;
+      this.list = list;
+    }
+
+    /** Adds one row; a bad one is a 400 naming its field, and nothing of it is written. */
+    public void add(String recipient, List<String> channels, List<String> categories, String reason, long expiresAt) {
+      batch.add(entry(who, recipient, channels, categories, reason, expiresAt));
+      if (batch.size() == BATCH) {
+        flush();
+      }
+    }
+
+    /** Counts a row the caller found bad. */
+    public void rejected() {
+      rejected++;
+    }
+
+    public long applied() {
+      return applied;
+    }
+
+    public long rejectedRows() {
+      return rejected;
+    }
+
+    /** Writes what is left and audits the import. */
+    public void finish() {
+      flush();
+      audit.admin("suppression_import", clock.millis(), tenant, null, 0, who.name(),
+          applied + " applied, " + rejected + " rejected");
+      counted(tenant);
+    }
+
+    private void flush() {
+      if (!batch.isEmpty()) {
+        list.putAll(tenant, batch);
+        applied += batch.size();
+        batch.clear();
+      }
+    }
   }
 
   public Optional<Suppression> get(Principal who, String tenant, String recipient) {

@@ -75,6 +75,8 @@ public final class HttpApi {
     sb.route().post("/v1/messages/release").build(handler(this::releaseMessage));
     sb.route().get("/v1/recipients/{recipient}").build(handler(this::inspect));
     sb.route().delete("/v1/recipients/{recipient}").build(handler(this::reset));
+    sb.route().post(SuppressionImport.PATH).requestTimeout(SuppressionImport.TIMEOUT).maxRequestLength(0)
+        .build(new SuppressionImport(decisions.suppressions(), auth));
     sb.route().get("/v1/suppressions").build(handler(this::listSuppressions));
     sb.route().get("/v1/suppressions/{recipient}").build(handler(this::getSuppression));
     sb.route().put("/v1/suppressions/{recipient}").build(handler(this::putSuppression));
@@ -358,7 +360,7 @@ public final class HttpApi {
     }));
   }
 
-  private static List<String> strings(JsonNode body, String field) {
+  static List<String> strings(JsonNode body, String field) {
     JsonNode n = body.path(field);
     if (n.isMissingNode() || n.isNull()) {
       return List.of();
