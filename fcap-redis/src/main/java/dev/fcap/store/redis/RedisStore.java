@@ -109,6 +109,7 @@ public final class RedisStore implements Store {
     if (!sha.equals(loaded)) {
       throw new StoreException(Reason.ERROR, "Redis answered digest " + loaded + " for the script, expected " + sha);
     }
+    await(backend.scriptLoad(RedisSuppressions.SCRIPT), "SCRIPT LOAD"); // suppression entries, by digest
     checkLayout();
     if (clock == null) {
       long redis = await(backend.time(), "TIME");

@@ -30,7 +30,10 @@ import java.util.function.LongSupplier;
  * are not offered here.
  */
 final class RedisSuppressions implements SuppressionList {
-  private static final byte[] SCRIPT = RedisStore.loadScript("suppression.lua");
+  static final byte[] SCRIPT = RedisStore.loadScript("suppression.lua");
+  private static final String SHA = RedisStore.sha1(SCRIPT);
+  /** Writes of an import sent before their answers are awaited. */
+  private static final int IN_FLIGHT = 256;
   private static final byte[] PUT = bytes("put");
   private static final byte[] GET = bytes("get");
   private static final byte[] DEL = bytes("del");
@@ -62,22 +65,29 @@ final class RedisSuppressions implements SuppressionList {
     await(send(tenant, entry), "suppression PUT");
   }
 
-  /** Sends every entry at once (Lettuce pipelines them on its connections), then waits for all. */
+  /**
+   * Sends the entries {@link #IN_FLIGHT} at a time (Lettuce pipelines them on its connection) and
+   * waits for each window: a whole batch at once would keep its last commands waiting past the
+   * command timeout behind the first ones.
+   */
   @Override
   public void putAll(String tenant, List<Suppression> entries) {
-    List<CompletionStage<List<Object>>> sent = new ArrayList<>(entries.size());
-    for (Suppression e : entries) {
-      sent.add(send(tenant, e));
-    }
-    for (CompletionStage<List<Object>> s : sent) {
-      await(s, "suppression PUT");
+    List<CompletionStage<List<Object>>> sent = new ArrayList<>(IN_FLIGHT);
+    for (int i = 0; i < entries.size(); i += IN_FLIGHT) {
+      for (Suppression e : entries.subList(i, Math.min(entries.size(), i + IN_FLIGHT))) {
+        sent.add(send(tenant, e));
+      }
+      for (CompletionStage<List<Object>> s : sent) {
+        await(s, "suppression PUT");
+      }
+      sent.clear();
     }
   }
 
   @Override
   public Optional<Suppression> get(String tenant, String recipient) {
     byte[] partition = SuppressionList.partitionOf(tenant, recipient);
-    List<Object> reply = await(backend.eval(SCRIPT, key(partition), GET), "suppression GET");
+    List<Object> reply = await(call(key(partition), GET), "suppression GET");
     if (reply.isEmpty()) {
       return Optional.empty();
     }
@@ -88,7 +98,7 @@ final class RedisSuppressions implements SuppressionList {
   @Override
   public boolean remove(String tenant, String recipient) {
     byte[] partition = SuppressionList.partitionOf(tenant, recipient);
-    List<Object> reply = await(backend.eval(SCRIPT, key(partition), DEL), "suppression DELETE");
+    List<Object> reply = await(call(key(partition), DEL), "suppression DELETE");
     return ((Long) reply.get(0)) == 1;
   }
 
@@ -104,7 +114,13 @@ final class RedisSuppressions implements SuppressionList {
 
   private CompletionStage<List<Object>> send(String tenant, Suppression e) {
     byte[] partition = SuppressionList.partitionOf(tenant, e.recipient());
-    return backend.eval(SCRIPT, key(partition), PUT, encode(e), bytes(Long.toString(e.expiresAt())));
+    return call(key(partition), PUT, encode(e), bytes(Long.toString(e.expiresAt())));
+  }
+
+  /** The script by its digest; after a NOSCRIPT (the first call on a node, a flush) by its text, once. */
+  private CompletionStage<List<Object>> call(byte[] key, byte[]... args) {
+    return backend.evalsha(SHA, key, args).toCompletableFuture().exceptionallyCompose(e -> Failures.isNoScript(e)
+        ? backend.eval(SCRIPT, key, args) : java.util.concurrent.CompletableFuture.failedFuture(e));
   }
 
   /** The entry's key: the partition's name (RedisKeys.lua's NAME) then {@code "\0S"}. */
