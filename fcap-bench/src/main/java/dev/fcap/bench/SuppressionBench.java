@@ -36,7 +36,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <pre>
  * java -cp fcap-bench/target/fcap-bench.jar dev.fcap.bench.SuppressionBench [--entries 1000000] \
- *     [--decisions 1000000] [--reps 3]
+ *     [--decisions 1000000] [--reps 3] [--stores embedded,redis]
  * </pre>
  */
 public final class SuppressionBench {
@@ -58,18 +58,24 @@ public final class SuppressionBench {
     int entries = 1_000_000;
     int decisions = 1_000_000;
     int reps = 3;
+    List<String> stores = List.of("embedded", "redis");
     for (int i = 0; i + 1 < args.length; i += 2) {
       switch (args[i]) {
         case "--entries" -> entries = Integer.parseInt(args[i + 1]);
         case "--decisions" -> decisions = Integer.parseInt(args[i + 1]);
         case "--reps" -> reps = Integer.parseInt(args[i + 1]);
+        case "--stores" -> stores = List.of(args[i + 1].split(","));
         default -> throw new IllegalArgumentException("unknown option " + args[i]
-            + " (--entries N, --decisions N, --reps N)");
+            + " (--entries N, --decisions N, --reps N, --stores embedded,redis)");
       }
     }
     SuppressionBench bench = new SuppressionBench(entries, decisions, reps);
-    bench.embedded();
-    bench.redis();
+    if (stores.contains("embedded")) {
+      bench.embedded();
+    }
+    if (stores.contains("redis")) {
+      bench.redis();
+    }
   }
 
   /** Entry {@code i}: a recipient outside the workload's population, every channel and category. */

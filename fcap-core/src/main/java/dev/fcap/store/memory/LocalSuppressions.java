@@ -48,6 +48,8 @@ public final class LocalSuppressions implements SuppressionList {
 
   private final Clock clock;
   private final ConcurrentHashMap<String, ConcurrentHashMap<String, Suppression>> tenants = new ConcurrentHashMap<>();
+  /** Per tenant with a list: which recipients it may hold, read first by {@link #find}. */
+  private final ConcurrentHashMap<String, RecipientFilter> filters = new ConcurrentHashMap<>();
   /** Null: memory only. */
   private final Path file;
   private FileChannel log;
@@ -76,11 +78,12 @@ public final class LocalSuppressions implements SuppressionList {
 
   @Override
   public Suppression find(String tenant, String recipient, String channel, String category, long now) {
-    Map<String, Suppression> list = tenants.get(tenant);
-    if (list == null || list.isEmpty()) {
-      return null; // the usual tenant: no list, no lookup
+    RecipientFilter filter = filters.get(tenant); // every tenant that ever had an entry has one
+    if (filter == null || !filter.mayContain(recipient)) {
+      return null; // the usual case: no list, or a recipient not on it (one word in the cache, no miss into the map)
     }
-    Suppression s = list.get(recipient);
+    Map<String, Suppression> list = tenants.get(tenant);
+    Suppression s = list == null ? null : list.get(recipient);
     return s != null && s.covers(channel, category, now) ? s : null;
   }
 
@@ -100,7 +103,9 @@ public final class LocalSuppressions implements SuppressionList {
     }
     append(records.toByteArray());
     ConcurrentHashMap<String, Suppression> list = tenants.computeIfAbsent(tenant, t -> new ConcurrentHashMap<>());
+    RecipientFilter filter = filterFor(tenant, list, list.size() + entries.size());
     for (Suppression e : entries) {
+      filter.add(e.recipient()); // before the map holds it: a reader that finds the entry finds its bits
       list.put(e.recipient(), e);
     }
   }
@@ -156,6 +161,16 @@ public final class LocalSuppressions implements SuppressionList {
   public long size(String tenant) {
     Map<String, Suppression> list = tenants.get(tenant);
     return list == null ? 0 : list.size();
+  }
+
+  /** The tenant's filter, replaced by a larger one (holding the list) when it would hold more than it was built for. */
+  private RecipientFilter filterFor(String tenant, Map<String, Suppression> list, int entries) {
+    RecipientFilter f = filters.get(tenant);
+    if (f == null || entries > f.capacity) {
+      f = RecipientFilter.of(entries + entries / 2, list.keySet());
+      filters.put(tenant, f);
+    }
+    return f;
   }
 
   /** The tenants with a list, for metrics. */
@@ -278,8 +293,9 @@ public final class LocalSuppressions implements SuppressionList {
       }
     }
     long live = 0;
-    for (Map<String, Suppression> list : tenants.values()) {
-      live += list.size();
+    for (Map.Entry<String, ConcurrentHashMap<String, Suppression>> t : tenants.entrySet()) {
+      live += t.getValue().size();
+      filters.put(t.getKey(), RecipientFilter.of(t.getValue().size() + t.getValue().size() / 2, t.getValue().keySet()));
     }
     if (records > 2 * live + 1024) {
       rewrite();

@@ -171,6 +171,9 @@ public final class GrpcApi extends FcapServiceGrpc.FcapServiceImplBase {
     if (d.degradedReason() != null) {
       b.setDegradedReason(d.degradedReason());
     }
+    if (d.suppressedReason() != null) {
+      b.setSuppressedReason(d.suppressedReason());
+    }
     // addAll on an empty list still allocates the repeated field; most decisions block nothing
     if (!d.blockedBy().isEmpty()) {
       b.addAllBlockedBy(d.blockedBy());
