@@ -103,19 +103,19 @@ public final class SuppressionBench {
     AtomicLong now = new AtomicLong(System.currentTimeMillis());
     Path with = Files.createTempDirectory("fcap-suppress-with");
     Path without = Files.createTempDirectory("fcap-suppress-without");
-    try (MemoryStore listed = MemoryStore.builder().clock(now::get).durable(Durability.of(with)).build();
-        MemoryStore bare = MemoryStore.builder().clock(now::get).durable(Durability.of(without)).build()) {
+    MemoryStore listed = MemoryStore.builder().clock(now::get).durable(Durability.of(with)).build();
+    MemoryStore bare = MemoryStore.builder().clock(now::get).durable(Durability.of(without)).build();
+    // each engine closes its store
+    try (Engine a = engine(listed, now); Engine b = engine(bare, now)) {
       double seconds = importInto(listed.as(SuppressionList.class).orElseThrow(), now.get());
       System.out.printf("embedded: import of %,d rows in %.2f s (%,.0f rows/s), %,d bytes on disk%n", entries,
           seconds, entries / seconds, Files.size(with.resolve("suppressions.log")));
       double[] listedNs = new double[reps];
       double[] bareNs = new double[reps];
-      try (Engine a = engine(listed, now); Engine b = engine(bare, now)) {
-        for (int r = 0; r < reps; r++) {
-          now.addAndGet(2 * DAY_MS); // every counter of the run before has expired: each run starts alike
-          bareNs[r] = cpuPerDecision(b, threads);
-          listedNs[r] = cpuPerDecision(a, threads);
-        }
+      for (int r = 0; r < reps; r++) {
+        now.addAndGet(2 * DAY_MS); // every counter of the run before has expired: each run starts alike
+        bareNs[r] = cpuPerDecision(b, threads);
+        listedNs[r] = cpuPerDecision(a, threads);
       }
       report("embedded", "thread CPU per decision (ns)", listedNs, bareNs);
     } finally {
@@ -143,8 +143,8 @@ public final class SuppressionBench {
 
   private void redis() throws Exception {
     AtomicLong now = new AtomicLong(System.currentTimeMillis());
-    try (RedisDeployment deployment = RedisDeployment.standalone();
-        RedisStore store = RedisStore.builder(deployment.uri()).clock(now::get).build()) {
+    try (RedisDeployment deployment = RedisDeployment.standalone()) {
+      RedisStore store = RedisStore.builder(deployment.uri()).clock(now::get).build(); // engine a closes it
       RedisServer server = deployment.masters().get(0);
       long memory = usedMemory(server);
       double seconds = importInto(store.as(SuppressionList.class).orElseThrow(), now.get());
