@@ -29,7 +29,10 @@ import java.util.function.Predicate;
  * <p><b>How a decision flows.</b> The tenant's {@link CompiledPolicy} picks the rules that apply and
  * a cached plan says which partitions and counters they touch. The send windows that apply are
  * judged first, at the decision's time ({@link WindowCheck}): a shut enforced window turns the step
- * into a dry run, so nothing is recorded. {@link RequestBuilder} turns the message into one request
+ * into a dry run, so nothing is recorded. So does an entry of the tenant's suppression list that
+ * covers the message: read here before the step on a store that keeps the lists in this process,
+ * or by the store in the recipient partition's own step ({@link dev.fcap.store.SuppressionCheck}).
+ * {@link RequestBuilder} turns the message into one request
  * per partition. Counters keyed by the recipient all live in the
  * recipient's partition, so the common policy is one atomic store step; rules keyed without the
  * recipient live in shared partitions, decided one after another ({@link PartitionChain}).

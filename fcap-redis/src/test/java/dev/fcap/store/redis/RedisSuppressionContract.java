@@ -31,6 +31,10 @@ abstract class RedisSuppressionContract {
   private static final Policy PER_CHANNEL = new Policy("acme", 1,
       List.of(Rule.of("per-channel", 100, Duration.ofDays(1), Dimension.CHANNEL)));
 
+  private static final Policy BOTH = new Policy("acme", 1,
+      List.of(Rule.of("two-per-day", 2, Duration.ofDays(1), Dimension.RECIPIENT),
+          Rule.of("per-channel", 100, Duration.ofDays(1), Dimension.CHANNEL)));
+
   private final ManualClock clock = new ManualClock(System.currentTimeMillis());
   private RedisStore store;
 
@@ -111,6 +115,18 @@ abstract class RedisSuppressionContract {
     List<Decision> batch = engine.decideAll(List.of(message("+3", "sms", null), message("+4", "sms", null)), false)
         .stream().map(f -> f.join()).toList();
     assertThat(batch).extracting(Decision::allowed).containsExactly(false, true);
+  }
+
+  @Test
+  void aRecipientAndASharedPartitionRecordNothingForASuppressedRecipient() {
+    Engine engine = engine(BOTH);
+    engine.suppressions().orElseThrow().put("acme", entry("+7", List.of(), List.of(), Suppression.NEVER));
+    Decision d = engine.decide(message("+7", "sms", null)).join();
+    assertThat(d.blockedBy()).containsExactly(Suppression.BLOCKED_BY);
+    assertThat(d.rules()).extracting(RuleOutcome::used).containsExactly(0L, 0L);
+    Decision other = engine.decide(message("+8", "sms", null)).join();
+    assertThat(other.allowed()).isTrue();
+    assertThat(other.rules()).extracting(RuleOutcome::used).as("nothing was counted for +7").containsExactly(0L, 0L);
   }
 
   @Test
