@@ -65,6 +65,8 @@ class DocumentedBenchmarksIT {
     SHRINK.put("dev.fcap.bench.ReleaseRecordCost", args -> options(args, Map.of("--decisions", "2000", "--rounds", "1")));
     SHRINK.put("dev.fcap.bench.redis.ReplicaAcksBench", args -> positional(args, "1", "1"));
     SHRINK.put("dev.fcap.bench.redis.GroupedKeysCost", args -> options(args, Map.of("--recipients", "2000", "--calls", "2000")));
+    SHRINK.put("dev.fcap.bench.SuppressionBench", args -> options(args,
+        Map.of("--entries", "2000", "--decisions", "2000", "--reps", "1")));
     SHRINK.put("bench-embedded.sh", args -> positional(args, "1"));
     SHRINK.put("bench-durability", args -> List.of("1", "2000")); // one round, one small recovery
     SHRINK.put("bench-redis-floor", args -> List.of("1", "2000")); // one rep of 2,000 calls a script

@@ -13,7 +13,7 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     versionProvider = Fcap.BuildVersion.class,
     description = "Exact frequency capping for messaging platforms.",
-    subcommands = {ReplayCommand.class, GenCommand.class, ServeCommand.class, BenchCommand.class,
+    subcommands = {ReplayCommand.class, GenCommand.class, ServeCommand.class, BenchCommand.class, SuppressCommand.class,
         CommandLine.HelpCommand.class})
 public final class Fcap {
 

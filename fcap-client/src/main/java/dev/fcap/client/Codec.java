@@ -103,7 +103,12 @@ final class Codec {
     return new Decision(n.path("allowed").asBoolean(), n.path("decisionId").asText(null),
         n.path("retryAfterMs").asLong(), strings(n.path("blockedBy")), strings(n.path("shadowBlockedBy")), rules,
         n.path("degraded").asBoolean(), n.path("replayed").asBoolean(), n.path("policyVersion").asLong(),
-        n.path("time").asLong(), id, false, null, n.path("sendAt").asLong(0));
+        n.path("time").asLong(), id, false, null, n.path("sendAt").asLong(0), n.path("suppressedReason").asText(null));
+  }
+
+  static Suppression suppression(JsonNode n) {
+    return new Suppression(n.path("recipient").asText(), strings(n.path("channels")), strings(n.path("categories")),
+        n.path("reason").asText(), n.path("addedBy").asText(), n.path("addedAt").asLong(), n.path("expiresAt").asLong());
   }
 
   static Inspection inspection(JsonNode n) {

@@ -24,16 +24,26 @@ import java.util.List;
  * @param sendAt 0 when allowed; otherwise the earliest instant (epoch ms) at which every enforced rule
  *     would admit the same message if nothing else were sent, by the recipient's clock for send
  *     windows; -1 if never
+ * @param suppressedReason null unless the recipient is on the tenant's suppression list for this message
+ *     ({@code blockedBy} then starts with {@code suppressed}): the entry's reason
  */
 public record Decision(boolean allowed, String decisionId, long retryAfterMs, List<String> blockedBy,
     List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, boolean replayed, long policyVersion,
     long time,
-    String messageId, boolean fallback, String fallbackReason, long sendAt) {
+    String messageId, boolean fallback, String fallbackReason, long sendAt, String suppressedReason) {
 
   public Decision {
     blockedBy = List.copyOf(blockedBy);
     shadowBlockedBy = List.copyOf(shadowBlockedBy);
     rules = List.copyOf(rules);
+  }
+
+  /** A decision of no suppression. */
+  public Decision(boolean allowed, String decisionId, long retryAfterMs, List<String> blockedBy,
+      List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, boolean replayed, long policyVersion,
+      long time, String messageId, boolean fallback, String fallbackReason, long sendAt) {
+    this(allowed, decisionId, retryAfterMs, blockedBy, shadowBlockedBy, rules, degraded, replayed, policyVersion, time,
+        messageId, fallback, fallbackReason, sendAt, null);
   }
 
   /** A decision whose {@code sendAt} is {@code time} plus the delay to retry after. */

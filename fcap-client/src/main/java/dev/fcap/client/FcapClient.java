@@ -236,6 +236,58 @@ public final class FcapClient implements AutoCloseable {
   }
 
   /**
+   * Adds or replaces {@code recipient}'s entry in the tenant's suppression list (null tenant: the
+   * server's default): once this returns, every decision for it on {@code channels} and
+   * {@code categories} (empty: every one) is refused, on every node, until {@code expiresAt} (epoch ms;
+   * -1: never). Needs the {@code suppress} or {@code admin} role.
+   */
+  public Suppression suppress(String tenant, String recipient, List<String> channels, List<String> categories,
+      String reason, long expiresAt) {
+    return join(suppressAsync(tenant, recipient, channels, categories, reason, expiresAt));
+  }
+
+  public CompletableFuture<Suppression> suppressAsync(String tenant, String recipient, List<String> channels,
+      List<String> categories, String reason, long expiresAt) {
+    var body = Codec.MAPPER.createObjectNode();
+    channels.forEach(body.putArray("channels")::add);
+    categories.forEach(body.putArray("categories")::add);
+    if (reason != null) {
+      body.put("reason", reason);
+    }
+    body.put("expiresAt", expiresAt);
+    byte[] bytes;
+    try {
+      bytes = Codec.MAPPER.writeValueAsBytes(body);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    return transport.call("PUT", suppressionPath(tenant, recipient), bytes, true)
+        .thenApply(a -> Codec.suppression(a.body()));
+  }
+
+  /** {@code recipient}'s entry in the tenant's suppression list; empty when it has none (or it expired). */
+  public java.util.Optional<Suppression> suppression(String tenant, String recipient) {
+    return join(suppressionAsync(tenant, recipient));
+  }
+
+  public CompletableFuture<java.util.Optional<Suppression>> suppressionAsync(String tenant, String recipient) {
+    return transport.call("GET", suppressionPath(tenant, recipient), null, true)
+        .thenApply(a -> java.util.Optional.of(Codec.suppression(a.body())))
+        .exceptionallyCompose(e -> Transport.unwrap(e) instanceof FcapException f && f.status() == 404
+            ? CompletableFuture.completedFuture(java.util.Optional.empty()) : CompletableFuture.failedFuture(e));
+  }
+
+  /** Removes {@code recipient}'s entry; whether it had a live one. */
+  public boolean unsuppress(String tenant, String recipient) {
+    return join(unsuppressAsync(tenant, recipient));
+  }
+
+  public CompletableFuture<Boolean> unsuppressAsync(String tenant, String recipient) {
+    return transport.call("DELETE", suppressionPath(tenant, recipient), null, true)
+        .thenApply(a -> a.body().path("removed").asBoolean());
+  }
+
+  /**
    * Whether the server answers and its store is reachable ({@code GET /ready}), in one attempt:
    * false when it is down, unreachable or its store is away. For health checks.
    */
@@ -273,6 +325,11 @@ public final class FcapClient implements AutoCloseable {
       }
       throw t instanceof RuntimeException r ? r : new CompletionException(t);
     };
+  }
+
+  private static String suppressionPath(String tenant, String recipient) {
+    Objects.requireNonNull(recipient, "recipient");
+    return "/v1/suppressions/" + segment(recipient) + (tenant == null ? "" : "?tenant=" + segment(tenant));
   }
 
   private static String recipientPath(String tenant, String recipient) {

@@ -3,6 +3,7 @@ package dev.fcap.engine;
 import dev.fcap.model.Decision;
 import dev.fcap.model.Message;
 import dev.fcap.model.Rule;
+import dev.fcap.model.Suppression;
 import dev.fcap.model.RuleOutcome;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionAnswer;
@@ -42,6 +43,11 @@ final class DecisionAssembly {
       return decision(p, NO_ANSWERS);
     }
     long time = p.time() == PartitionRequest.STORE_TIME ? clock.millis() : p.time();
+    if (p.suppressed() != null) {
+      long sendAt = p.suppressed().expiresAt(); // no rule refuses: the entry's expiry alone
+      return new Decision(false, randomId(), sendAt < 0 ? -1 : sendAt - time, SUPPRESSED, List.of(), List.of(), false,
+          time, p.policy() == null ? 0 : p.policy().policy.version(), false, sendAt, null, p.suppressed().reason());
+    }
     return new Decision(true, unrestrictedId(p, time), 0, List.of(), List.of(), List.of(), false, time,
         p.policy() == null ? 0 : p.policy().policy.version(), false, 0);
   }
@@ -59,6 +65,7 @@ final class DecisionAssembly {
   }
 
   private static final PartitionAnswer[] NO_ANSWERS = {};
+  private static final List<String> SUPPRESSED = List.of(Suppression.BLOCKED_BY);
 
   /**
    * The decision on {@code p} from the answers of its partitions (null: not reached by a replayed
@@ -105,7 +112,12 @@ final class DecisionAssembly {
     }
     List<RuleOutcome> rules = windows != null ? windowOutcomes(p, time, outcomes, ruleOf, reported)
         : List.of(reported == outcomes.length ? outcomes : Arrays.copyOf(outcomes, reported));
-    List<String> blocked = List.of();
+    Suppression suppressed = p.suppressed() != null ? p.suppressed() : suppressedIn(results);
+    if (suppressed != null) { // refused until the entry expires, and from then as the rules say
+      never |= suppressed.expiresAt() == Suppression.NEVER;
+      frees = Math.max(frees, suppressed.expiresAt());
+    }
+    List<String> blocked = suppressed == null ? List.of() : SUPPRESSED;
     List<String> shadowBlocked = List.of();
     for (int i = 0; i < rules.size(); i++) { // in policy order
       RuleOutcome r = rules.get(i);
@@ -125,7 +137,8 @@ final class DecisionAssembly {
     }
     String id = !allowed ? null : results.length > 0 ? releasableId(p, results[0]) : unrestrictedId(p, time);
     return new Decision(allowed, id != null ? id : randomId(), allowed ? 0 : sendAt < 0 ? -1 : sendAt - time, blocked,
-        shadowBlocked, rules, degraded, time, p.policy().policy.version(), replayed, sendAt);
+        shadowBlocked, rules, degraded, time, p.policy().policy.version(), replayed, sendAt, null,
+        suppressed == null ? null : suppressed.reason());
   }
 
   /**
@@ -198,7 +211,17 @@ final class DecisionAssembly {
     for (; windows != null && !replayed && k < windows.rules.length; k++) {
       allowed &= reportWindow(windows, k, verdicts);
     }
-    return allowed;
+    return allowed && suppressedIn(results) == null;
+  }
+
+  /** The suppression entry a store that checks in its step answered (the recipient's partition's), or null. */
+  private static Suppression suppressedIn(PartitionAnswer[] results) {
+    for (PartitionAnswer r : results) {
+      if (r != null && r.suppressed() != null) {
+        return r.suppressed();
+      }
+    }
+    return null;
   }
 
   private static boolean reportWindow(WindowCheck windows, int k, Engine.RuleVerdicts verdicts) {

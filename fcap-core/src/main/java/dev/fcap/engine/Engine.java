@@ -9,6 +9,7 @@ import dev.fcap.store.PartitionAnswer;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
 import dev.fcap.store.Store;
+import dev.fcap.store.SuppressionList;
 import dev.fcap.store.internal.CallingThreadStore;
 import dev.fcap.store.internal.ReusableRequest;
 import dev.fcap.time.Clock;
@@ -28,7 +29,10 @@ import java.util.function.Predicate;
  * <p><b>How a decision flows.</b> The tenant's {@link CompiledPolicy} picks the rules that apply and
  * a cached plan says which partitions and counters they touch. The send windows that apply are
  * judged first, at the decision's time ({@link WindowCheck}): a shut enforced window turns the step
- * into a dry run, so nothing is recorded. {@link RequestBuilder} turns the message into one request
+ * into a dry run, so nothing is recorded. So does an entry of the tenant's suppression list that
+ * covers the message: read here before the step on a store that keeps the lists in this process,
+ * or by the store in the recipient partition's own step ({@link dev.fcap.store.SuppressionCheck}).
+ * {@link RequestBuilder} turns the message into one request
  * per partition. Counters keyed by the recipient all live in the
  * recipient's partition, so the common policy is one atomic store step; rules keyed without the
  * recipient live in shared partitions, decided one after another ({@link PartitionChain}).
@@ -70,7 +74,7 @@ public final class Engine implements AutoCloseable {
     this.releaseHorizonMs = b.releaseHorizonMs;
     this.callerTime = new CallerTime(b.callerTime);
     this.ids = new DecisionIds(store);
-    this.requests = new RequestBuilder(b.clock, releaseHorizonMs);
+    this.requests = new RequestBuilder(b.clock, releaseHorizonMs, store.as(SuppressionList.class).orElse(null));
     this.assembly = new DecisionAssembly(ids, b.clock, releaseHorizonMs);
     this.releases = new Releases(store, policies, ids, callerTime, b.clock, requests);
     this.inspector = new Inspector(store, policies);
@@ -143,14 +147,28 @@ public final class Engine implements AutoCloseable {
     long time = callerTime.accept(epochMillis);
     CompiledPolicy cp = policies.get(message.tenant());
     CompiledPolicy.Plan plan = cp == null ? null : cp.plan(message);
+    if (requests.probes(plan, Operation.DECIDE)) { // the store keeps the entries, and no request reaches them
+      return store.apply(requests.probe(message, time)).thenCompose(r ->
+          verdicts(message, time, cp, plan, r.suppressed() == null, verdicts));
+    }
+    return verdicts(message, time, cp, plan, requests.suppression(message, Operation.DECIDE, time) == null, verdicts);
+  }
+
+  /**
+   * The rest of {@link #decideAt(Message, long, RuleVerdicts)}: {@code open} unless the recipient is
+   * suppressed for the message (then it is refused whatever the rules say; they still report, from a
+   * dry run); a store that checks in its step may find it suppressed too.
+   */
+  private CompletableFuture<Boolean> verdicts(Message message, long time, CompiledPolicy cp, CompiledPolicy.Plan plan,
+      boolean open, RuleVerdicts verdicts) {
     if (plan == null || plan.partitions.length == 0 && plan.windows.length == 0) {
-      return ADMITTED; // no rule applies
+      return open ? ADMITTED : REFUSED; // no rule applies
     }
     WindowCheck windows = WindowCheck.of(cp, plan, message, time);
     if (plan.partitions.length == 0) {
-      return DecisionAssembly.report(cp, plan, message, NO_ANSWERS, windows, verdicts) ? ADMITTED : REFUSED;
+      return DecisionAssembly.report(cp, plan, message, NO_ANSWERS, windows, verdicts) && open ? ADMITTED : REFUSED;
     }
-    Operation op = WindowCheck.effective(Operation.DECIDE, windows);
+    Operation op = open ? WindowCheck.effective(Operation.DECIDE, windows) : Operation.CHECK;
     int partitions = plan.partitions.length;
     Scratch scratch = Scratch.take();
     PartitionRequest[] own;
@@ -160,7 +178,7 @@ public final class Engine implements AutoCloseable {
         requests.fillUnreleasable(message, cp, plan, op, time, built, 1, scratch);
         PartitionAnswer[] answers = answerHere(built[0], scratch);
         if (answers != null) {
-          return DecisionAssembly.report(cp, plan, message, answers, windows, verdicts) ? ADMITTED : REFUSED;
+          return DecisionAssembly.report(cp, plan, message, answers, windows, verdicts) && open ? ADMITTED : REFUSED;
         }
       }
       requests.fillUnreleasable(message, cp, plan, op, time, built, partitions, null);
@@ -171,7 +189,7 @@ public final class Engine implements AutoCloseable {
       scratch.release();
     }
     return PartitionChain.decide(store, own, op)
-        .thenApply(results -> DecisionAssembly.report(cp, plan, message, results, windows, verdicts));
+        .thenApply(results -> DecisionAssembly.report(cp, plan, message, results, windows, verdicts) && open);
   }
 
   /**
@@ -231,7 +249,7 @@ public final class Engine implements AutoCloseable {
     List<PartitionRequest> singleRequests = new ArrayList<>();
     for (Message m : messages) {
       Prepared p = requests.prepare(policies.get(m.tenant()), m, op, PartitionRequest.STORE_TIME);
-      if (p.requests().length == 1) {
+      if (p.requests().length == 1 && !requests.probes(p.plan(), p.op())) {
         single.add(p);
         singleRequests.add(p.requests()[0]);
         out.add(null); // its slot, filled below
@@ -310,6 +328,14 @@ public final class Engine implements AutoCloseable {
   }
 
   /**
+   * The store's suppression lists (recipients that must receive nothing: every decision in an
+   * entry's scope is refused, with nothing recorded); empty when the store keeps none.
+   */
+  public Optional<SuppressionList> suppressions() {
+    return store.as(SuppressionList.class);
+  }
+
+  /**
    * Forgets a recipient (erasure requests): every counter in its partition, and with them the release
    * records kept there: a release of an earlier decision then finds no record and gives nothing back
    * (what it counted is gone, and it must not take units from what was counted after the reset).
@@ -369,6 +395,16 @@ public final class Engine implements AutoCloseable {
   }
 
   private CompletableFuture<Decision> execute(Prepared p) {
+    if (p.suppressed() == null && requests.probes(p.plan(), p.op())) {
+      // the store keeps the suppression entries and no request reaches the recipient's: read it first
+      return store.apply(requests.probe(p.message(), p.time())).thenCompose(r -> r.suppressed() == null
+          ? executeLoaded(p)
+          : executeLoaded(requests.prepareSuppressed(p.policy(), p.message(), p.op(), p.time(), r.suppressed())));
+    }
+    return executeLoaded(p);
+  }
+
+  private CompletableFuture<Decision> executeLoaded(Prepared p) {
     if (p.waitsForIds(ids)) {
       // the first decision of this engine loads the decision-id key; failing that, its id is random
       return ids.load().handle((loaded, error) -> null).thenCompose(ignored -> executeNow(p));

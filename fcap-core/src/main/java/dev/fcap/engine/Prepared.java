@@ -1,6 +1,7 @@
 package dev.fcap.engine;
 
 import dev.fcap.model.Message;
+import dev.fcap.model.Suppression;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionRequest;
 
@@ -20,15 +21,16 @@ import dev.fcap.store.PartitionRequest;
  * @param sealedTail the release record's tail when the decision id seals it (the record then holds only the claim)
  * @param time the caller-supplied time, or {@link PartitionRequest#STORE_TIME}
  * @param windows the send windows that apply, judged at the decision's time; null: none applies
+ * @param suppressed the suppression-list entry that refuses the message (its step then only reads); null: none
  */
 record Prepared(Message message, CompiledPolicy policy, CompiledPolicy.Plan plan, Operation op,
     PartitionRequest[] requests, byte[] firstPartition, byte[] recordKey, long recordHorizonMs, boolean releasing,
-    boolean releasable, byte[] sealedTail, long time, WindowCheck windows) {
+    boolean releasable, byte[] sealedTail, long time, WindowCheck windows, Suppression suppressed) {
 
   /** This message with {@code requests} (their first partition's key the same). */
   Prepared with(PartitionRequest[] requests) {
     return new Prepared(message, policy, plan, op, requests, requests[0].partition(), recordKey, recordHorizonMs,
-        releasing, releasable, sealedTail, time, windows);
+        releasing, releasable, sealedTail, time, windows, suppressed);
   }
 
   /** Whether its decision waits for the engine's decision-id key to load (the engine's first ones). */

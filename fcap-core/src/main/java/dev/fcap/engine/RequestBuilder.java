@@ -3,10 +3,13 @@ package dev.fcap.engine;
 import dev.fcap.model.Dimension;
 import dev.fcap.model.Message;
 import dev.fcap.model.Rule;
+import dev.fcap.model.Suppression;
 import dev.fcap.store.CounterSpec;
 import dev.fcap.store.Idempotency;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionRequest;
+import dev.fcap.store.SuppressionCheck;
+import dev.fcap.store.SuppressionList;
 import dev.fcap.store.internal.ReusableRequest;
 import dev.fcap.time.Clock;
 import java.time.ZoneId;
@@ -24,10 +27,44 @@ final class RequestBuilder {
   private final Clock clock;
   /** How long admitted decisions stay releasable by decision id: -1 the policy's longest window, 0 never. */
   private final long releaseHorizonMs;
+  /** The store's suppression lists when read in this process; null: the store keeps none, or checks them itself. */
+  private final SuppressionList suppressions;
+  /** Whether the store reads the recipient's suppression entry in the step ({@link SuppressionCheck}). */
+  private final boolean checkInStep;
 
-  RequestBuilder(Clock clock, long releaseHorizonMs) {
+  RequestBuilder(Clock clock, long releaseHorizonMs, SuppressionList suppressions) {
     this.clock = clock;
     this.releaseHorizonMs = releaseHorizonMs;
+    this.checkInStep = suppressions != null && suppressions.checkedInStep();
+    this.suppressions = checkInStep ? null : suppressions;
+  }
+
+  /**
+   * Whether a decision with {@code plan} (null: no policy) must first ask the store for the
+   * recipient's suppression entry ({@link #probe}): the store checks entries in its step, and no
+   * request of the plan reaches the recipient's partition (no rule keyed by the recipient applies).
+   */
+  boolean probes(CompiledPolicy.Plan plan, Operation op) {
+    return checkInStep && op != Operation.RELEASE && (plan == null || !plan.keyedByRecipient());
+  }
+
+  /** The dry run of no counter that reads {@code m}'s recipient's suppression entry. */
+  PartitionRequest probe(Message m, long time) {
+    return new PartitionRequest(Keys.recipientPartition(m.tenant(), m.recipient()), Operation.CHECK, time, m.cost(),
+        List.of(), 0L, null, m.category(), new SuppressionCheck(m.channel(), m.category()));
+  }
+
+  /**
+   * The suppression-list entry that refuses {@code m} at {@code time} (the store's: this builder's
+   * clock), or null; a release is never refused. Read before the step, like a send window: a
+   * refused DECIDE becomes a dry run, so nothing is recorded.
+   */
+  Suppression suppression(Message m, Operation op, long time) {
+    if (suppressions == null || op == Operation.RELEASE) {
+      return null;
+    }
+    return suppressions.find(m.tenant(), m.recipient(), m.channel(), m.category(),
+        time == PartitionRequest.STORE_TIME ? clock.millis() : time);
   }
 
   /** {@code m} as store requests of their own, which a store may keep. */
@@ -48,14 +85,29 @@ final class RequestBuilder {
    * window refuses becomes a dry run, so that nothing is recorded.
    */
   Prepared prepare(CompiledPolicy cp, Message m, Operation op, long time, Scratch scratch, boolean buffered) {
+    return prepare(cp, m, op, time, scratch, buffered, suppression(m, op, time));
+  }
+
+  /** {@code m} as store requests of their own, refused by {@code suppressed}, an entry the store answered. */
+  Prepared prepareSuppressed(CompiledPolicy cp, Message m, Operation op, long time, Suppression suppressed) {
+    Scratch scratch = Scratch.take();
+    try {
+      return prepare(cp, m, op, time, scratch, false, suppressed);
+    } finally {
+      scratch.release();
+    }
+  }
+
+  private Prepared prepare(CompiledPolicy cp, Message m, Operation op, long time, Scratch scratch, boolean buffered,
+      Suppression suppressed) {
     if (cp == null) {
       return new Prepared(m, null, null, op, new PartitionRequest[0], null, null, 0, releaseHorizonMs != 0, true, null,
-          time, null);
+          time, null, suppressed);
     }
     CompiledPolicy.Plan plan = cp.plan(m);
     WindowCheck windows = plan.windows.length == 0 ? null
         : WindowCheck.of(cp, plan, m, time == PartitionRequest.STORE_TIME ? clock.millis() : time);
-    op = WindowCheck.effective(op, windows);
+    op = suppressed != null && op == Operation.DECIDE ? Operation.CHECK : WindowCheck.effective(op, windows);
     long releaseHorizon = releaseHorizonMs < 0 ? cp.messageHorizonMs : releaseHorizonMs;
     int partitions = plan.partitions.length;
     byte[] key = recordKey(m, op, partitions, releaseHorizon);
@@ -69,7 +121,7 @@ final class RequestBuilder {
     boolean releasable = first != null && first.tail() != ReleaseRecord.NOT_RELEASABLE;
     return new Prepared(m, cp, plan, op, inBuffers ? null : toRequests(built, partitions),
         partitions == 0 ? null : built[0].partition(), key, horizon, releaseHorizon > 0, releasable, sealedTail, time,
-        windows);
+        windows, suppressed);
   }
 
   /**
@@ -128,6 +180,9 @@ final class RequestBuilder {
               : Keys.recipientPartition(cp.tenantUtf8, m.recipient())
           : Keys.sharedPartition(m.tenant(), partition.dims, values(m, partition.dims), fingerprint);
       ReusableRequest request = requests[j].set(partitionKey, op, time, m.cost(), 0L, null, m.category());
+      if (checkInStep && partition.recipient && op != Operation.RELEASE) {
+        request.suppression(new SuppressionCheck(m.channel(), m.category())); // read in the same atomic step
+      }
       addCounters(request, cp, m, partition, fingerprint, alignAt, buffers);
       if (key != null && (j == 0 || decide)) {
         // Each partition remembers the decision (the recipient's first, when a rule is keyed by it),

@@ -22,6 +22,8 @@ import java.util.List;
  *     {@code -1} if that never happens
  * @param degradedReason null unless {@code degraded}; then why the store did not decide:
  *     {@link #STORE_DOWN}, {@link #STORE_FULL} or {@link #STORE_RESET}
+ * @param suppressedReason null unless the recipient is on the tenant's suppression list for this
+ *     message ({@link Suppression#BLOCKED_BY} is then among {@code blockedBy}): the entry's reason
  */
 public record Decision(
     boolean allowed,
@@ -35,7 +37,8 @@ public record Decision(
     long policyVersion,
     boolean replayed,
     long sendAt,
-    String degradedReason) {
+    String degradedReason,
+    String suppressedReason) {
 
   /** A degraded decision's reason: the store is down (an outage); the failure policy decided. */
   public static final String STORE_DOWN = "store_down";
@@ -58,13 +61,21 @@ public record Decision(
       List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, long time, long policyVersion,
       boolean replayed, long sendAt) {
     this(allowed, decisionId, retryAfterMs, blockedBy, shadowBlockedBy, rules, degraded, time, policyVersion, replayed,
-        sendAt, null);
+        sendAt, null, null);
+  }
+
+  /** A decision with a degraded reason and no suppression. */
+  public Decision(boolean allowed, String decisionId, long retryAfterMs, List<String> blockedBy,
+      List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, long time, long policyVersion,
+      boolean replayed, long sendAt, String degradedReason) {
+    this(allowed, decisionId, retryAfterMs, blockedBy, shadowBlockedBy, rules, degraded, time, policyVersion, replayed,
+        sendAt, degradedReason, null);
   }
 
   /** This decision marked degraded for {@code reason}. */
   public Decision degradedFor(String reason) {
     return new Decision(allowed, decisionId, retryAfterMs, blockedBy, shadowBlockedBy, rules, true, time,
-        policyVersion, replayed, sendAt, reason);
+        policyVersion, replayed, sendAt, reason, suppressedReason);
   }
 
   /**

@@ -1,5 +1,7 @@
 package dev.fcap.store;
 
+import dev.fcap.model.Suppression;
+
 /**
  * What a store answered for one {@link PartitionRequest}, read check by check (checks in the order of
  * the request's counters and their checks): the immutable {@link PartitionResult} that
@@ -34,6 +36,14 @@ public interface PartitionAnswer {
 
   /** The partition's incarnation for a DECIDE that asked for one (see {@link PartitionResult}); else 0. */
   long incarnation();
+
+  /**
+   * The recipient's suppression entry that covers the message, for a request with a
+   * {@link SuppressionCheck} (the step was then a dry run); null otherwise.
+   */
+  default Suppression suppressed() {
+    return null;
+  }
 
   /** Whether check {@code check} admitted the message. */
   default boolean admits(int check) {

@@ -13,16 +13,24 @@ import java.util.List;
  *     for none
  * @param category the message's category (null: none); stores ignore it, a failover decorator reads
  *     it to pick the failure policy's action
+ * @param suppression null, or the message's scope for a store that reads the recipient's suppression
+ *     entry in the step ({@link SuppressionCheck})
  */
 public record PartitionRequest(
     byte[] partition, Operation operation, long time, long cost, List<CounterRequest> counters, long eventTime,
-    Idempotency idempotency, String category) {
+    Idempotency idempotency, String category, SuppressionCheck suppression) {
 
   /** Asks the store to read its own clock. */
   public static final long STORE_TIME = Long.MIN_VALUE;
 
   public PartitionRequest {
     counters = List.copyOf(counters);
+  }
+
+  /** A request that reads no suppression entry. */
+  public PartitionRequest(byte[] partition, Operation operation, long time, long cost, List<CounterRequest> counters,
+      long eventTime, Idempotency idempotency, String category) {
+    this(partition, operation, time, cost, counters, eventTime, idempotency, category, null);
   }
 
   public PartitionRequest(
@@ -32,12 +40,12 @@ public record PartitionRequest(
 
   /** This request for a message of {@code category}. */
   public PartitionRequest withCategory(String category) {
-    return new PartitionRequest(partition, operation, time, cost, counters, eventTime, idempotency, category);
+    return new PartitionRequest(partition, operation, time, cost, counters, eventTime, idempotency, category, suppression);
   }
 
   /** This request at a caller-supplied time (a replay of a step decided elsewhere at {@code at}). */
   public PartitionRequest at(long at) {
-    return new PartitionRequest(partition, operation, at, cost, counters, eventTime, idempotency, category);
+    return new PartitionRequest(partition, operation, at, cost, counters, eventTime, idempotency, category, suppression);
   }
 
   public static PartitionRequest of(byte[] partition, Operation op, long time, long cost, List<CounterRequest> counters) {
@@ -49,17 +57,17 @@ public record PartitionRequest(
    * decision); a message id it carries is forgotten with it.
    */
   public PartitionRequest asRelease(long recordedAt) {
-    return new PartitionRequest(partition, Operation.RELEASE, time, cost, counters, recordedAt, idempotency, category);
+    return new PartitionRequest(partition, Operation.RELEASE, time, cost, counters, recordedAt, idempotency, category, null);
   }
 
   /** This request as a dry run. */
   public PartitionRequest asCheck() {
-    return new PartitionRequest(partition, Operation.CHECK, time, cost, counters, eventTime, idempotency, category);
+    return new PartitionRequest(partition, Operation.CHECK, time, cost, counters, eventTime, idempotency, category, suppression);
   }
 
   /** This request, remembering (or, for a release, forgetting) a message id. */
   public PartitionRequest withIdempotency(Idempotency id) {
-    return new PartitionRequest(partition, operation, time, cost, counters, eventTime, id, category);
+    return new PartitionRequest(partition, operation, time, cost, counters, eventTime, id, category, suppression);
   }
 
   /** The number of checks over all counters: the length of the result arrays. */

@@ -1,5 +1,7 @@
 package dev.fcap.store;
 
+import dev.fcap.model.Suppression;
+
 
 /**
  * What a store answered for one {@link PartitionRequest}. The arrays hold one entry per check, in the
@@ -15,9 +17,16 @@ package dev.fcap.store;
  * @param degraded true when a failover decorator answered from its outage store instead of the store
  * @param incarnation for a DECIDE whose {@link Idempotency#incarnation()} is not 0: the partition's
  *     incarnation, which its release must name; 0 when the store remembered the decision instead
+ * @param suppressed for a request with a {@link SuppressionCheck}: the recipient's entry that covers
+ *     the message (the step was then a dry run), else null
  */
 public record PartitionResult(long time, boolean allowed, long[] used, long[] retryAt, String replayOf,
-    boolean degraded, long incarnation) implements PartitionAnswer {
+    boolean degraded, long incarnation, Suppression suppressed) implements PartitionAnswer {
+
+  public PartitionResult(long time, boolean allowed, long[] used, long[] retryAt, String replayOf,
+      boolean degraded, long incarnation) {
+    this(time, allowed, used, retryAt, replayOf, degraded, incarnation, null);
+  }
 
   /** {@code retryAt} of a check that can never admit the message (its cost exceeds the limit). */
   public static final long NEVER = Long.MAX_VALUE;
@@ -52,11 +61,11 @@ public record PartitionResult(long time, boolean allowed, long[] used, long[] re
 
   /** This result, marked as decided by an outage store. */
   public PartitionResult asDegraded() {
-    return new PartitionResult(time, allowed, used, retryAt, replayOf, true, incarnation);
+    return new PartitionResult(time, allowed, used, retryAt, replayOf, true, incarnation, suppressed);
   }
 
   /** This result, answering the partition's {@code incarnation}. */
   public PartitionResult withIncarnation(long incarnation) {
-    return new PartitionResult(time, allowed, used, retryAt, replayOf, degraded, incarnation);
+    return new PartitionResult(time, allowed, used, retryAt, replayOf, degraded, incarnation, suppressed);
   }
 }

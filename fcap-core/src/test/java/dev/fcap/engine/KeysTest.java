@@ -34,6 +34,9 @@ class KeysTest {
       expected.writeBytes(recipient.toString().getBytes(StandardCharsets.UTF_8));
       assertThat(Keys.recipientPartition(tenant, recipient.toString())).as(recipient.toString())
           .isEqualTo(expected.toByteArray());
+      // where a store that checks suppression in its step keeps the recipient's entry
+      assertThat(dev.fcap.store.SuppressionList.partitionOf(tenant, recipient.toString()))
+          .isEqualTo(expected.toByteArray());
     }
   }
 

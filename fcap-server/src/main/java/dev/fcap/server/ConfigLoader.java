@@ -515,7 +515,7 @@ public final class ConfigLoader {
       Set<Role> roles = new LinkedHashSet<>();
       for (String r : strings(k.get("roles"), name, "roles")) {
         roles.add(Role.fromId(r).orElseThrow(() -> error("apiKeys", "key '" + name + "': unknown role '" + r
-            + "'; use decide, read, admin")));
+            + "'; use decide, read, admin, suppress")));
       }
       return ApiKey.of(name, hash, tenants, roles);
     }

@@ -8,6 +8,7 @@ import com.networknt.schema.JsonSchemaFactory;
 import com.networknt.schema.SchemaLocation;
 import com.networknt.schema.SpecVersion;
 import com.networknt.schema.ValidationMessage;
+import dev.fcap.store.Store;
 import dev.fcap.store.memory.MemoryStore;
 import java.io.IOException;
 import java.io.InputStream;
@@ -65,6 +66,7 @@ class OpenApiIT {
 
       decisions(s);
       recipients(s);
+      suppressions(s);
       rules(s);
       call(s, "GET", "/metrics", null, Map.of());
       call(s, "GET", "/health", null, Map.of());
@@ -77,6 +79,7 @@ class OpenApiIT {
           .isEqualTo(405);
     }
     storeDown();
+    storeWithoutSuppressionLists();
     storeBusyAndUnavailable();
     refusedBeforeAnyHandler();
     eraseFailed();
@@ -195,6 +198,55 @@ class OpenApiIT {
       assertThat(status).as(op[1] + " " + path + " with a key that lacks the role").isEqualTo(403);
     }
     s.as("ops");
+  }
+
+  private void suppressions(TestServer s) {
+    assertThat(call(s, "PUT", "/v1/suppressions/stop", "{\"channels\": [\"sms\"], \"categories\": [\"marketing\"], "
+        + "\"reason\": \"replied STOP\", \"expiresAt\": 4102444800000}", Map.of()).status()).isEqualTo(200);
+    assertThat(call(s, "PUT", "/v1/suppressions/plain", null, Map.of()).status()).isEqualTo(200);
+    assertThat(call(s, "PUT", "/v1/suppressions/stop", "{\"channel\": [\"sms\"]}", Map.of()).status()).isEqualTo(400);
+    assertThat(call(s, "PUT", "/v1/suppressions/stop", "{\"channels\": [\"sms\"], \"categories\": [\"marketing\"], "
+        + "\"reason\": \"replied STOP\", \"expiresAt\": 1000}", Map.of()).status()).as("expired").isEqualTo(400);
+    JsonNode refused = call(s, "POST", "/v1/decisions", "{\"recipient\": \"stop\", \"channel\": \"sms\", "
+        + "\"category\": \"marketing\"}", Map.of()).body();
+    assertThat(refused.get("suppressedReason").asText()).isEqualTo("replied STOP");
+    assertThat(call(s, "GET", "/v1/suppressions/stop", null, Map.of()).body().get("reason").asText())
+        .isEqualTo("replied STOP");
+    assertThat(call(s, "GET", "/v1/suppressions/nobody", null, Map.of()).status()).isEqualTo(404);
+    assertThat(call(s, "GET", "/v1/suppressions/r?tenant=no%20spaces", null, Map.of()).status()).isEqualTo(400);
+    JsonNode page = call(s, "GET", "/v1/suppressions?limit=1", null, Map.of()).body();
+    assertThat(call(s, "GET", "/v1/suppressions?limit=1&cursor=" + page.get("nextCursor").asText(), null, Map.of())
+        .body().get("items")).hasSize(1);
+    assertThat(call(s, "GET", "/v1/suppressions?limit=0", null, Map.of()).status()).isEqualTo(400);
+    assertThat(call(s, "DELETE", "/v1/suppressions/plain", null, Map.of()).body().get("removed").asBoolean()).isTrue();
+    TestServer.Reply imported = s.send("POST", "/v1/suppressions/import", "recipient,reason\nc1,STOP\nc2\n",
+        Map.of("Content-Type", "text/csv"));
+    check("POST", "/v1/suppressions/import", imported.status(), "application/json", imported.raw().body(), null);
+    assertThat(imported.body().get("rejected").asLong()).isEqualTo(1);
+    TestServer.Reply ndjson = s.send("POST", "/v1/suppressions/import?tenant=no%20spaces", "{}",
+        Map.of("Content-Type", "application/x-ndjson"));
+    check("POST", "/v1/suppressions/import", ndjson.status(), "application/json", ndjson.raw().body(), null);
+    assertThat(ndjson.status()).isEqualTo(400);
+    assertThat(call(s, "POST", "/v1/suppressions/import", "{}", Map.of()).status()).isEqualTo(415);
+    assertThat(call(s, "DELETE", "/v1/suppressions/r?tenant=no%20spaces", null, Map.of()).status()).isEqualTo(400);
+  }
+
+  /** A store that keeps no suppression lists: every suppression operation answers 501. */
+  private void storeWithoutSuppressionLists() {
+    Store bare = new dev.fcap.store.ForwardingStore(MemoryStore.builder().build()) {
+      @Override
+      public <T> java.util.Optional<T> as(Class<T> type) {
+        return type == dev.fcap.store.SuppressionList.class ? java.util.Optional.empty() : super.as(type);
+      }
+    };
+    try (TestServer s = TestServer.start(null, Map.of(), bare)) {
+      for (String[] op : operations()) {
+        if (op[0].startsWith("/v1/suppressions")) {
+          assertThat(call(s, op[1], concrete(op[0]), body(op), Map.of()).status()).as(op[1] + " " + op[0])
+              .isEqualTo(501);
+        }
+      }
+    }
   }
 
   /** A store that is down: an outage once declared; readiness fails, reset answers 503, release is local. */
@@ -340,6 +392,7 @@ class OpenApiIT {
       case "POST /v1/messages/release" -> "{\"recipient\": \"r\", \"messageId\": \"m\"}";
       case "PUT /v1/rules", "POST /v1/rules/validate" -> POLICY;
       case "POST /v1/rules", "PUT /v1/rules/{id}" -> RULE;
+      case "PUT /v1/suppressions/{recipient}" -> "{\"reason\": \"replied STOP\"}";
       default -> null;
     };
   }

@@ -102,7 +102,7 @@ final class TestServer implements AutoCloseable {
   Reply send(String method, String path, String body, Map<String, String> headers) {
     HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base() + path))
         .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
-    if (body != null) {
+    if (body != null && !headers.containsKey("Content-Type")) {
       b.header("Content-Type", "application/json");
     }
     if (apiKey != null) {

@@ -71,6 +71,7 @@ final class EmbeddedFcap implements Fcap, AutoCloseable {
     List<RuleOutcome> rules = d.rules().stream().map(r -> new RuleOutcome(r.id(), r.limit(), r.windowMs(), r.used(),
         r.remaining(), r.allowed(), r.enforced(), r.retryAfterMs(), r.sendAt(), r.bound())).toList();
     return new Decision(d.allowed(), d.decisionId(), d.retryAfterMs(), d.blockedBy(), d.shadowBlockedBy(), rules,
-        d.degraded(), d.replayed(), d.policyVersion(), d.time(), m.messageId(), false, null, d.sendAt());
+        d.degraded(), d.replayed(), d.policyVersion(), d.time(), m.messageId(), false, null, d.sendAt(),
+        d.suppressedReason());
   }
 }

@@ -5,6 +5,7 @@ import dev.fcap.store.CounterSpec;
 import dev.fcap.store.Idempotency;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionRequest;
+import dev.fcap.store.SuppressionCheck;
 import java.util.Arrays;
 import java.util.List;
 
@@ -30,6 +31,7 @@ public final class ReusableRequest {
   private long eventTime;
   private Idempotency idempotency;
   private String category;
+  private SuppressionCheck suppression;
   private int count;
   private byte[][] keys = new byte[4][];
   private CounterSpec[] specs = new CounterSpec[4];
@@ -47,6 +49,7 @@ public final class ReusableRequest {
     this.eventTime = eventTime;
     this.idempotency = idempotency;
     this.category = category;
+    this.suppression = null;
     Arrays.fill(keys, 0, count, null); // keep no earlier key alive
     Arrays.fill(given, 0, count, null);
     this.count = 0;
@@ -62,6 +65,7 @@ public final class ReusableRequest {
   public ReusableRequest set(PartitionRequest request) {
     set(request.partition(), request.operation(), request.time(), request.cost(), request.eventTime(),
         request.idempotency(), request.category());
+    this.suppression = request.suppression();
     List<CounterRequest> counters = request.counters();
     for (int i = 0; i < counters.size(); i++) {
       addCounter(counters.get(i));
@@ -96,6 +100,15 @@ public final class ReusableRequest {
     this.idempotency = idempotency;
   }
 
+  /** Asks the store to read the recipient's suppression entry in the step (null: not); after {@link #set}. */
+  public void suppression(SuppressionCheck check) {
+    this.suppression = check;
+  }
+
+  public SuppressionCheck suppression() {
+    return suppression;
+  }
+
   /** An immutable request of the same content; it shares this one's arrays (see the class note). */
   public PartitionRequest toRequest() {
     List<CounterRequest> counters = switch (count) { // one or two: no array to copy into the list
@@ -110,7 +123,8 @@ public final class ReusableRequest {
         yield List.of(all);
       }
     };
-    return new PartitionRequest(partition, operation, time, cost, counters, eventTime, idempotency, category);
+    return new PartitionRequest(partition, operation, time, cost, counters, eventTime, idempotency, category,
+        suppression);
   }
 
   private CounterRequest counter(int i) {

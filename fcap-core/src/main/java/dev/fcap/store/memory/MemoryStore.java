@@ -13,6 +13,7 @@ import dev.fcap.store.PartitionResult;
 import dev.fcap.store.PartitionSnapshot;
 import dev.fcap.store.StoreException;
 import dev.fcap.store.StoredCounter;
+import dev.fcap.store.SuppressionList;
 import dev.fcap.store.internal.CallingThreadStore;
 import dev.fcap.store.internal.ReusableRequest;
 import dev.fcap.store.internal.ReusableResult;
@@ -80,6 +81,8 @@ public final class MemoryStore implements CallingThreadStore {
   private final Journal journal;
   private final RememberedDecisions rememberedDecisions;
   private final long maxBytes;
+  /** The tenants' suppression lists, beside the journal for a durable store. */
+  private final LocalSuppressions suppressions;
 
   private MemoryStore(Builder b) {
     this.clock = b.clock;
@@ -89,6 +92,8 @@ public final class MemoryStore implements CallingThreadStore {
     this.budget = new SegmentBudget(Math.max(1, b.maxBytes / segments.all.length), sweepClock::time);
     this.journal = b.durability == null ? null : Journal.open(b.durability, segments.all, clock, this, b.journalThreads);
     this.rememberedDecisions = new RememberedDecisions(segments::hash, journal);
+    this.suppressions = b.durability == null ? LocalSuppressions.inMemory(clock)
+        : LocalSuppressions.open(b.durability.dir(), clock);
     if (journal != null) {
       for (Segment s : segments.all) {
         synchronized (s) {
@@ -445,9 +450,17 @@ public final class MemoryStore implements CallingThreadStore {
   /** Writes and forces what is pending to disk (a durable store), then releases the state directory. */
   @Override
   public void close() {
+    suppressions.close();
     if (journal != null) {
       journal.close();
     }
+  }
+
+  /** This store, or its suppression lists ({@link SuppressionList}). */
+  @Override
+  public <T> java.util.Optional<T> as(Class<T> type) {
+    return type.isInstance(this) ? java.util.Optional.of(type.cast(this))
+        : type.isInstance(suppressions) ? java.util.Optional.of(type.cast(suppressions)) : java.util.Optional.empty();
   }
 
   /** See {@link SweepClock#time}. */

@@ -2,6 +2,7 @@ package dev.fcap.store.redis;
 
 import dev.fcap.algorithm.PartitionStep;
 import dev.fcap.model.Algorithm;
+import dev.fcap.model.Suppression;
 import dev.fcap.store.CounterRequest;
 import dev.fcap.store.CounterSpec;
 import dev.fcap.store.Idempotency;
@@ -10,8 +11,11 @@ import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
 import dev.fcap.store.PartitionSnapshot;
 import dev.fcap.store.StoredCounter;
+import dev.fcap.store.SuppressionCheck;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -45,6 +49,8 @@ final class RedisRequests {
   static final int RELEASE_RECORD = 8;
   /** Added with both when the decision is stored as nothing: an incarnation precedes the message id. */
   static final int STORED_AS_NOTHING = 16;
+  /** Added when the request ends with the message's suppression scope (Suppression.lua). */
+  static final int SUPPRESSION_SCOPE = 32;
 
   /**
    * Encodes {@code request}; {@code time} is the time to decide at, or STORE_TIME to read Redis
@@ -59,6 +65,10 @@ final class RedisRequests {
     Idempotency id = request.idempotency();
     if (id != null) {
       size += 26 + id.tail().length + (id.incarnation() != 0 ? 8 : 0);
+    }
+    byte[] scope = request.suppression() == null ? null : scope(request.suppression());
+    if (scope != null) {
+      size += scope.length + 2;
     }
     ByteBuffer b = ByteBuffer.allocate(size);
     int timeKind = request.time() != PartitionRequest.STORE_TIME ? OWN_TIME
@@ -87,7 +97,20 @@ final class RedisRequests {
       }
       b.put(id.key()).putLong(id.horizonMs()).put(id.tail()).putShort((short) id.tail().length);
     }
+    if (scope != null) { // last, so that the script strips it before it reads anything from the end
+      b.put(1, (byte) (b.get(1) | SUPPRESSION_SCOPE));
+      b.put(scope).putShort((short) scope.length);
+    }
     return b.array();
+  }
+
+  /** The message's scope: hasChannel:u8 len:u16 channel hasCategory:u8 len:u16 category. */
+  private static byte[] scope(SuppressionCheck check) {
+    byte[] channel = check.channel() == null ? new byte[0] : check.channel().getBytes(StandardCharsets.UTF_8);
+    byte[] category = check.category() == null ? new byte[0] : check.category().getBytes(StandardCharsets.UTF_8);
+    return ByteBuffer.allocate(6 + channel.length + category.length)
+        .put((byte) (check.channel() == null ? 0 : 1)).putShort((short) channel.length).put(channel)
+        .put((byte) (check.category() == null ? 0 : 1)).putShort((short) category.length).put(category).array();
   }
 
   /** A READ request: the live counters of the key. */
@@ -140,9 +163,12 @@ final class RedisRequests {
    * for a DECIDE stored as nothing the partition's {@code incarnation:u64}.
    */
   static PartitionResult result(PartitionRequest request, List<Object> reply) {
-    if (reply.size() == 2) {
-      // { remembered, 1 }: the message id was decided before (partition.lua, "MESSAGE IDS")
-      return PartitionStep.replay((byte[]) reply.get(0), request.checks());
+    if (reply.size() >= 2) {
+      // { remembered, 1 }: the message id was decided before (partition.lua, "MESSAGE IDS"); a third
+      // item: the recipient's suppression entry, which refuses it now
+      PartitionResult r = PartitionStep.replay((byte[]) reply.get(0), request.checks());
+      return reply.size() == 2 ? r : new PartitionResult(r.time(), false, r.used(), r.retryAt(), r.replayOf(),
+          r.degraded(), r.incarnation(), RedisSuppressions.decode(request.partition(), (byte[]) reply.get(2)));
     }
     ByteBuffer b = ByteBuffer.wrap((byte[]) reply.get(0));
     long time = b.getLong();
@@ -157,10 +183,14 @@ final class RedisRequests {
         retryAt[i] = delay < 0 ? PartitionResult.NEVER : time + delay;
       }
     }
+    // a suppressed step's reply ends with the entry (never an incarnation, which is 8 bytes)
+    Suppression suppressed = request.suppression() != null && b.remaining() > 8
+        ? RedisSuppressions.decode(request.partition(), Arrays.copyOfRange(b.array(), b.position(), b.limit())) : null;
+    allowed &= suppressed == null;
     Idempotency id = request.idempotency();
     long incarnation = allowed && request.operation() == Operation.DECIDE && id != null && id.incarnation() != 0
         ? b.getLong() : 0;
-    return new PartitionResult(time, allowed, used, retryAt, null, false, incarnation);
+    return new PartitionResult(time, allowed, used, retryAt, null, false, incarnation, suppressed);
   }
 
   /**

@@ -80,6 +80,7 @@ public final class RedisStore implements Store {
   private final int replicaAcks;
   private final long replicaAckTimeoutMs;
   private volatile long redisOffsetMs;
+  private final RedisSuppressions suppressions;
 
   private RedisStore(Builder b, Backend backend) {
     this.backend = backend;
@@ -94,6 +95,7 @@ public final class RedisStore implements Store {
     this.identity = new StoreIdentity(backend, b.keyPrefix, b.localClock);
     this.replicaAcks = b.replicaAcks;
     this.replicaAckTimeoutMs = b.replicaAckTimeout.toMillis();
+    this.suppressions = new RedisSuppressions(backend, keys, commandTimeout, this::now);
   }
 
   public static Builder builder(String uri) {
@@ -110,6 +112,7 @@ public final class RedisStore implements Store {
     if (!sha.equals(loaded)) {
       throw new StoreException(Reason.ERROR, "Redis answered digest " + loaded + " for the script, expected " + sha);
     }
+    await(backend.scriptLoad(RedisSuppressions.SCRIPT), "SCRIPT LOAD"); // suppression entries, by digest
     checkLayout();
     await(identity.check(), "identity check"); // written on first connect, read by every later check
     if (clock == null) {
@@ -275,6 +278,13 @@ public final class RedisStore implements Store {
   @Override
   public void close() {
     backend.close();
+  }
+
+  /** This store, or its suppression lists ({@link dev.fcap.store.SuppressionList}), read in each decision's step. */
+  @Override
+  public <T> java.util.Optional<T> as(Class<T> type) {
+    return type.isInstance(this) ? java.util.Optional.of(type.cast(this))
+        : type.isInstance(suppressions) ? java.util.Optional.of(type.cast(suppressions)) : java.util.Optional.empty();
   }
 
   /** The Redis key a partition's calls name: its own, or in the grouped layout its group's hash (tools, tests). */

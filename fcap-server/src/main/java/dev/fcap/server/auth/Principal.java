@@ -32,11 +32,12 @@ public final class Principal {
   }
 
   /**
-   * Refuses (403) unless the key has {@code role} and may use {@code tenant} (null: any); the error
-   * names {@code field}, the part of the request that needs the role (null: the request).
+   * Refuses (403) unless the key has {@code role} (admin includes suppress) and may use
+   * {@code tenant} (null: any); the error names {@code field}, the part of the request that needs the
+   * role (null: the request).
    */
   public void require(Role role, String tenant, String field) {
-    if (key != null && !key.roles().contains(role)) {
+    if (key != null && !key.roles().contains(role) && !(role == Role.SUPPRESS && key.roles().contains(Role.ADMIN))) {
       throw new ApiException(403, "forbidden", "API key '" + key.name() + "' lacks the role '" + role.id()
           + "' needed " + (field == null ? "here" : "for " + field), field);
     }

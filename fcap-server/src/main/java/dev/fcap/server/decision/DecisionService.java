@@ -60,6 +60,7 @@ public final class DecisionService {
   private final ServerMetrics metrics;
   private final Clock clock;
   private final int maxBatch;
+  private final SuppressionService suppressions;
 
   public DecisionService(Engine engine, FailoverStore failover, FailurePolicy failure, AuditLog audit,
       ServerMetrics metrics, Clock clock, int maxBatch) {
@@ -70,6 +71,12 @@ public final class DecisionService {
     this.metrics = metrics;
     this.clock = clock;
     this.maxBatch = maxBatch;
+    this.suppressions = new SuppressionService(engine, audit, clock, metrics);
+  }
+
+  /** The tenants' suppression lists, as the APIs read and change them. */
+  public SuppressionService suppressions() {
+    return suppressions;
   }
 
   /** One item of a batch: its decision, or why it was not decided. */

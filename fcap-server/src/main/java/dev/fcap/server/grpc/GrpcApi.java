@@ -32,6 +32,9 @@ import dev.fcap.server.grpc.v1.ResetReply;
 import dev.fcap.server.grpc.v1.RuleOutcome;
 import dev.fcap.server.grpc.v1.RulesReply;
 import dev.fcap.server.grpc.v1.RulesRequest;
+import dev.fcap.server.grpc.v1.SuppressionEntry;
+import dev.fcap.server.grpc.v1.SuppressionRemoved;
+import dev.fcap.server.grpc.v1.SuppressionRequest;
 import dev.fcap.server.grpc.v1.Values;
 import dev.fcap.server.grpc.v1.Window;
 import dev.fcap.store.StoreException;
@@ -143,6 +146,51 @@ public final class GrpcApi extends FcapServiceGrpc.FcapServiceImplBase {
     });
   }
 
+  @Override
+  public void putSuppression(SuppressionRequest request, StreamObserver<SuppressionEntry> out) {
+    run(out, () -> {
+      Principal who = principal();
+      String tenant = Messages.tenant(request.hasTenant() ? request.getTenant() : null);
+      String recipient = Messages.recipient(request.getRecipient());
+      // forced to disk before it answers: off the event loop
+      String reason = request.hasReason() ? request.getReason() : null;
+      long expiresAt = request.hasExpiresAt() ? request.getExpiresAt() : -1;
+      return CompletableFuture.supplyAsync(() -> entry(decisions.suppressions().put(who, tenant, recipient,
+          request.getChannelsList(), request.getCategoriesList(), reason, expiresAt)),
+          ServiceRequestContext.current().blockingTaskExecutor());
+    });
+  }
+
+  @Override
+  public void getSuppression(RecipientRequest request, StreamObserver<SuppressionEntry> out) {
+    run(out, () -> {
+      Principal who = principal();
+      String tenant = Messages.tenant(request.hasTenant() ? request.getTenant() : null);
+      String recipient = Messages.recipient(request.getRecipient());
+      return CompletableFuture.completedFuture(entry(decisions.suppressions().get(who, tenant, recipient)
+          .orElseThrow(() -> new ApiException(404, "suppression_not_found", "tenant '" + tenant
+              + "' does not suppress this recipient", "recipient"))));
+    });
+  }
+
+  @Override
+  public void deleteSuppression(RecipientRequest request, StreamObserver<SuppressionRemoved> out) {
+    run(out, () -> {
+      Principal who = principal();
+      String tenant = Messages.tenant(request.hasTenant() ? request.getTenant() : null);
+      String recipient = Messages.recipient(request.getRecipient());
+      return CompletableFuture.supplyAsync(() -> SuppressionRemoved.newBuilder()
+          .setRemoved(decisions.suppressions().remove(who, tenant, recipient)).build(),
+          ServiceRequestContext.current().blockingTaskExecutor());
+    });
+  }
+
+  private static SuppressionEntry entry(dev.fcap.model.Suppression e) {
+    return SuppressionEntry.newBuilder().setRecipient(e.recipient()).addAllChannels(e.channels())
+        .addAllCategories(e.categories()).setReason(e.reason()).setAddedBy(e.addedBy()).setAddedAt(e.addedAt())
+        .setExpiresAt(e.expiresAt()).build();
+  }
+
   // ---------------------------------------------------------------------------------------------
 
   private Principal principal() {
@@ -172,6 +220,9 @@ public final class GrpcApi extends FcapServiceGrpc.FcapServiceImplBase {
     }
     if (d.degradedReason() != null) {
       b.setDegradedReason(d.degradedReason());
+    }
+    if (d.suppressedReason() != null) {
+      b.setSuppressedReason(d.suppressedReason());
     }
     // addAll on an empty list still allocates the repeated field; most decisions block nothing
     if (!d.blockedBy().isEmpty()) {
@@ -266,6 +317,7 @@ public final class GrpcApi extends FcapServiceGrpc.FcapServiceImplBase {
         case 409 -> Status.ALREADY_EXISTS;
         case 412 -> Status.FAILED_PRECONDITION;
         case 429 -> Status.RESOURCE_EXHAUSTED;
+        case 501 -> Status.UNIMPLEMENTED;
         case 503 -> Status.UNAVAILABLE;
         default -> s >= 500 ? Status.INTERNAL : Status.INVALID_ARGUMENT;
       };

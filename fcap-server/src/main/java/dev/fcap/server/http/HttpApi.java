@@ -75,6 +75,12 @@ public final class HttpApi {
     sb.route().post("/v1/messages/release").build(handler(this::releaseMessage));
     sb.route().get("/v1/recipients/{recipient}").build(handler(this::inspect));
     sb.route().delete("/v1/recipients/{recipient}").build(handler(this::reset));
+    sb.route().post(SuppressionImport.PATH).requestTimeout(SuppressionImport.TIMEOUT).maxRequestLength(0)
+        .build(new SuppressionImport(decisions.suppressions(), auth));
+    sb.route().get("/v1/suppressions").build(handler(this::listSuppressions));
+    sb.route().get("/v1/suppressions/{recipient}").build(handler(this::getSuppression));
+    sb.route().put("/v1/suppressions/{recipient}").build(handler(this::putSuppression));
+    sb.route().delete("/v1/suppressions/{recipient}").build(handler(this::deleteSuppression));
     sb.route().get("/v1/rules").build(handler(this::getRules));
     sb.route().put("/v1/rules").build(handler(this::putRules));
     sb.route().post("/v1/rules").build(handler(this::addRule));
@@ -279,6 +285,128 @@ public final class HttpApi {
       g.writeBooleanField("reset", held);
       g.writeEndObject();
     }));
+  }
+
+  // --- suppression lists (their changes are forced to disk: off the event loop) --------------------
+
+  private static final Set<String> SUPPRESSION_FIELDS = Set.of("channels", "categories", "reason", "expiresAt");
+
+  private CompletableFuture<HttpResponse> putSuppression(ServiceRequestContext ctx, AggregatedHttpRequest req,
+      Principal who) {
+    String tenant = Messages.tenant(ctx.queryParam("tenant"));
+    String recipient = Messages.recipient(ctx.pathParam("recipient"));
+    JsonNode body = req.content().isEmpty() ? Json.MAPPER.createObjectNode() : body(req);
+    if (!body.isObject()) {
+      throw ApiException.badRequest("invalid_type", "expected an object: {channels, categories, reason, expiresAt}", null);
+    }
+    body.fieldNames().forEachRemaining(f -> {
+      if (!SUPPRESSION_FIELDS.contains(f)) {
+        throw ApiException.badRequest("unknown_field", "unknown field '" + f
+            + "'; known fields: channels, categories, reason, expiresAt", f);
+      }
+    });
+    List<String> channels = strings(body, "channels");
+    List<String> categories = strings(body, "categories");
+    JsonNode reason = body.path("reason");
+    if (!reason.isMissingNode() && !reason.isNull() && !reason.isTextual()) {
+      throw ApiException.badRequest("invalid_type", "reason must be a string", "reason");
+    }
+    JsonNode expires = body.path("expiresAt");
+    if (!expires.isMissingNode() && !expires.isNull() && !expires.canConvertToExactIntegral()) {
+      throw ApiException.badRequest("invalid_type", "expiresAt must be epoch milliseconds, or -1 for never",
+          "expiresAt");
+    }
+    long expiresAt = expires.isMissingNode() || expires.isNull() ? -1 : expires.asLong();
+    return CompletableFuture.supplyAsync(() -> decisions.suppressions().put(who, tenant, recipient, channels,
+        categories, reason.isTextual() ? reason.asText() : null, expiresAt), ctx.blockingTaskExecutor())
+        .thenApply(e -> Json.ok(g -> suppression(g, e)));
+  }
+
+  private CompletableFuture<HttpResponse> getSuppression(ServiceRequestContext ctx, AggregatedHttpRequest req,
+      Principal who) {
+    String tenant = Messages.tenant(ctx.queryParam("tenant"));
+    String recipient = Messages.recipient(ctx.pathParam("recipient"));
+    var entry = decisions.suppressions().get(who, tenant, recipient).orElseThrow(() -> new ApiException(404,
+        "suppression_not_found", "tenant '" + tenant + "' does not suppress this recipient", "recipient"));
+    return CompletableFuture.completedFuture(Json.ok(g -> suppression(g, entry)));
+  }
+
+  private CompletableFuture<HttpResponse> deleteSuppression(ServiceRequestContext ctx, AggregatedHttpRequest req,
+      Principal who) {
+    String tenant = Messages.tenant(ctx.queryParam("tenant"));
+    String recipient = Messages.recipient(ctx.pathParam("recipient"));
+    return CompletableFuture.supplyAsync(() -> decisions.suppressions().remove(who, tenant, recipient),
+        ctx.blockingTaskExecutor()).thenApply(removed -> Json.ok(g -> {
+          g.writeStartObject();
+          g.writeBooleanField("removed", removed);
+          g.writeEndObject();
+        }));
+  }
+
+  private CompletableFuture<HttpResponse> listSuppressions(ServiceRequestContext ctx, AggregatedHttpRequest req,
+      Principal who) {
+    String tenant = Messages.tenant(ctx.queryParam("tenant"));
+    String cursor = ctx.queryParam("cursor");
+    String limitText = ctx.queryParam("limit");
+    int limit;
+    try {
+      limit = limitText == null ? 100 : Integer.parseInt(limitText);
+    } catch (NumberFormatException e) {
+      throw ApiException.badRequest("invalid_field", "limit must be an integer between 1 and "
+          + dev.fcap.server.decision.SuppressionService.MAX_PAGE, "limit");
+    }
+    var page = decisions.suppressions().page(who, tenant, cursor == null || cursor.isEmpty() ? null : cursor, limit);
+    return CompletableFuture.completedFuture(Json.ok(g -> {
+      g.writeStartObject();
+      g.writeArrayFieldStart("items");
+      for (var e : page) {
+        suppression(g, e);
+      }
+      g.writeEndArray();
+      if (page.size() == limit) { // maybe more: the next page starts after the last recipient listed
+        g.writeStringField("nextCursor", page.get(page.size() - 1).recipient());
+      }
+      g.writeEndObject();
+    }));
+  }
+
+  static List<String> strings(JsonNode body, String field) {
+    JsonNode n = body.path(field);
+    if (n.isMissingNode() || n.isNull()) {
+      return List.of();
+    }
+    if (!n.isArray()) {
+      throw ApiException.badRequest("invalid_type", field + " must be an array of strings (empty: every one)", field);
+    }
+    List<String> out = new ArrayList<>(n.size());
+    for (JsonNode v : n) {
+      if (!v.isTextual()) {
+        throw ApiException.badRequest("invalid_type", field + " must be an array of strings", field);
+      }
+      out.add(v.asText());
+    }
+    return out;
+  }
+
+  private static void suppression(com.fasterxml.jackson.core.JsonGenerator g, dev.fcap.model.Suppression e)
+      throws java.io.IOException {
+    g.writeStartObject();
+    g.writeStringField("recipient", e.recipient());
+    g.writeArrayFieldStart("channels");
+    for (String c : e.channels()) {
+      g.writeString(c);
+    }
+    g.writeEndArray();
+    g.writeArrayFieldStart("categories");
+    for (String c : e.categories()) {
+      g.writeString(c);
+    }
+    g.writeEndArray();
+    g.writeStringField("reason", e.reason());
+    g.writeStringField("addedBy", e.addedBy());
+    g.writeNumberField("addedAt", e.addedAt());
+    g.writeNumberField("expiresAt", e.expiresAt());
+    g.writeEndObject();
   }
 
   // --- rules -------------------------------------------------------------------------------------

@@ -214,6 +214,9 @@ final class Json {
     if (d.degradedReason() != null) { // only when degraded: store_down, store_full or store_reset
       g.writeStringField("degradedReason", d.degradedReason());
     }
+    if (d.suppressedReason() != null) { // only when the recipient is suppressed for this message
+      g.writeStringField("suppressedReason", d.suppressedReason());
+    }
     if (d.replayed()) {
       g.writeBooleanField("replayed", true); // only then: the first decision of this messageId, again
     }

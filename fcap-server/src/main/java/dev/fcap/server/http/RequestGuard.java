@@ -84,12 +84,14 @@ public final class RequestGuard implements DecoratingHttpServiceFunction {
     RequestHeaders headers = req.headers();
     MediaType type = headers.contentType();
     boolean grpc = type != null && type.subtype().startsWith("grpc") && type.type().equals("application");
+    // an import streams a CSV or NDJSON body of its own, unbounded, which it checks itself
+    boolean streamed = SuppressionImport.streams(ctx.path(), headers.method());
     try {
       if (auth.open()) {
         checkHost(ctx, headers);
         checkOrigin(ctx, headers);
       }
-      if (type != null && !grpc && !type.is(MediaType.JSON)) {
+      if (type != null && !grpc && !streamed && !type.is(MediaType.JSON)) {
         throw unsupported(type.toString());
       }
       if (!grpc && !auth.open() && needsKey(ctx.path())) {
@@ -99,7 +101,7 @@ public final class RequestGuard implements DecoratingHttpServiceFunction {
       metrics.httpRefused(e.code());
       return Json.error(e);
     }
-    if (grpc || !WITH_BODY.contains(headers.method())) {
+    if (grpc || streamed || !WITH_BODY.contains(headers.method())) {
       return delegate.serve(ctx, req);
     }
     return HttpResponse.of(req.aggregate().handle((agg, error) -> {

@@ -71,6 +71,7 @@ public final class ServerMetrics {
   private final Map<String, Counter> counters = new ConcurrentHashMap<>();
   private final Map<String, TenantMeters> tenants = new ConcurrentHashMap<>();
   private final Map<String, AtomicLong> policyVersions = new ConcurrentHashMap<>();
+  private final Map<String, AtomicLong> suppressionEntries = new ConcurrentHashMap<>();
   private final Map<String, Timer> timers = new ConcurrentHashMap<>();
   private final MultiGauge ruleLimits = MultiGauge.builder("fcap_rule_limit")
       .description("configured limit of each rule in force, in cost units").register(registry);
@@ -84,7 +85,8 @@ public final class ServerMetrics {
       "fcap_degraded_decisions_total", "decisions made by the failure policy instead of the store",
       "fcap_store_errors_total", "failed store calls by reason",
       "fcap_http_refused_total", "requests refused before anything was decided, by error code",
-      "fcap_auth_failures_total", "requests refused for a missing, malformed or unknown API key");
+      "fcap_auth_failures_total", "requests refused for a missing, malformed or unknown API key",
+      "fcap_suppressed_decisions_total", "decisions refused because the recipient is on the tenant's suppression list");
 
   public ServerMetrics() {
     this(DEFAULT_MAX_TENANTS, DEFAULT_MAX_RULES_PER_TENANT);
@@ -150,6 +152,9 @@ public final class ServerMetrics {
   public void decision(String tenant, Decision d) {
     TenantMeters t = meters(tenant);
     (d.allowed() ? t.allowed : t.denied).increment();
+    if (d.suppressedReason() != null) {
+      counter("fcap_suppressed_decisions_total", "tenant", t.tenant).increment();
+    }
     for (RuleOutcome r : d.rules()) {
       Counter[] c = t.rules.get(r.id());
       if (c == null) {
@@ -268,6 +273,16 @@ public final class ServerMetrics {
 
   public void storeError(String reason) {
     counter("fcap_store_errors_total", "reason", reason).increment();
+  }
+
+  /** The number of entries in {@code tenant}'s suppression list, as its last change left it. */
+  public void suppressionEntries(String tenant, long entries) {
+    suppressionEntries.computeIfAbsent(meters(tenant).tenant, t -> {
+      AtomicLong v = new AtomicLong();
+      Gauge.builder("fcap_suppression_entries", v, AtomicLong::get).tag("tenant", t)
+          .description("entries in the tenant's suppression list (expired ones until dropped)").register(registry);
+      return v;
+    }).set(entries);
   }
 
   public void policyVersion(String tenant, long version) {

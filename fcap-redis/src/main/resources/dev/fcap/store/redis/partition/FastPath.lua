@@ -326,5 +326,5 @@ if fast then
   if spill then
     remember(reply) -- the entry into the hash, after the value's SET
   end
-  return stamping and reply .. incarnation or reply
+  return suppressed and reply .. suppressed or stamping and reply .. incarnation or reply
 end

@@ -14,7 +14,8 @@
 -- ARGV[1]  the request, binary (RedisRequests.java writes it), big-endian:
 --            op:u8 (0 DECIDE, 1 CHECK, 2 RELEASE, 3 READ, 4 DELETE) hasTime:u8 time:i64 cost:i64 eventTime:i64
 --            (hasTime: 0 Redis TIME, 1 the store's injected clock, 2 the request's own time; plus 4
---            when the request ends with a message id, and 8 more for a release record, see MESSAGE IDS)
+--            when the request ends with a message id, and 8 more for a release record, see MESSAGE IDS;
+--            plus 32 when a suppression scope follows everything, see Suppression.lua)
 --            n:u16, then n counters: alg:u8 checks:u8 keyLen:u16 align:i64 precision:u32 key
 --            and per check limit:i64 window:i64 enforced:u8 bound:i64 (enforced: bit 0 the rule's mode,
 --            bit 1 relaxed: the check never refuses this message; bound: the count this message may
@@ -69,6 +70,11 @@ local pack, unpack = struct.pack, struct.unpack
 
 local key, req, field = KEYS[1], ARGV[1], ARGV[2]
 local op, hastime, now, cost, eventtime, n, pos = unpack('>BBi8i8i8I2', req)
+local scope = false -- hasTime + 32: the request ends with the message's scope (Suppression.lua)
+if hastime >= 32 then
+  local len = byte(req, #req - 1) * 256 + byte(req, #req)
+  hastime, scope, req = hastime - 32, sub(req, #req - 1 - len, #req - 2), sub(req, 1, #req - 2 - len)
+end
 
 -- MESSAGE IDS (PartitionStep's "Message ids"): hasTime + 4 says that the request ends with
 -- mid(16) horizon:i64 decisionId idLen:u16. An admitted DECIDE is remembered in the value while it

@@ -81,7 +81,7 @@ if mid then
     end
   end
   if found and op ~= 2 then
-    return { found, 1 }
+    return suppressed and { found, 1, suppressed } or { found, 1 } -- a suppressed replay: refused
   elseif found and claim then
     return pack('>i8B', now, 0) -- claimed before
   elseif found then

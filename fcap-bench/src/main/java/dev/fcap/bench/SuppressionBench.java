@@ -1,0 +1,227 @@
+package dev.fcap.bench;
+
+import dev.fcap.engine.Engine;
+import dev.fcap.model.Decision;
+import dev.fcap.model.Message;
+import dev.fcap.model.Suppression;
+import dev.fcap.store.ForwardingStore;
+import dev.fcap.store.Store;
+import dev.fcap.store.SuppressionList;
+import dev.fcap.store.memory.Durability;
+import dev.fcap.store.memory.MemoryStore;
+import dev.fcap.store.redis.RedisStore;
+import dev.fcap.store.redis.testing.RedisDeployment;
+import dev.fcap.store.redis.testing.RedisServer;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Suppression lists at scale: an import of {@code --entries} rows (batches of 10,000, as the HTTP
+ * import writes them) into a tenant's list, then {@code --decisions} decisions of the benchmark
+ * workload (the seed policy; recipients none of which is suppressed) on a store holding that list,
+ * beside the same decisions on a store without it: on the embedded store (durable, the list forced
+ * to disk per batch; this thread's CPU per decision, the list beside an empty one) and on a
+ * redis-server of its own (redis-server CPU per decision, pipelined by 100, the script reading the
+ * entry beside the same store with the check off). Runs alternate, {@code --reps} each; the median
+ * is printed. Bounded in count; Redis on loopback.
+ *
+ * <pre>
+ * java -cp fcap-bench/target/fcap-bench.jar dev.fcap.bench.SuppressionBench [--entries 1000000] \
+ *     [--decisions 1000000] [--reps 3] [--stores embedded,redis]
+ * </pre>
+ */
+public final class SuppressionBench {
+  private static final int BATCH = 10_000;
+  private static final long DAY_MS = Duration.ofDays(1).toMillis();
+  private final int entries;
+  private final int decisions;
+  private final int reps;
+  private final Message[] stream;
+
+  private SuppressionBench(int entries, int decisions, int reps) {
+    this.entries = entries;
+    this.decisions = decisions;
+    this.reps = reps;
+    this.stream = Workload.messages(decisions);
+  }
+
+  public static void main(String[] args) throws Exception {
+    int entries = 1_000_000;
+    int decisions = 1_000_000;
+    int reps = 3;
+    List<String> stores = List.of("embedded", "redis");
+    for (int i = 0; i + 1 < args.length; i += 2) {
+      switch (args[i]) {
+        case "--entries" -> entries = Integer.parseInt(args[i + 1]);
+        case "--decisions" -> decisions = Integer.parseInt(args[i + 1]);
+        case "--reps" -> reps = Integer.parseInt(args[i + 1]);
+        case "--stores" -> stores = List.of(args[i + 1].split(","));
+        default -> throw new IllegalArgumentException("unknown option " + args[i]
+            + " (--entries N, --decisions N, --reps N, --stores embedded,redis)");
+      }
+    }
+    SuppressionBench bench = new SuppressionBench(entries, decisions, reps);
+    if (stores.contains("embedded")) {
+      bench.embedded();
+    }
+    if (stores.contains("redis")) {
+      bench.redis();
+    }
+  }
+
+  /** Entry {@code i}: a recipient outside the workload's population, every channel and category. */
+  private static Suppression entry(int i, long now) {
+    return new Suppression("+1666" + String.format("%07d", i), List.of(), List.of(), "STOP", "import", now,
+        Suppression.NEVER);
+  }
+
+  /** Imports the entries in batches; the wall time in seconds. */
+  private double importInto(SuppressionList list, long now) {
+    long start = System.nanoTime();
+    List<Suppression> batch = new ArrayList<>(BATCH);
+    for (int i = 0; i < entries; i++) {
+      batch.add(entry(i, now));
+      if (batch.size() == BATCH || i == entries - 1) {
+        list.putAll(Message.DEFAULT_TENANT, batch);
+        batch.clear();
+      }
+    }
+    return (System.nanoTime() - start) / 1e9;
+  }
+
+  private void embedded() throws IOException {
+    var threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    AtomicLong now = new AtomicLong(System.currentTimeMillis());
+    Path with = Files.createTempDirectory("fcap-suppress-with");
+    Path without = Files.createTempDirectory("fcap-suppress-without");
+    MemoryStore listed = MemoryStore.builder().clock(now::get).durable(Durability.of(with)).build();
+    MemoryStore bare = MemoryStore.builder().clock(now::get).durable(Durability.of(without)).build();
+    // each engine closes its store
+    try (Engine a = engine(listed, now); Engine b = engine(bare, now)) {
+      double seconds = importInto(listed.as(SuppressionList.class).orElseThrow(), now.get());
+      System.out.printf("embedded: import of %,d rows in %.2f s (%,.0f rows/s), %,d bytes on disk%n", entries,
+          seconds, entries / seconds, Files.size(with.resolve("suppressions.log")));
+      double[] listedNs = new double[reps];
+      double[] bareNs = new double[reps];
+      for (int r = 0; r < reps; r++) {
+        now.addAndGet(2 * DAY_MS); // every counter of the run before has expired: each run starts alike
+        bareNs[r] = cpuPerDecision(b, threads);
+        listedNs[r] = cpuPerDecision(a, threads);
+      }
+      report("embedded", "thread CPU per decision (ns)", listedNs, bareNs);
+    } finally {
+      deleteAll(with);
+      deleteAll(without);
+    }
+  }
+
+  private Engine engine(Store store, AtomicLong now) {
+    return Engine.builder(store).clock(now::get).releaseHorizon(Duration.ZERO).policies(SeedPolicy.load()).build();
+  }
+
+  private double cpuPerDecision(Engine engine, com.sun.management.ThreadMXBean threads) {
+    long cpu = threads.getCurrentThreadCpuTime();
+    long refused = 0;
+    for (Message m : stream) {
+      Decision d = engine.decide(m).join();
+      refused += d.suppressedReason() != null ? 1 : 0;
+    }
+    if (refused != 0) {
+      throw new IllegalStateException(refused + " workload recipients were suppressed");
+    }
+    return (threads.getCurrentThreadCpuTime() - cpu) / (double) stream.length;
+  }
+
+  private void redis() throws Exception {
+    AtomicLong now = new AtomicLong(System.currentTimeMillis());
+    try (RedisDeployment deployment = RedisDeployment.standalone()) {
+      RedisStore store = RedisStore.builder(deployment.uri()).clock(now::get).build(); // engine a closes it
+      RedisServer server = deployment.masters().get(0);
+      long memory = usedMemory(server);
+      double seconds = importInto(store.as(SuppressionList.class).orElseThrow(), now.get());
+      System.out.printf("redis: import of %,d rows in %.2f s (%,.0f rows/s), %.0f bytes of used_memory a row%n",
+          entries, seconds, entries / seconds, (usedMemory(server) - memory) / (double) entries);
+      Store unchecked = new ForwardingStore(store) { // the same store, the entries never read
+        @Override
+        public <T> Optional<T> as(Class<T> type) {
+          return type == SuppressionList.class ? Optional.empty() : super.as(type);
+        }
+
+        @Override
+        public void close() {}
+      };
+      double[] checkedUs = new double[reps];
+      double[] uncheckedUs = new double[reps];
+      try (Engine a = engine(store, now); Engine b = engine(unchecked, now)) {
+        for (int r = 0; r < reps; r++) {
+          now.addAndGet(2 * DAY_MS);
+          uncheckedUs[r] = redisCpuPerDecision(b, server);
+          now.addAndGet(2 * DAY_MS);
+          checkedUs[r] = redisCpuPerDecision(a, server);
+        }
+      }
+      report("redis", "redis-server CPU per decision (us)", checkedUs, uncheckedUs);
+    }
+  }
+
+  private double redisCpuPerDecision(Engine engine, RedisServer server) throws IOException {
+    double before = cpu(server);
+    for (int i = 0; i < stream.length; i += 100) {
+      List<CompletableFuture<Decision>> batch = engine.decideAll(Arrays.asList(stream).subList(i,
+          Math.min(stream.length, i + 100)), false);
+      for (CompletableFuture<Decision> f : batch) {
+        if (f.join().suppressedReason() != null) {
+          throw new IllegalStateException("a workload recipient was suppressed");
+        }
+      }
+    }
+    return (cpu(server) - before) * 1e6 / stream.length;
+  }
+
+  private void report(String store, String what, double[] with, double[] without) {
+    double w = median(with);
+    double wo = median(without);
+    System.out.printf("%s: %s, %,d entries listed: %s (median %.3f); none: %s (median %.3f); "
+        + "throughput with / without: %.3fx%n", store, what, entries, Arrays.toString(round(with)), w,
+        Arrays.toString(round(without)), wo, wo / w);
+  }
+
+  private static double[] round(double[] values) {
+    double[] out = new double[values.length];
+    for (int i = 0; i < values.length; i++) {
+      out[i] = Math.round(values[i] * 1000) / 1000.0;
+    }
+    return out;
+  }
+
+  private static double median(double[] values) {
+    double[] sorted = values.clone();
+    Arrays.sort(sorted);
+    return sorted[sorted.length / 2];
+  }
+
+  private static long usedMemory(RedisServer server) throws IOException {
+    return Long.parseLong(server.info("memory", "used_memory").trim());
+  }
+
+  private static double cpu(RedisServer server) throws IOException {
+    return Double.parseDouble(server.info("cpu", "used_cpu_user")) + Double.parseDouble(server.info("cpu", "used_cpu_sys"));
+  }
+
+  private static void deleteAll(Path dir) throws IOException {
+    try (var files = Files.walk(dir)) {
+      for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(p);
+      }
+    }
+  }
+}

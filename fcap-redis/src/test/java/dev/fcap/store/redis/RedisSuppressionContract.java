@@ -1,0 +1,145 @@
+package dev.fcap.store.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fcap.engine.Engine;
+import dev.fcap.model.Decision;
+import dev.fcap.model.Dimension;
+import dev.fcap.model.Message;
+import dev.fcap.model.Policy;
+import dev.fcap.model.Rule;
+import dev.fcap.model.RuleOutcome;
+import dev.fcap.model.Suppression;
+import dev.fcap.store.ManualClock;
+import dev.fcap.store.SuppressionList;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Suppression lists on Redis, read in the decision's own step (one script call): a recipient in an
+ * entry's scope is refused with {@code suppressed} and the reason and nothing is recorded, until the
+ * entry's expiry; a message to which no rule keyed by the recipient applies reads the entry first;
+ * a message id admitted before the entry is refused when asked again. Run on each deployment and
+ * layout by its subclasses.
+ */
+abstract class RedisSuppressionContract {
+  private static final Policy TWO_PER_DAY = new Policy("acme", 1,
+      List.of(Rule.of("two-per-day", 2, Duration.ofDays(1), Dimension.RECIPIENT)));
+  private static final Policy PER_CHANNEL = new Policy("acme", 1,
+      List.of(Rule.of("per-channel", 100, Duration.ofDays(1), Dimension.CHANNEL)));
+
+  private static final Policy BOTH = new Policy("acme", 1,
+      List.of(Rule.of("two-per-day", 2, Duration.ofDays(1), Dimension.RECIPIENT),
+          Rule.of("per-channel", 100, Duration.ofDays(1), Dimension.CHANNEL)));
+
+  private final ManualClock clock = new ManualClock(System.currentTimeMillis());
+  private RedisStore store;
+
+  /** A store on a flushed deployment, deciding by {@code clock}. */
+  abstract RedisStore newStore(ManualClock clock) throws Exception;
+
+  @BeforeEach
+  void open() throws Exception {
+    store = newStore(clock);
+  }
+
+  @AfterEach
+  void close() {
+    store.close();
+  }
+
+  private Engine engine(Policy policy) {
+    return Engine.builder(store).clock(clock).policy(policy).build();
+  }
+
+  private static Message message(String recipient, String channel, String category) {
+    return Message.builder(recipient).tenant("acme").channel(channel).category(category).build();
+  }
+
+  private Suppression entry(String recipient, List<String> channels, List<String> categories, long expiresAt) {
+    return new Suppression(recipient, channels, categories, "replied STOP", "ops", clock.millis(), expiresAt);
+  }
+
+  @Test
+  void aRecipientInScopeIsRefusedAndNothingIsRecorded() {
+    Engine engine = engine(TWO_PER_DAY);
+    SuppressionList list = engine.suppressions().orElseThrow();
+    assertThat(list.checkedInStep()).isTrue();
+    list.put("acme", entry("+1", List.of("sms"), List.of("marketing"), Suppression.NEVER));
+    assertThat(list.get("acme", "+1").orElseThrow()).isEqualTo(entry("+1", List.of("sms"), List.of("marketing"),
+        Suppression.NEVER));
+    for (int i = 0; i < 3; i++) {
+      Decision d = engine.decide(message("+1", "sms", "marketing")).join();
+      assertThat(d.allowed()).isFalse();
+      assertThat(d.blockedBy()).containsExactly(Suppression.BLOCKED_BY);
+      assertThat(d.suppressedReason()).isEqualTo("replied STOP");
+      assertThat(d.sendAt()).isEqualTo(-1);
+      assertThat(d.rules()).extracting(RuleOutcome::used).containsExactly(0L);
+    }
+    // out of scope: the rules decide, and the refusals above counted nothing
+    assertThat(engine.decide(message("+1", "email", "marketing")).join().allowed()).isTrue();
+    assertThat(engine.decide(message("+1", "sms", "otp")).join().allowed()).isTrue();
+    assertThat(engine.decide(message("+1", null, null)).join().blockedBy()).containsExactly("two-per-day");
+    assertThat(list.remove("acme", "+1")).isTrue();
+    assertThat(list.remove("acme", "+1")).isFalse();
+    assertThat(list.get("acme", "+1")).isEmpty();
+  }
+
+  @Test
+  void anExpiringEntryRefusesUntilItsExpiry() {
+    Engine engine = engine(TWO_PER_DAY);
+    long expires = clock.millis() + Duration.ofHours(1).toMillis();
+    engine.suppressions().orElseThrow().put("acme", entry("+2", List.of(), List.of(), expires));
+    Decision d = engine.decide(message("+2", "sms", null)).join();
+    assertThat(d.sendAt()).isEqualTo(expires);
+    assertThat(d.retryAfterMs()).isEqualTo(expires - d.time());
+    clock.set(expires);
+    assertThat(engine.decide(message("+2", "sms", null)).join().allowed()).isTrue();
+  }
+
+  @Test
+  void aMessageNoRecipientRuleAppliesToReadsTheEntryFirst() {
+    Engine engine = engine(PER_CHANNEL);
+    engine.suppressions().orElseThrow().put("acme", entry("+3", List.of(), List.of(), Suppression.NEVER));
+    Decision d = engine.decide(message("+3", "sms", null)).join();
+    assertThat(d.blockedBy()).containsExactly(Suppression.BLOCKED_BY);
+    assertThat(d.rules()).extracting(RuleOutcome::used).containsExactly(0L);
+    assertThat(engine.decide(message("+4", "sms", null)).join().rules()).extracting(RuleOutcome::used)
+        .as("the refusal recorded nothing in the shared partition").containsExactly(0L);
+    Engine noPolicy = Engine.builder(store).clock(clock).build();
+    assertThat(noPolicy.decide(message("+3", "sms", null)).join().blockedBy()).containsExactly("suppressed");
+    assertThat(noPolicy.decide(message("+4", "sms", null)).join().allowed()).isTrue();
+    List<Decision> batch = engine.decideAll(List.of(message("+3", "sms", null), message("+4", "sms", null)), false)
+        .stream().map(f -> f.join()).toList();
+    assertThat(batch).extracting(Decision::allowed).containsExactly(false, true);
+  }
+
+  @Test
+  void aRecipientAndASharedPartitionRecordNothingForASuppressedRecipient() {
+    Engine engine = engine(BOTH);
+    engine.suppressions().orElseThrow().put("acme", entry("+7", List.of(), List.of(), Suppression.NEVER));
+    Decision d = engine.decide(message("+7", "sms", null)).join();
+    assertThat(d.blockedBy()).containsExactly(Suppression.BLOCKED_BY);
+    assertThat(d.rules()).extracting(RuleOutcome::used).containsExactly(0L, 0L);
+    Decision other = engine.decide(message("+8", "sms", null)).join();
+    assertThat(other.allowed()).isTrue();
+    assertThat(other.rules()).extracting(RuleOutcome::used).as("nothing was counted for +7").containsExactly(0L, 0L);
+  }
+
+  @Test
+  void aMessageIdAdmittedBeforeTheEntryIsRefusedWhenAskedAgain() {
+    Engine engine = engine(TWO_PER_DAY);
+    Message m = Message.builder("+5").tenant("acme").messageId("m-1").build();
+    assertThat(engine.decide(m).join().allowed()).isTrue();
+    engine.suppressions().orElseThrow().put("acme", entry("+5", List.of(), List.of(), Suppression.NEVER));
+    Decision again = engine.decide(m).join();
+    assertThat(again.allowed()).isFalse();
+    assertThat(again.blockedBy()).containsExactly(Suppression.BLOCKED_BY);
+    List<Decision> batch = engine.decideAll(List.of(m, message("+6", null, null)), false).stream()
+        .map(f -> f.join()).toList();
+    assertThat(batch).extracting(Decision::allowed).containsExactly(false, true);
+  }
+}
