@@ -170,4 +170,20 @@ class EngineSuppressionTest {
       assertThat(list.page("nobody", null, 2)).isEmpty();
     }
   }
+
+  @Test
+  void anOverrideNeverPassesASuppressionList() {
+    try (Engine engine = engine(MemoryStore.builder().build())) {
+      engine.suppressions().orElseThrow().put("acme", entry("+1", List.of(), List.of(), Suppression.NEVER));
+      Message override = Message.builder("+1").tenant("acme").override(true).build();
+      Decision d = engine.decideAt(override, T0).join();
+      assertThat(d.allowed()).isFalse();
+      assertThat(d.blockedBy()).containsExactly(Suppression.BLOCKED_BY);
+      assertThat(d.suppressedReason()).isEqualTo("replied STOP");
+      // nothing was counted: once removed, the recipient has the whole day
+      engine.suppressions().orElseThrow().remove("acme", "+1");
+      assertThat(engine.decideAt(Message.builder("+1").tenant("acme").build(), T0 + 1).join().rules().get(0).used())
+          .isZero();
+    }
+  }
 }
