@@ -92,6 +92,25 @@ class RunnableJarIT {
     }
   }
 
+  /**
+   * {@code fcap bench} from the jar, over HTTP and gRPC: every Armeria client loads the shaded
+   * BouncyCastle key provider, of which the jar keeps only what its set-up loads.
+   */
+  @Test
+  void benchLoadsAServerFromTheJarOverHttpAndGrpc() throws Exception {
+    Path work = Files.createDirectories(dir.resolve("work-bench"));
+    try (ServerProcess server = ServerProcess.start(work, "--audit", "none")) {
+      for (String protocol : new String[] {"http", "grpc"}) {
+        Process p = new ProcessBuilder(java(), "-jar", JAR.toString(), "bench", "--url", server.base, "--protocol",
+            protocol, "--duration", "1s", "--warmup", "0s", "--recipients", "1000").redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(p.waitFor()).as(out).isZero();
+        assertThat(out).as(protocol).contains("fcap bench: " + protocol).contains("errors       0 requests")
+            .doesNotContain("NoClassDefFoundError").doesNotContain("ClassNotFoundException");
+      }
+    }
+  }
+
   /** Counters, rules and audit in Redis: Lettuce and Reactor run from the jar as the shade left them. */
   @ParameterizedTest
   @EnumSource(RedisDeployment.Kind.class)
