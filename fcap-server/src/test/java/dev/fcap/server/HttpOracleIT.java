@@ -128,6 +128,9 @@ class HttpOracleIT {
     ObjectNode o = TestServer.JSON.createObjectNode();
     o.put("recipient", m.recipient()).put("channel", m.channel()).put("category", m.category())
         .put("content", m.content()).put("cost", m.cost()).put("priority", m.priority().id());
+    if (m.override()) {
+      o.put("override", true); // a server without keys: every local caller may
+    }
     return o.toString();
   }
 
