@@ -46,8 +46,12 @@ class HttpOracleIT {
     List<Rule> rules = new ArrayList<>();
     for (Rule r : Traffic.randomPolicy(seed, 12, true).rules()) {
       // the engine aligns calendar days by its own (system) clock, the store counts by the manual one
-      rules.add(r.zone() == null ? r : new Rule(r.id(), null, r.limit(), r.window(), r.key(), r.match(), r.exempt(),
-          r.algorithm(), r.precision(), r.mode(), null));
+      Rule kept = r.zone() == null ? r : new Rule(r.id(), null, r.limit(), r.window(), r.key(), r.match(), r.exempt(),
+          r.algorithm(), r.precision(), r.mode(), null);
+      // no count-only rules: the interleaved recipients are judged by replaying their admitted messages
+      // alone, which holds only while no admitted message may go past a limit (EngineOracleProperties
+      // and RedisOracleIT hold count-only rules to the oracle)
+      rules.add(kept.withCountOnly(null));
     }
     Policy policy = new Policy("default", 1, rules);
     ManualClock clock = new ManualClock(System.currentTimeMillis());
