@@ -187,27 +187,24 @@ final class JournalDelta {
 
   /** Which checks are enforced, bit c for check c (a sliding log shares one log among at most 63 checks). */
   private static long enforcedMask(CounterSpec s) {
-    long mask = 0;
-    for (int c = 0; c < s.checks(); c++) {
-      mask |= s.enforced(c) ? 1L << c : 0;
-    }
-    return mask;
+    return mask(s, s::enforced);
   }
 
-  /** Which checks are relaxed for the message (countOnly, override), bit c for check c. */
+  /** Which checks are relaxed for the message (countOnly, override). */
   private static long relaxedMask(CounterSpec s) {
-    long mask = 0;
-    for (int c = 0; c < s.checks(); c++) {
-      mask |= s.relaxed(c) ? 1L << c : 0;
-    }
-    return mask;
+    return mask(s, s::relaxed);
   }
 
   /** Which checks admit the message up to a bound below their limit (its priority's headroom). */
   private static long headroomMask(CounterSpec s) {
+    return mask(s, c -> s.bound(c) != s.limit(c));
+  }
+
+  /** Bit c set for each check c of {@code s} that {@code has}. */
+  private static long mask(CounterSpec s, java.util.function.IntPredicate has) {
     long mask = 0;
     for (int c = 0; c < s.checks(); c++) {
-      mask |= s.bound(c) != s.limit(c) ? 1L << c : 0;
+      mask |= has.test(c) ? 1L << c : 0;
     }
     return mask;
   }
