@@ -53,8 +53,8 @@ export async function show() {
     page = 0;
     $('sup-entry').hidden = true;
     $('sup-none').hidden = true;
-    message('');
   }
+  message(''); // a refusal said before may not hold for the key connected now
   $('sup-title').textContent = `Suppression list of ${tenant}`;
   if (found) {
     await find(found);

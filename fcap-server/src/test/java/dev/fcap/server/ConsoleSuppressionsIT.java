@@ -61,8 +61,13 @@ class ConsoleSuppressionsIT {
     }
   }
 
-  /** Opens the console at {@code hash} (after an optional query) and connects with {@code key} to {@code tenant}. */
+  /**
+   * Opens a fresh console at {@code hash} (after an optional query) and connects with {@code key} to
+   * {@code tenant}. A fresh page: opening the address the browser shows already only moves to its
+   * fragment, keeping what an earlier test left in the forms.
+   */
   static void connect(String hash, String tenant, String key) {
+    browser.open("about:blank");
     browser.open(server.base() + "/" + hash);
     browser.type("tenant", tenant);
     browser.type("api-key", key);
