@@ -30,6 +30,9 @@ class ConsoleSuppressionsIT {
         - tenant: sup-import
           rules:
             - {id: per-day, limit: 50, window: 24h, key: [recipient]}
+        - tenant: sup-big
+          rules:
+            - {id: per-day, limit: 50, window: 24h, key: [recipient]}
         - tenant: sup-list
           rules:
             - {id: per-day, limit: 50, window: 24h, key: [recipient]}
@@ -257,12 +260,50 @@ class ConsoleSuppressionsIT {
     browser.waitText("#sup-import-errors tr[data-line='1']", "unknown column 'phone'");
   }
 
+  /**
+   * The upload's progress as it goes: the browser's uplink is throttled (DevTools network
+   * emulation) so that a 2 MB file takes seconds to send, and the page is seen part way through.
+   */
+  @Test
+  void aLargeImportShowsHowMuchIsUploaded(@TempDir Path dir) throws IOException {
+    int rows = 60_000;
+    StringBuilder csv = new StringBuilder("recipient,channels,reason\n");
+    for (int i = 0; i < rows; i++) {
+      csv.append(String.format("+86139%08d,sms,replied STOP\n", i));
+    }
+    Path file = dir.resolve("big.csv");
+    Files.writeString(file, csv);
+    connect("#suppressions", "sup-big", ADMIN);
+    browser.driver.executeCdpCommand("Network.enable", Map.of());
+    browser.driver.executeCdpCommand("Network.emulateNetworkConditions", Map.of("offline", false, "latency", 0,
+        "downloadThroughput", -1, "uploadThroughput", 256 * 1024));
+    try {
+      browser.id("sup-file").sendKeys(file.toString());
+      browser.id("sup-import").click();
+      // the text and the bar, read together in the page: some share of the file, and the same share in both
+      java.util.regex.Pattern partWay = java.util.regex.Pattern.compile("Uploading big\\.csv: ([1-9][0-9]?) % \\(");
+      browser.waitUntil("the page shows the upload part way", () -> {
+        @SuppressWarnings("unchecked")
+        List<Object> seen = (List<Object>) browser.script("return [document.getElementById('sup-import-status')"
+            + ".textContent, document.getElementById('sup-import-progress').value]");
+        java.util.regex.Matcher m = partWay.matcher((String) seen.get(0));
+        return m.find() && Long.parseLong(m.group(1)) == ((Number) seen.get(1)).longValue();
+      });
+    } finally {
+      browser.driver.executeCdpCommand("Network.emulateNetworkConditions", Map.of("offline", false, "latency", 0,
+          "downloadThroughput", -1, "uploadThroughput", -1));
+    }
+    browser.waitText("#sup-import-result", "60,000 applied, 0 rejected");
+    assertThat(browser.id("sup-import-errors-wrap").isDisplayed()).isFalse();
+    assertThat(entry("sup-big", "+8613900059999").get("reason").asText()).isEqualTo("replied STOP");
+  }
+
   private static List<String> recipientsListed() {
     return browser.findAll("#sup-list tbody tr").stream().map(r -> r.getAttribute("data-recipient")).toList();
   }
 
   @Test
-  void aKeyWithoutTheSuppressRoleGetsTheServersMessage() {
+  void aKeyWithoutTheSuppressRoleGetsTheServersMessage(@TempDir Path dir) throws IOException {
     connect("#suppressions", "sup-edit", READER);
     assertThat(browser.waitText("#sup-message", "403")).contains("may not use the suppression list of tenant sup-edit")
         .contains("suppress");
@@ -277,6 +318,12 @@ class ConsoleSuppressionsIT {
     browser.waitText("#alert-text", "403");
     assertThat(browser.id("sup-entry").isDisplayed()).isFalse();
     assertThat(browser.id("sup-none").isDisplayed()).isFalse();
+    Path csv = dir.resolve("one.csv");
+    Files.writeString(csv, "recipient\n+15550009\n");
+    browser.id("sup-file").sendKeys(csv.toString());
+    browser.id("sup-import").click();
+    assertThat(browser.waitText("#sup-file-error", "lacks the role")).contains("suppress");
+    assertThat(browser.id("sup-import-result").isDisplayed()).isFalse();
     assertThat(entry("sup-edit", "+15550009")).isNull();
   }
 
