@@ -34,7 +34,7 @@ export function init(context) {
     save();
   });
   $('sup-entry-edit').addEventListener('click', () => edit());
-  $('sup-entry-remove').addEventListener('click', () => remove(found, $('sup-entry-remove')));
+  $('sup-entry-remove').addEventListener('click', () => remove(shown.recipient, $('sup-entry-remove')));
   $('sup-file').addEventListener('change', () => guessFormat());
   $('sup-import-form').addEventListener('submit', (e) => {
     e.preventDefault();
@@ -145,7 +145,7 @@ function edit() {
 
 // --- add --------------------------------------------------------------------------------------------
 
-/** The entry the form describes, or null with `errors` filled (fields the browser can check). */
+/** The recipient and entry the form describes; what the browser can tell is wrong goes in `errors`. */
 function entryFromForm(errors) {
   const recipient = $('sup-recipient').value.trim();
   if (!recipient) {
