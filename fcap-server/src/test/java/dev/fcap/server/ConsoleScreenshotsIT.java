@@ -54,11 +54,14 @@ class ConsoleScreenshotsIT {
         + " \"description\": \"at most 40 messages to one recipient in any 24 hours\"}", Map.of()).status())
         .isEqualTo(200);
     // a suppression list: a few entries, and a file to import
-    for (String[] e : List.of(new String[] {"%2B8613800000007", "{\"channels\": [\"sms\"], \"reason\": \"replied TD\"}"},
-        new String[] {"%2B8613800000011", "{\"categories\": [\"marketing\"], \"reason\": \"complaint\", "
-            + "\"expiresAt\": " + (System.currentTimeMillis() + 90L * 86_400_000) + "}"},
-        new String[] {"%2B8613800000019", "{\"reason\": \"legal block list\"}"})) {
-      assertThat(server.put("/v1/suppressions/" + e[0], e[1], Map.of()).status()).isEqualTo(200);
+    long in90Days = System.currentTimeMillis() + 90L * 86_400_000;
+    Map<String, String> entries = Map.of(
+        "%2B8613800000007", "{\"channels\": [\"sms\"], \"reason\": \"replied TD\"}",
+        "%2B8613800000011", "{\"categories\": [\"marketing\"], \"reason\": \"complaint\", \"expiresAt\": "
+            + in90Days + "}",
+        "%2B8613800000019", "{\"reason\": \"legal block list\"}");
+    for (Map.Entry<String, String> e : entries.entrySet()) {
+      assertThat(server.put("/v1/suppressions/" + e.getKey(), e.getValue(), Map.of()).status()).isEqualTo(200);
     }
     stopList = Files.createTempDirectory("fcap-screenshots").resolve("stop-list.csv");
     Files.writeString(stopList, "recipient,channels,reason\n+8613800000021,sms,replied STOP\n"

@@ -8,6 +8,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -369,12 +370,13 @@ class ConsoleSuppressionsIT {
           span: s.parseExpiry('1d 12h', 1000), weeks: s.parseExpiry('2w', 0),
           utc: s.parseExpiry('2026-12-31T18:00Z', 0), utcDay: s.parseExpiry('2026-12-31 UTC', 0),
           local: s.parseExpiry('2026-12-31 18:00', 0) === new Date(2026, 11, 31, 18, 0).getTime(),
-          noSuchDay: s.parseExpiry('2026-02-30', 0), word: s.parseExpiry('tomorrow', 0), bare: s.parseExpiry('30', 0)}));
+          noSuchDay: s.parseExpiry('2026-02-30', 0), word: s.parseExpiry('tomorrow', 0),
+          bare: s.parseExpiry('30', 0)}));
         """);
     assertThat(((Number) r.get("span")).longValue()).isEqualTo(1000 + Duration.ofHours(36).toMillis());
     assertThat(((Number) r.get("weeks")).longValue()).isEqualTo(Duration.ofDays(14).toMillis());
-    assertThat(((Number) r.get("utc")).longValue()).isEqualTo(java.time.Instant.parse("2026-12-31T18:00:00Z").toEpochMilli());
-    assertThat(((Number) r.get("utcDay")).longValue()).isEqualTo(java.time.Instant.parse("2026-12-31T00:00:00Z").toEpochMilli());
+    assertThat(((Number) r.get("utc")).longValue()).isEqualTo(Instant.parse("2026-12-31T18:00:00Z").toEpochMilli());
+    assertThat(((Number) r.get("utcDay")).longValue()).isEqualTo(Instant.parse("2026-12-31T00:00:00Z").toEpochMilli());
     assertThat(r.get("local")).isEqualTo(true);
     assertThat(r.get("noSuchDay")).isNull();
     assertThat(r.get("word")).isNull();
