@@ -3,7 +3,8 @@
 // Every call resolves to the parsed JSON body or rejects with an ApiError (the server's
 // {"error": {code, message, field, errors}}, plus the HTTP status) or, when the server cannot be
 // reached at all, with an ApiError of status 0 and code "unreachable". Listeners registered with
-// onTrouble() hear about 401/403/unreachable/5xx so the page can show one clear banner.
+// onTrouble() hear about 401/403/unreachable/5xx so the page can show one clear banner; a 501 (a
+// feature this server's store lacks) is no failure of the server, and the view that asked says so.
 
 const KEY_STORAGE = 'fcap.apiKey';
 
@@ -74,13 +75,74 @@ export async function request(method, path, options = {}) {
       e.message || `HTTP ${response.status} ${response.statusText}`, e.field, e.errors);
     if (response.status === 401 || response.status === 403) {
       notify(response.status === 401 ? 'unauthenticated' : 'forbidden', error);
-    } else if (response.status >= 500) {
+    } else if (response.status >= 500 && response.status !== 501) {
       notify('server', error);
     }
     throw error;
   }
   notify('ok', null);
   return options.etag ? { body: payload, etag: response.headers.get('etag') } : payload;
+}
+
+/** The ApiError of a failed XMLHttpRequest, heard by the same listeners as request()'s. */
+function uploadError(xhr) {
+  if (xhr.status === 0) {
+    const error = new ApiError(0, 'unreachable', `The upload to the fcap server at ${location.origin} was cut off: `
+      + 'the server is down, the network failed, or the server refused the request before reading it.');
+    notify('unreachable', error);
+    return error;
+  }
+  let e = {};
+  try {
+    const payload = JSON.parse(xhr.responseText);
+    e = payload && payload.error ? payload.error : {};
+  } catch (ignored) {
+    // not JSON: the status says what went wrong
+  }
+  const error = new ApiError(xhr.status, e.code || 'http_' + xhr.status,
+    e.message || `HTTP ${xhr.status} ${xhr.statusText}`, e.field, e.errors);
+  if (xhr.status === 401 || xhr.status === 403) {
+    notify(xhr.status === 401 ? 'unauthenticated' : 'forbidden', error);
+  } else if (xhr.status >= 500 && xhr.status !== 501) {
+    notify('server', error);
+  }
+  return error;
+}
+
+/**
+ * Sends a file as the body of a POST, streamed by the browser, and resolves to the parsed JSON
+ * answer. XMLHttpRequest, not fetch: only it reports upload progress. `onProgress(sent, total)` is
+ * called as the body goes out; `onSent()` once all of it is out and the server is still answering.
+ */
+export function upload(path, file, contentType, onProgress, onSent) {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', path);
+    xhr.setRequestHeader('Accept', 'application/json');
+    xhr.setRequestHeader('Content-Type', contentType);
+    const key = apiKey();
+    if (key) {
+      xhr.setRequestHeader('Authorization', 'Bearer ' + key);
+    }
+    xhr.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size);
+    xhr.upload.onload = () => onSent();
+    xhr.onload = () => {
+      if (xhr.status >= 200 && xhr.status < 300) {
+        notify('ok', null);
+        try {
+          resolve(JSON.parse(xhr.responseText));
+        } catch (e) {
+          reject(new ApiError(xhr.status, 'invalid_answer', 'The server answered the import with something that '
+            + 'is not JSON.'));
+        }
+      } else {
+        reject(uploadError(xhr));
+      }
+    };
+    xhr.onerror = () => reject(uploadError(xhr));
+    xhr.onabort = () => reject(new ApiError(0, 'aborted', 'The upload was cancelled.'));
+    xhr.send(file);
+  });
 }
 
 const q = (tenant) => '?tenant=' + encodeURIComponent(tenant);
@@ -103,4 +165,15 @@ export const api = {
   reset: (tenant, recipient) => request('DELETE', '/v1/recipients/' + encodeURIComponent(recipient) + q(tenant)),
   decide: (message) => request('POST', '/v1/decisions', { body: message }),
   metrics: () => request('GET', '/metrics', { text: true }),
+  suppression: (tenant, recipient) => request('GET', suppressionPath(recipient) + q(tenant)),
+  suppressions: (tenant, cursor, limit) => request('GET', '/v1/suppressions' + q(tenant)
+    + (cursor ? '&cursor=' + encodeURIComponent(cursor) : '') + '&limit=' + limit),
+  suppress: (tenant, recipient, entry) => request('PUT', suppressionPath(recipient) + q(tenant), { body: entry }),
+  unsuppress: (tenant, recipient) => request('DELETE', suppressionPath(recipient) + q(tenant)),
+  importSuppressions: (tenant, file, contentType, onProgress, onSent) =>
+    upload('/v1/suppressions/import' + q(tenant), file, contentType, onProgress, onSent),
 };
+
+function suppressionPath(recipient) {
+  return '/v1/suppressions/' + encodeURIComponent(recipient);
+}

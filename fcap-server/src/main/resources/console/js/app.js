@@ -1,5 +1,5 @@
 // The console's entry point: connection (tenant and API key), the one alert banner, and the views
-// (#rules, #live, #inspect, #try), switched by the URL hash so each view has its own address.
+// (#rules, #live, #inspect, #try, #suppressions), switched by the URL hash so each view has its own address.
 
 import { api, apiKey, onTrouble, setApiKey } from './api.js';
 import { $ } from './ui.js';
@@ -7,8 +7,9 @@ import * as rules from './rules.js';
 import * as live from './live.js';
 import * as inspector from './inspector.js';
 import * as tryIt from './tryit.js';
+import * as suppressions from './suppressions.js';
 
-const views = { rules, live, inspect: inspector, try: tryIt };
+const views = { rules, live, inspect: inspector, try: tryIt, suppressions };
 const context = {
   tenant: () => $('tenant').value.trim() || 'default',
   connected: false,

@@ -435,7 +435,8 @@ class ConsoleIT {
     browser.type("rule-countOnly", "category: transactional");
     browser.id("rule-save").click();
     browser.waitText("#rules-message", "Rule per-day added");
-    assertThat(browser.find("tr[data-rule='per-day'] td.limit").getText()).isEqualTo("3 per 24h (headroom low=2)");
+    // the message comes before the table is drawn again: wait for the row
+    assertThat(browser.waitText("tr[data-rule='per-day'] td.limit", "per 24h")).isEqualTo("3 per 24h (headroom low=2)");
     JsonNode perDay = server.get("/v1/rules/per-day?tenant=shop-prio").body();
     assertThat(perDay.get("headroom").get("low").asLong()).isEqualTo(2);
     assertThat(perDay.get("countOnly").get("category").get(0).asText()).isEqualTo("transactional");

@@ -40,6 +40,8 @@ class ConsoleScreenshotsIT {
   static Browser browser;
   static Path out;
   static final List<Path> shots = new ArrayList<>();
+  /** An import for the suppression view: three rows, one of them bad. */
+  static Path stopList;
 
   @BeforeAll
   static void start() throws IOException {
@@ -51,6 +53,19 @@ class ConsoleScreenshotsIT {
     assertThat(server.put("/v1/rules/recipient-per-day", "{\"limit\": 40, \"window\": \"24h\", \"key\": [\"recipient\"],"
         + " \"description\": \"at most 40 messages to one recipient in any 24 hours\"}", Map.of()).status())
         .isEqualTo(200);
+    // a suppression list: a few entries, and a file to import
+    long in90Days = System.currentTimeMillis() + 90L * 86_400_000;
+    Map<String, String> entries = Map.of(
+        "%2B8613800000007", "{\"channels\": [\"sms\"], \"reason\": \"replied TD\"}",
+        "%2B8613800000011", "{\"categories\": [\"marketing\"], \"reason\": \"complaint\", \"expiresAt\": "
+            + in90Days + "}",
+        "%2B8613800000019", "{\"reason\": \"legal block list\"}");
+    for (Map.Entry<String, String> e : entries.entrySet()) {
+      assertThat(server.put("/v1/suppressions/" + e.getKey(), e.getValue(), Map.of()).status()).isEqualTo(200);
+    }
+    stopList = Files.createTempDirectory("fcap-screenshots").resolve("stop-list.csv");
+    Files.writeString(stopList, "recipient,channels,reason\n+8613800000021,sms,replied STOP\n"
+        + "+8613800000022,sms|push,\"complaint, by phone\"\n,sms,no recipient\n");
     browser = Browser.start();
   }
 
@@ -61,6 +76,10 @@ class ConsoleScreenshotsIT {
     }
     if (server != null) {
       server.close();
+    }
+    if (stopList != null) {
+      stopList.toFile().delete();
+      stopList.getParent().toFile().delete();
     }
   }
 
@@ -134,6 +153,19 @@ class ConsoleScreenshotsIT {
       browser.id("try-send").click();
       browser.waitVisible("#try-verdict");
       shot("try-it" + suffix);
+
+      browser.size(1280, 1400); // tall enough for the list under the forms
+      browser.open(server.base() + "/#suppressions");
+      browser.waitText("#connection", "Connected");
+      browser.type("sup-find-recipient", "+8613800000007");
+      browser.id("sup-find").click();
+      browser.waitText("#sup-entry-reason", "replied TD");
+      browser.id("sup-file").sendKeys(stopList.toString());
+      browser.id("sup-import").click();
+      browser.waitText("#sup-import-result", "2 applied, 1 rejected");
+      browser.waitVisible("#sup-list tr[data-recipient='+8613800000022']");
+      shot("suppressions" + suffix);
+      browser.size(1280, 860);
     }
 
     browser.colorScheme("light");
@@ -169,6 +201,6 @@ class ConsoleScreenshotsIT {
         throw new UncheckedIOException(e);
       }
     }
-    assertThat(shots).hasSize(11);
+    assertThat(shots).hasSize(13);
   }
 }
