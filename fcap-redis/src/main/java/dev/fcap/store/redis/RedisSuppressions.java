@@ -4,50 +4,91 @@ import dev.fcap.model.Suppression;
 import dev.fcap.store.StoreException;
 import dev.fcap.store.StoreException.Reason;
 import dev.fcap.store.SuppressionList;
+import io.lettuce.core.cluster.SlotHash;
 import java.io.ByteArrayOutputStream;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
- * The suppression lists on Redis. An entry is one string beside its recipient's partition: its key
- * is the partition's name (its key, or in the grouped layout the group's key and the field) then
- * {@code "\0S"}, so it lies in the partition's slot and the partition script reads it in the
- * decision's own step (Suppression.lua): a PUT that answered is seen by the next decision on every
- * node, with no second round trip. The key has no TTL unless the entry expires ({@code PEXPIREAT}),
- * so Redis must not evict keys without one (docs/redis.md, "Suppression lists").
+ * The suppression lists on Redis.
  *
- * <p>The value, big-endian: {@code expiresAt:i64 addedAt:i64 n:u8 (len:u16 channel)*n m:u8 (len:u16
- * category)*m byLen:u16 addedBy reason}, the reason taking the rest.
+ * <p><b>Design.</b> A tenant's entries live in {@link #BUCKETS} small hashes ("buckets"), field the
+ * recipient, value the compact entry. A recipient's bucket lies in the cluster slot of its
+ * partition: its key carries a hash tag of that slot ({@link #TAGS}: a short string per slot) or,
+ * in the grouped layout, the group's own tag; so the partition script reads the entry in the
+ * decision's own step (Suppression.lua, one {@code HGET}), and a PUT that answered is seen by the
+ * next decision on every node. Buckets stay small enough (about 76 entries each at 10^7 entries)
+ * to be listpacks, where an entry costs its two strings and a few bytes; a key per entry costs
+ * about 100 bytes more. A bucket has no TTL: an entry's expiry is in its value, every read judges
+ * it, and the PUT that finds the bucket's earliest expiry passed sweeps the bucket (the field
+ * {@code ""}, which no recipient can be, keeps that expiry). So Redis must not evict keys without a
+ * TTL (docs/redis.md, "Suppression lists").
  *
- * <p>Listing by tenant would take a scan of the whole keyspace, so {@link #page} and {@link #size}
- * are not offered here.
+ * <p>Listing and counting walk the tenant's buckets, one script call per hash tag (its buckets share
+ * a slot): the order is the buckets', then the recipients' within a bucket, and since a recipient's
+ * bucket follows from it, the recipient listed last is a stable cursor.
+ *
+ * <p>The value: {@code varint(expiresAt, 0 never) zigzag-varint(addedAt) varint(n) (varint(len)
+ * channel)*n varint(m) (varint(len) category)*m varint(len) addedBy reason}, the reason taking the
+ * rest; at least 9 bytes (a short one pads addedAt's varint), so that a decision's reply that ends
+ * with it is told apart from one that ends with an 8-byte incarnation.
  */
 final class RedisSuppressions implements SuppressionList {
   static final byte[] SCRIPT = RedisStore.loadScript("suppression.lua");
   private static final String SHA = RedisStore.sha1(SCRIPT);
+  /** A tenant's buckets: at 10^7 entries about 76 each, under Redis's default listpack bound of 128. */
+  static final int BUCKETS = 1 << 17;
+  /** Cluster slots: the tags of the layout with a key per partition. */
+  private static final int SLOTS = 16384;
+  /** Per slot, a short string whose CRC16 lands in it. */
+  private static final byte[][] TAGS = slotTags();
+  /**
+   * From this many groups on, the grouped layout's buckets take the slots' tags: its group keys then
+   * cover nearly every slot (98 %), so the buckets per slot stay near full.
+   */
+  static final int BY_GROUP_BELOW = 4 * SLOTS;
   /** Writes of an import sent before their answers are awaited. */
   private static final int IN_FLIGHT = 256;
+  /** Script calls of a walk (one per tag) sent before their answers are awaited. */
+  private static final int WALK_IN_FLIGHT = 512;
+  private static final int MIN_ENTRY = 9;
   private static final byte[] PUT = bytes("put");
   private static final byte[] GET = bytes("get");
   private static final byte[] DEL = bytes("del");
+  private static final byte[] LIST = bytes("list");
+  private static final byte[] COUNT = bytes("count");
   private final Backend backend;
   private final RedisKeys keys;
   private final Duration timeout;
   /** The store's clock (epoch ms): an entry read after its expiry is absent. */
   private final LongSupplier now;
+  /**
+   * Whether the buckets carry the groups' tags: in the grouped layout with fewer groups than
+   * {@link #BY_GROUP_BELOW}, whose partitions meet in too few slots for a tag per slot.
+   */
+  private final boolean byGroup;
+  /** Hash tags of the buckets: a slot's each, or a group's each. */
+  private final int tags;
+  /** Buckets per tag and tenant. */
+  private final int perTag;
 
   RedisSuppressions(Backend backend, RedisKeys keys, Duration timeout, LongSupplier now) {
     this.backend = backend;
     this.keys = keys;
     this.timeout = timeout;
     this.now = now;
+    this.byGroup = keys.grouped() && keys.groups() < BY_GROUP_BELOW;
+    this.tags = byGroup ? keys.groups() : SLOTS;
+    this.perTag = Math.max(1, (BUCKETS + tags - 1) / tags);
   }
 
   @Override
@@ -87,60 +128,244 @@ final class RedisSuppressions implements SuppressionList {
   @Override
   public Optional<Suppression> get(String tenant, String recipient) {
     byte[] partition = SuppressionList.partitionOf(tenant, recipient);
-    List<Object> reply = await(call(key(partition), GET), "suppression GET");
+    List<Object> reply = await(call(bucketKey(tenant, bucket(partition)), GET, bytes(recipient)), "suppression GET");
     if (reply.isEmpty()) {
       return Optional.empty();
     }
-    Suppression s = decode(partition, (byte[]) reply.get(0));
+    Suppression s = decode(recipient, (byte[]) reply.get(0));
     return s.expiredAt(now.getAsLong()) ? Optional.empty() : Optional.of(s);
   }
 
   @Override
   public boolean remove(String tenant, String recipient) {
     byte[] partition = SuppressionList.partitionOf(tenant, recipient);
-    List<Object> reply = await(call(key(partition), DEL), "suppression DELETE");
-    return ((Long) reply.get(0)) == 1;
+    List<Object> reply = await(call(bucketKey(tenant, bucket(partition)), DEL, bytes(recipient)),
+        "suppression DELETE");
+    return !reply.isEmpty() && !decode(recipient, (byte[]) reply.get(0)).expiredAt(now.getAsLong());
   }
 
+  /**
+   * Up to {@code limit} live entries after {@code cursor}, in bucket order then recipient order
+   * within a bucket: a walk of the tenant's tags from the cursor's, a window of script calls at a
+   * time (growing while the windows come back short of the page).
+   */
   @Override
   public List<Suppression> page(String tenant, String cursor, int limit) {
-    throw new UnsupportedOperationException("the Redis store does not list suppression entries by tenant");
+    List<Suppression> page = new ArrayList<>(Math.min(limit, 1024));
+    if (limit <= 0) {
+      return page;
+    }
+    int from = cursor == null ? 0 : bucket(SuppressionList.partitionOf(tenant, cursor));
+    long at = now.getAsLong();
+    int window = 8;
+    for (int tag = from / perTag; tag < tags && page.size() < limit; ) {
+      int end = Math.min(tags, tag + window);
+      List<CompletionStage<List<Object>>> sent = new ArrayList<>(end - tag);
+      for (int t = tag; t < end; t++) {
+        sent.add(walk(tenant, t, LIST));
+      }
+      for (int t = tag; t < end && page.size() < limit; t++) {
+        List<Object> buckets = await(sent.get(t - tag), "suppression LIST");
+        for (int sub = 0; sub < buckets.size() && page.size() < limit; sub++) {
+          int b = t * perTag + sub;
+          if (b >= from) {
+            collect(page, limit, (List<?>) buckets.get(sub), b == from ? cursor : null, at);
+          }
+        }
+      }
+      tag = end;
+      window = Math.min(WALK_IN_FLIGHT, window * 2);
+    }
+    return page;
   }
 
+  /** Adds the live entries of one bucket's {@code HGETALL} after {@code after} (null: all), in recipient order. */
+  private static void collect(List<Suppression> page, int limit, List<?> fields, String after, long now) {
+    List<Suppression> found = new ArrayList<>(fields.size() / 2);
+    for (int i = 0; i + 1 < fields.size(); i += 2) {
+      byte[] field = (byte[]) fields.get(i);
+      if (field.length == 0) {
+        continue; // the bucket's earliest expiry
+      }
+      String recipient = new String(field, StandardCharsets.UTF_8);
+      Suppression s = decode(recipient, (byte[]) fields.get(i + 1));
+      if ((after == null || recipient.compareTo(after) > 0) && !s.expiredAt(now)) {
+        found.add(s);
+      }
+    }
+    found.sort(Comparator.comparing(Suppression::recipient));
+    page.addAll(found.subList(0, Math.min(found.size(), limit - page.size())));
+  }
+
+  /**
+   * Every entry of {@code tenant}'s buckets, expired ones included until a write sweeps them: one
+   * {@code HLEN} per bucket, in one script call per tag ({@link #tags} calls, {@link
+   * #WALK_IN_FLIGHT} in flight), so it costs a walk, not a lookup.
+   */
   @Override
   public long size(String tenant) {
-    throw new UnsupportedOperationException("the Redis store does not count suppression entries by tenant");
+    long total = 0;
+    for (int tag = 0; tag < tags; tag += WALK_IN_FLIGHT) {
+      int end = Math.min(tags, tag + WALK_IN_FLIGHT);
+      List<CompletionStage<List<Object>>> sent = new ArrayList<>(end - tag);
+      for (int t = tag; t < end; t++) {
+        sent.add(walk(tenant, t, COUNT));
+      }
+      for (CompletionStage<List<Object>> s : sent) {
+        total += (Long) await(s, "suppression COUNT").get(0);
+      }
+    }
+    return total;
+  }
+
+  /** One script call over the buckets of {@code tag}: the first one is its key, all of them its arguments. */
+  private CompletionStage<List<Object>> walk(String tenant, int tag, byte[] op) {
+    byte[][] args = new byte[1 + perTag][];
+    args[0] = op;
+    for (int sub = 0; sub < perTag; sub++) {
+      args[1 + sub] = bucketKey(tenant, tag * perTag + sub);
+    }
+    return call(args[1], args);
   }
 
   private CompletionStage<List<Object>> send(String tenant, Suppression e) {
     byte[] partition = SuppressionList.partitionOf(tenant, e.recipient());
-    return call(key(partition), PUT, encode(e), bytes(Long.toString(e.expiresAt())));
+    return call(bucketKey(tenant, bucket(partition)), PUT, bytes(e.recipient()), encode(e),
+        bytes(Long.toString(e.expiresAt())), bytes(Long.toString(now.getAsLong())));
   }
 
   /** The script by its digest; after a NOSCRIPT (the first call on a node, a flush) by its text, once. */
   private CompletionStage<List<Object>> call(byte[] key, byte[]... args) {
     return backend.evalsha(SHA, key, args).toCompletableFuture().exceptionallyCompose(e -> Failures.isNoScript(e)
-        ? backend.eval(SCRIPT, key, args) : java.util.concurrent.CompletableFuture.failedFuture(e));
+        ? backend.eval(SCRIPT, key, args) : CompletableFuture.failedFuture(e));
   }
 
-  /** The entry's key: the partition's name (RedisKeys.lua's NAME) then {@code "\0S"}. */
-  byte[] key(byte[] partition) {
-    byte[] key = keys.key(partition);
-    ByteArrayOutputStream out = new ByteArrayOutputStream(key.length + partition.length + 8);
-    out.writeBytes(key);
-    if (keys.grouped()) {
-      out.write(0);
-      out.writeBytes(ByteBuffer.allocate(4).putInt(partition.length).array());
-      out.writeBytes(partition);
+  /**
+   * The bucket of a recipient partition ({@code 'r' varint(len) tenant recipient}), in [0, {@link
+   * #BUCKETS}): its tag (the slot of the partition's key, or its group: {@link #byGroup}) times the buckets per tag,
+   * plus a hash of the partition independent of the tag.
+   */
+  int bucket(byte[] partition) {
+    return bucket(partition, keys.key(partition));
+  }
+
+  /** {@link #bucket(byte[])} of a partition whose key ({@link RedisKeys#key}) is {@code key}. */
+  private int bucket(byte[] partition, byte[] key) {
+    int tag = byGroup ? RedisKeys.group(partition, tags) : SlotHash.getSlot(key);
+    return tag * perTag + sub(partition, perTag);
+  }
+
+  /**
+   * What a decision's scope names (RedisRequests): {@code len:u16 bucketKey recipient}, the
+   * recipient being the rest of the bytes; {@code key} is the partition's key.
+   */
+  byte[] entryOf(byte[] partition, byte[] key) {
+    int at = 1;
+    int len = 0;
+    for (int shift = 0; ; shift += 7) {
+      int b = partition[at++];
+      len |= (b & 0x7f) << shift;
+      if (b >= 0) {
+        break;
+      }
     }
-    out.write(0);
+    byte[] bucket = bucketKey(Arrays.copyOfRange(partition, at, at + len), bucket(partition, key));
+    int recipient = at + len;
+    byte[] out = new byte[2 + bucket.length + partition.length - recipient];
+    out[0] = (byte) (bucket.length >>> 8);
+    out[1] = (byte) bucket.length;
+    System.arraycopy(bucket, 0, out, 2, bucket.length);
+    System.arraycopy(partition, recipient, out, 2 + bucket.length, partition.length - recipient);
+    return out;
+  }
+
+  byte[] bucketKey(String tenant, int bucket) {
+    return bucketKey(bytes(tenant), bucket);
+  }
+
+  /**
+   * {@code prefix '{' tag '}' 'S' decimal(sub) ':' tenant}: the tag puts it in its recipients' slot;
+   * {@code "}S"} sets it apart from a partition key (which ends at its {@code '}'} or goes on with
+   * {@code '\0'}) and a group key ({@code "}G"}); the decimal ends at {@code ':'}, so the tenant,
+   * which may hold any byte, is the rest.
+   */
+  private byte[] bucketKey(byte[] tenant, int bucket) {
+    int tag = bucket / perTag;
+    ByteArrayOutputStream out = new ByteArrayOutputStream(32 + tenant.length);
+    out.writeBytes(keys.prefix());
+    out.write('{');
+    out.writeBytes(byGroup ? bytes("g" + tag) : TAGS[tag]);
+    out.write('}');
     out.write('S');
+    out.writeBytes(bytes(Integer.toString(bucket % perTag)));
+    out.write(':');
+    out.writeBytes(tenant);
     return out.toByteArray();
   }
 
+  /**
+   * A partition's bucket within its tag: FNV-1a from another offset basis than {@link
+   * RedisKeys#group}, then MurmurHash3's 64-bit finalizer, modulo {@code n}; so it does not follow
+   * the group. Part of the stored layout.
+   */
+  static int sub(byte[] partition, int n) {
+    long h = 0x9e3779b97f4a7c15L;
+    for (byte b : partition) {
+      h = (h ^ (b & 0xff)) * 0x100000001b3L;
+    }
+    h ^= h >>> 33;
+    h *= 0xff51afd7ed558ccdL;
+    h ^= h >>> 33;
+    h *= 0xc4ceb9fe1a85ec53L;
+    h ^= h >>> 33;
+    return (int) Long.remainderUnsigned(h, n);
+  }
+
+  /** For each cluster slot the first of the alphanumeric strings of one to three characters that hashes to it. */
+  private static byte[][] slotTags() {
+    byte[] alphabet = bytes("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ");
+    byte[][] tags = new byte[SLOTS][];
+    int found = 0;
+    for (int length = 1; length <= 3 && found < SLOTS; length++) {
+      int[] digits = new int[length];
+      while (true) {
+        byte[] tag = new byte[length];
+        for (int i = 0; i < length; i++) {
+          tag[i] = alphabet[digits[i]];
+        }
+        int slot = SlotHash.getSlot(tag);
+        if (tags[slot] == null) {
+          tags[slot] = tag;
+          found++;
+        }
+        int i = length - 1;
+        while (i >= 0 && ++digits[i] == alphabet.length) {
+          digits[i--] = 0;
+        }
+        if (i < 0) {
+          break;
+        }
+      }
+    }
+    if (found < SLOTS) {
+      throw new IllegalStateException("no short hash tag for some cluster slot");
+    }
+    return tags;
+  }
+
   static byte[] encode(Suppression e) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream(64);
-    out.writeBytes(ByteBuffer.allocate(16).putLong(e.expiresAt()).putLong(e.addedAt()).array());
+    ByteArrayOutputStream out = new ByteArrayOutputStream(32);
+    varint(out, e.expiresAt() == Suppression.NEVER ? 0 : e.expiresAt());
+    byte[] rest = rest(e);
+    long added = (e.addedAt() << 1) ^ (e.addedAt() >> 63);
+    int size = out.size() + varintSize(added) + rest.length;
+    paddedVarint(out, added, Math.max(0, MIN_ENTRY - size));
+    out.writeBytes(rest);
+    return out.toByteArray();
+  }
+
+  private static byte[] rest(Suppression e) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream(32);
     list(out, e.channels());
     list(out, e.categories());
     string(out, e.addedBy());
@@ -150,14 +375,20 @@ final class RedisSuppressions implements SuppressionList {
 
   /** The entry stored for {@code partition} (a recipient partition: its recipient is the key's rest). */
   static Suppression decode(byte[] partition, byte[] value) {
-    ByteBuffer b = ByteBuffer.wrap(value);
-    long expiresAt = b.getLong();
-    long addedAt = b.getLong();
-    List<String> channels = list(b);
-    List<String> categories = list(b);
-    String addedBy = string(b);
-    String reason = new String(value, b.position(), b.remaining(), StandardCharsets.UTF_8);
-    return new Suppression(recipientOf(partition), channels, categories, reason, addedBy, addedAt, expiresAt);
+    return decode(recipientOf(partition), value);
+  }
+
+  static Suppression decode(String recipient, byte[] value) {
+    int[] at = {0};
+    long expiresAt = varint(value, at);
+    long zigzag = varint(value, at);
+    long addedAt = (zigzag >>> 1) ^ -(zigzag & 1);
+    List<String> channels = list(value, at);
+    List<String> categories = list(value, at);
+    String addedBy = string(value, at);
+    String reason = new String(value, at[0], value.length - at[0], StandardCharsets.UTF_8);
+    return new Suppression(recipient, channels, categories, reason, addedBy, addedAt,
+        expiresAt == 0 ? Suppression.NEVER : expiresAt);
   }
 
   /** The recipient a recipient partition names: what follows {@code 'r' varint(len) tenant}. */
@@ -175,8 +406,41 @@ final class RedisSuppressions implements SuppressionList {
     return new String(partition, at, partition.length - at, StandardCharsets.UTF_8);
   }
 
+  private static void varint(ByteArrayOutputStream out, long v) {
+    paddedVarint(out, v, 0);
+  }
+
+  /** {@code v} as a varint, with {@code pad} more bytes than it needs (continuation bytes of zero bits). */
+  private static void paddedVarint(ByteArrayOutputStream out, long v, int pad) {
+    int bytes = varintSize(v) + pad;
+    for (int i = 1; i < bytes; i++) {
+      out.write((int) (v & 0x7f) | 0x80);
+      v >>>= 7;
+    }
+    out.write((int) v);
+  }
+
+  private static int varintSize(long v) {
+    int n = 1;
+    while ((v >>>= 7) != 0) {
+      n++;
+    }
+    return n;
+  }
+
+  private static long varint(byte[] b, int[] at) {
+    long v = 0;
+    for (int shift = 0; ; shift += 7) {
+      int x = b[at[0]++];
+      v |= (long) (x & 0x7f) << shift;
+      if (x >= 0) {
+        return v;
+      }
+    }
+  }
+
   private static void list(ByteArrayOutputStream out, List<String> values) {
-    out.write(values.size());
+    varint(out, values.size());
     for (String v : values) {
       string(out, v);
     }
@@ -184,24 +448,23 @@ final class RedisSuppressions implements SuppressionList {
 
   private static void string(ByteArrayOutputStream out, String v) {
     byte[] b = bytes(v);
-    out.write(b.length >>> 8);
-    out.write(b.length);
+    varint(out, b.length);
     out.writeBytes(b);
   }
 
-  private static List<String> list(ByteBuffer b) {
-    int n = b.get() & 0xff;
+  private static List<String> list(byte[] b, int[] at) {
+    int n = (int) varint(b, at);
     List<String> values = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
-      values.add(string(b));
+      values.add(string(b, at));
     }
     return values;
   }
 
-  private static String string(ByteBuffer b) {
-    int len = b.getShort() & 0xffff;
-    String s = new String(b.array(), b.position(), len, StandardCharsets.UTF_8);
-    b.position(b.position() + len);
+  private static String string(byte[] b, int[] at) {
+    int len = (int) varint(b, at);
+    String s = new String(b, at[0], len, StandardCharsets.UTF_8);
+    at[0] += len;
     return s;
   }
 
