@@ -45,8 +45,11 @@ import java.util.function.LongSupplier;
 final class RedisSuppressions implements SuppressionList {
   static final byte[] SCRIPT = RedisStore.loadScript("suppression.lua");
   private static final String SHA = RedisStore.sha1(SCRIPT);
-  /** A tenant's buckets: at 10^7 entries about 76 each, under Redis's default listpack bound of 128. */
-  static final int BUCKETS = 1 << 17;
+  /**
+   * A tenant's buckets: at 10^7 entries about 19 each, so that the decision's {@code HGET} (a linear
+   * search of the listpack) stays short, while the bucket's key, shared by 19, costs about 8 bytes an entry.
+   */
+  static final int BUCKETS = 1 << 19;
   /** Cluster slots: the tags of the layout with a key per partition. */
   private static final int SLOTS = 16384;
   /** Per slot, a short string whose CRC16 lands in it. */
@@ -78,6 +81,7 @@ final class RedisSuppressions implements SuppressionList {
   private final boolean byGroup;
   /** Hash tags of the buckets: a slot's each, or a group's each. */
   private final int tags;
+  private final byte[] prefix;
   /** Buckets per tag and tenant. */
   private final int perTag;
 
@@ -89,6 +93,7 @@ final class RedisSuppressions implements SuppressionList {
     this.byGroup = keys.grouped() && keys.groups() < BY_GROUP_BELOW;
     this.tags = byGroup ? keys.groups() : SLOTS;
     this.perTag = Math.max(1, (BUCKETS + tags - 1) / tags);
+    this.prefix = keys.prefix();
   }
 
   @Override
@@ -257,30 +262,32 @@ final class RedisSuppressions implements SuppressionList {
 
   /**
    * What a decision's scope names (RedisRequests): {@code len:u16 bucketKey recipient}, the
-   * recipient being the rest of the bytes; {@code key} is the partition's key.
+   * recipient being the rest of the bytes; {@code key} is the partition's key. Written straight
+   * into one array: it is built for every decision.
    */
   byte[] entryOf(byte[] partition, byte[] key) {
     int at = 1;
-    int len = 0;
+    int tenantLength = 0;
     for (int shift = 0; ; shift += 7) {
       int b = partition[at++];
-      len |= (b & 0x7f) << shift;
+      tenantLength |= (b & 0x7f) << shift;
       if (b >= 0) {
         break;
       }
     }
-    byte[] bucket = bucketKey(Arrays.copyOfRange(partition, at, at + len), bucket(partition, key));
-    int recipient = at + len;
-    byte[] out = new byte[2 + bucket.length + partition.length - recipient];
-    out[0] = (byte) (bucket.length >>> 8);
-    out[1] = (byte) bucket.length;
-    System.arraycopy(bucket, 0, out, 2, bucket.length);
-    System.arraycopy(partition, recipient, out, 2 + bucket.length, partition.length - recipient);
+    int bucket = bucket(partition, key);
+    byte[] tag = tag(bucket / perTag);
+    int sub = bucket % perTag;
+    int subDigits = sub < 10 ? 1 : Integer.toString(sub).length();
+    int keyLength = prefix.length + tag.length + 4 + subDigits + tenantLength;
+    int recipient = at + tenantLength;
+    byte[] out = new byte[2 + keyLength + partition.length - recipient];
+    out[0] = (byte) (keyLength >>> 8);
+    out[1] = (byte) keyLength;
+    int p = bucketKey(out, 2, tag, sub, subDigits);
+    System.arraycopy(partition, at, out, p, tenantLength);
+    System.arraycopy(partition, recipient, out, p + tenantLength, partition.length - recipient);
     return out;
-  }
-
-  byte[] bucketKey(String tenant, int bucket) {
-    return bucketKey(bytes(tenant), bucket);
   }
 
   /**
@@ -289,18 +296,35 @@ final class RedisSuppressions implements SuppressionList {
    * {@code '\0'}) and a group key ({@code "}G"}); the decimal ends at {@code ':'}, so the tenant,
    * which may hold any byte, is the rest.
    */
-  private byte[] bucketKey(byte[] tenant, int bucket) {
-    int tag = bucket / perTag;
-    ByteArrayOutputStream out = new ByteArrayOutputStream(32 + tenant.length);
-    out.writeBytes(keys.prefix());
-    out.write('{');
-    out.writeBytes(byGroup ? bytes("g" + tag) : TAGS[tag]);
-    out.write('}');
-    out.write('S');
-    out.writeBytes(bytes(Integer.toString(bucket % perTag)));
-    out.write(':');
-    out.writeBytes(tenant);
-    return out.toByteArray();
+  byte[] bucketKey(String tenant, int bucket) {
+    byte[] t = bytes(tenant);
+    byte[] tag = tag(bucket / perTag);
+    int sub = bucket % perTag;
+    int subDigits = Integer.toString(sub).length();
+    byte[] out = new byte[prefix.length + tag.length + 4 + subDigits + t.length];
+    System.arraycopy(t, 0, out, bucketKey(out, 0, tag, sub, subDigits), t.length);
+    return out;
+  }
+
+  /** Writes a bucket key but its tenant into {@code out} from {@code at}; where the tenant goes. */
+  private int bucketKey(byte[] out, int at, byte[] tag, int sub, int subDigits) {
+    System.arraycopy(prefix, 0, out, at, prefix.length);
+    at += prefix.length;
+    out[at++] = '{';
+    System.arraycopy(tag, 0, out, at, tag.length);
+    at += tag.length;
+    out[at++] = '}';
+    out[at++] = 'S';
+    for (int i = subDigits - 1; i >= 0; i--, sub /= 10) {
+      out[at + i] = (byte) ('0' + sub % 10);
+    }
+    at += subDigits;
+    out[at++] = ':';
+    return at;
+  }
+
+  private byte[] tag(int tag) {
+    return byGroup ? bytes("g" + tag) : TAGS[tag];
   }
 
   /**
