@@ -26,9 +26,9 @@ import java.util.function.LongSupplier;
  * partition: its key carries a hash tag of that slot ({@link #TAGS}: a short string per slot) or,
  * in the grouped layout, the group's own tag; so the partition script reads the entry in the
  * decision's own step (Suppression.lua, one {@code HGET}), and a PUT that answered is seen by the
- * next decision on every node. Buckets stay small enough (about 76 entries each at 10^7 entries)
- * to be listpacks, where an entry costs its two strings and a few bytes; a key per entry costs
- * about 100 bytes more. A bucket has no TTL: an entry's expiry is in its value, every read judges
+ * next decision on every node. Buckets stay small (about 19 entries each at 10^7 entries): they
+ * are listpacks, where an entry costs its two strings and a few bytes (a key per entry costs about
+ * 100 bytes more), and the decision's {@code HGET} searches few fields. A bucket has no TTL: an entry's expiry is in its value, every read judges
  * it, and the PUT that finds the bucket's earliest expiry passed sweeps the bucket (the field
  * {@code ""}, which no recipient can be, keeps that expiry). So Redis must not evict keys without a
  * TTL (docs/redis.md, "Suppression lists").

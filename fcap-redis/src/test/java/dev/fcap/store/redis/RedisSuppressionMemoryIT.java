@@ -14,7 +14,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * What a suppression entry costs in Redis memory at the density of 10^7 entries in one tenant
  * (12-character recipients, a 4-character reason, no expiry, every channel and category): the
- * entries fill one bucket in {@link #SAMPLE} (1,024 buckets) with what 10^7 entries would put in
+ * entries fill one bucket in {@link #SAMPLE} (4,096 buckets) with what 10^7 entries would put in
  * each ({@link #PER_BUCKET}), and the growth of {@code used_memory} per entry beyond the recipient
  * id's own bytes must stay within 64 bytes (docs/redis.md, "Suppression lists").
  */
