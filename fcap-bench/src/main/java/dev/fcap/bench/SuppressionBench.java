@@ -145,7 +145,10 @@ public final class SuppressionBench {
   private void redis() throws Exception {
     AtomicLong now = new AtomicLong(System.currentTimeMillis());
     try (RedisDeployment deployment = RedisDeployment.standalone()) {
-      RedisStore store = RedisStore.builder(deployment.uri()).clock(now::get).build(); // engine a closes it
+      // engine a closes it; a command may wait past the default second on a loaded machine, which
+      // changes no CPU figure
+      RedisStore store = RedisStore.builder(deployment.uri()).clock(now::get).commandTimeout(Duration.ofSeconds(10))
+          .build();
       RedisServer server = deployment.masters().get(0);
       long memory = usedMemory(server);
       double seconds = importInto(store.as(SuppressionList.class).orElseThrow(), now.get());

@@ -61,8 +61,10 @@ final class RedisSuppressions implements SuppressionList {
   static final int BY_GROUP_BELOW = 4 * SLOTS;
   /** Writes of an import sent before their answers are awaited. */
   private static final int IN_FLIGHT = 256;
-  /** Script calls of a walk (one per tag) sent before their answers are awaited. */
-  private static final int WALK_IN_FLIGHT = 512;
+  /** Buckets a walk sends calls for before it awaits their answers. */
+  private static final int WALK_STEP = 16_384;
+  /** The most buckets one walk call covers: about half a millisecond of the script, so a walk never holds Redis long. */
+  private static final int CALL_BUCKETS = 2048;
   private static final int MIN_ENTRY = 9;
   private static final byte[] PUT = bytes("put");
   private static final byte[] GET = bytes("get");
@@ -82,6 +84,8 @@ final class RedisSuppressions implements SuppressionList {
   /** Hash tags of the buckets: a slot's each, or a group's each. */
   private final int tags;
   private final byte[] prefix;
+  /** Whether the buckets lie on several masters: a walk call then stays within one tag (one slot). */
+  private final boolean cluster;
   /** Buckets per tag and tenant. */
   private final int perTag;
 
@@ -94,6 +98,7 @@ final class RedisSuppressions implements SuppressionList {
     this.tags = byGroup ? keys.groups() : SLOTS;
     this.perTag = Math.max(1, (BUCKETS + tags - 1) / tags);
     this.prefix = keys.prefix();
+    this.cluster = backend instanceof ClusterBackend;
   }
 
   @Override
@@ -151,8 +156,8 @@ final class RedisSuppressions implements SuppressionList {
 
   /**
    * Up to {@code limit} live entries after {@code cursor}, in bucket order then recipient order
-   * within a bucket: a walk of the tenant's tags from the cursor's, a window of script calls at a
-   * time (growing while the windows come back short of the page).
+   * within a bucket: a walk of the tenant's buckets from the cursor's, a step of buckets at a time
+   * that doubles from 32 to {@link #WALK_STEP} while the steps come back short of the page.
    */
   @Override
   public List<Suppression> page(String tenant, String cursor, int limit) {
@@ -162,24 +167,23 @@ final class RedisSuppressions implements SuppressionList {
     }
     int from = cursor == null ? 0 : bucket(SuppressionList.partitionOf(tenant, cursor));
     long at = now.getAsLong();
-    int window = 8;
-    for (int tag = from / perTag; tag < tags && page.size() < limit; ) {
-      int end = Math.min(tags, tag + window);
-      List<CompletionStage<List<Object>>> sent = new ArrayList<>(end - tag);
-      for (int t = tag; t < end; t++) {
-        sent.add(walk(tenant, t, LIST));
+    int width = 32;
+    for (int b = from; b < tags * perTag && page.size() < limit; ) {
+      int end = Math.min(tags * perTag, b + width);
+      List<int[]> ranges = calls(b, end);
+      List<CompletionStage<List<Object>>> sent = new ArrayList<>(ranges.size());
+      for (int[] r : ranges) {
+        sent.add(walk(tenant, r[0], r[1], LIST));
       }
-      for (int t = tag; t < end && page.size() < limit; t++) {
-        List<Object> buckets = await(sent.get(t - tag), "suppression LIST");
-        for (int sub = 0; sub < buckets.size() && page.size() < limit; sub++) {
-          int b = t * perTag + sub;
-          if (b >= from) {
-            collect(page, limit, (List<?>) buckets.get(sub), b == from ? cursor : null, at);
-          }
+      for (int i = 0; i < sent.size() && page.size() < limit; i++) {
+        List<Object> buckets = await(sent.get(i), "suppression LIST");
+        for (int j = 0; j < buckets.size() && page.size() < limit; j++) {
+          int bucket = ranges.get(i)[0] + j;
+          collect(page, limit, (List<?>) buckets.get(j), bucket == from ? cursor : null, at);
         }
       }
-      tag = end;
-      window = Math.min(WALK_IN_FLIGHT, window * 2);
+      b = end;
+      width = Math.min(WALK_STEP, width * 2);
     }
     return page;
   }
@@ -204,17 +208,16 @@ final class RedisSuppressions implements SuppressionList {
 
   /**
    * Every entry of {@code tenant}'s buckets, expired ones included until a write sweeps them: one
-   * {@code HLEN} per bucket, in one script call per tag ({@link #tags} calls, {@link
-   * #WALK_IN_FLIGHT} in flight), so it costs a walk, not a lookup.
+   * {@code HLEN} per bucket, the calls of {@link #WALK_STEP} buckets in flight at a time, so it
+   * costs a walk, not a lookup.
    */
   @Override
   public long size(String tenant) {
     long total = 0;
-    for (int tag = 0; tag < tags; tag += WALK_IN_FLIGHT) {
-      int end = Math.min(tags, tag + WALK_IN_FLIGHT);
-      List<CompletionStage<List<Object>>> sent = new ArrayList<>(end - tag);
-      for (int t = tag; t < end; t++) {
-        sent.add(walk(tenant, t, COUNT));
+    for (int b = 0; b < tags * perTag; b += WALK_STEP) {
+      List<CompletionStage<List<Object>>> sent = new ArrayList<>();
+      for (int[] r : calls(b, Math.min(tags * perTag, b + WALK_STEP))) {
+        sent.add(walk(tenant, r[0], r[1], COUNT));
       }
       for (CompletionStage<List<Object>> s : sent) {
         total += (Long) await(s, "suppression COUNT").get(0);
@@ -223,14 +226,51 @@ final class RedisSuppressions implements SuppressionList {
     return total;
   }
 
-  /** One script call over the buckets of {@code tag}: the first one is its key, all of them its arguments. */
-  private CompletionStage<List<Object>> walk(String tenant, int tag, byte[] op) {
-    byte[][] args = new byte[1 + perTag][];
-    args[0] = op;
-    for (int sub = 0; sub < perTag; sub++) {
-      args[1 + sub] = bucketKey(tenant, tag * perTag + sub);
+  /**
+   * Buckets {@code [from, to)} cut into the ranges of one walk call each: at most {@link
+   * #CALL_BUCKETS}, and on a cluster within one tag (one slot).
+   */
+  private List<int[]> calls(int from, int to) {
+    List<int[]> ranges = new ArrayList<>();
+    for (int b = from; b < to; ) {
+      int end = Math.min(to, b + CALL_BUCKETS);
+      if (cluster) {
+        end = Math.min(end, (b / perTag + 1) * perTag);
+      }
+      ranges.add(new int[] {b, end});
+      b = end;
     }
-    return call(args[1], args);
+    return ranges;
+  }
+
+  /**
+   * One script call over buckets {@code [from, to)}: its key is the first bucket, which routes it;
+   * its arguments the op, the keys' common tail ({@code ':' tenant}), then per tag its head
+   * ({@code prefix '{' tag '}' 'S'}) and its range of buckets, from which the script names them.
+   */
+  private CompletionStage<List<Object>> walk(String tenant, int from, int to, byte[] op) {
+    byte[] t = bytes(tenant);
+    List<byte[]> args = new ArrayList<>();
+    args.add(op);
+    byte[] tail = new byte[1 + t.length];
+    tail[0] = ':';
+    System.arraycopy(t, 0, tail, 1, t.length);
+    args.add(tail);
+    for (int b = from; b < to; ) {
+      int tag = b / perTag;
+      int end = Math.min(to, (tag + 1) * perTag);
+      byte[] name = tag(tag);
+      byte[] head = Arrays.copyOf(prefix, prefix.length + name.length + 3);
+      head[prefix.length] = '{';
+      System.arraycopy(name, 0, head, prefix.length + 1, name.length);
+      head[head.length - 2] = '}';
+      head[head.length - 1] = 'S';
+      args.add(head);
+      args.add(bytes(Integer.toString(b - tag * perTag)));
+      args.add(bytes(Integer.toString(end - tag * perTag)));
+      b = end;
+    }
+    return call(bucketKey(tenant, from), args.toArray(new byte[0][]));
   }
 
   private CompletionStage<List<Object>> send(String tenant, Suppression e) {

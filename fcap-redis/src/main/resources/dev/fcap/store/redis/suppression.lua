@@ -1,5 +1,5 @@
 -- fcap suppression entries (RedisSuppressions): put, read or remove one entry of a suppression list,
--- or list or count the buckets of one hash tag.
+-- or list or count the buckets of some hash tags.
 -- KEYS[1]  a bucket: the hash of a tenant's entries in the recipients' slot (docs/redis.md,
 --          "Suppression lists"); field the recipient, value the entry; the field "" holds the
 --          earliest expiry among the bucket's entries, if any expires
@@ -7,9 +7,11 @@
 --            never), ARGV[5] now (epoch ms); the bucket is swept first if its earliest expiry has
 --            passed; reply { 1 }
 --          "get", "del": ARGV[2] the recipient; reply { entry } or { } (del: the entry it removed)
---          "list", "count": ARGV[2..] the buckets of one tag (KEYS[1] is the first), all in one slot;
---            reply per bucket its HGETALL (list), or { entries } over all of them (count; the field
---            "" is not an entry)
+--          "list", "count": ARGV[2] the tail of the buckets' keys (':' tenant), then per tag walked
+--            its head (prefix '{' tag '}' 'S') and a range of subs [from, to): bucket sub of a tag is
+--            head .. sub .. tail, all on this master (one slot on a cluster; KEYS[1] is the first);
+--            reply per bucket, in order, its HGETALL (list), or { entries } over all of them (count;
+--            the field "" is not an entry)
 local op, k = ARGV[1], KEYS[1]
 local byte = string.byte
 
@@ -69,18 +71,23 @@ elseif op == 'del' then
   end
   return { v }
 elseif op == 'list' then
-  local out = {}
-  for i = 2, #ARGV do
-    out[i - 1] = redis.call('HGETALL', ARGV[i])
+  local tail, out = ARGV[2], {}
+  for i = 3, #ARGV, 3 do
+    for sub = tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]) - 1 do
+      out[#out + 1] = redis.call('HGETALL', ARGV[i] .. sub .. tail)
+    end
   end
   return out
 end
-local n = 0
-for i = 2, #ARGV do
-  local len = redis.call('HLEN', ARGV[i])
-  if len > 0 and redis.call('HEXISTS', ARGV[i], '') == 1 then
-    len = len - 1
+local tail, n = ARGV[2], 0
+for i = 3, #ARGV, 3 do
+  for sub = tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]) - 1 do
+    local b = ARGV[i] .. sub .. tail
+    local len = redis.call('HLEN', b)
+    if len > 0 and redis.call('HEXISTS', b, '') == 1 then
+      len = len - 1
+    end
+    n = n + len
   end
-  n = n + len
 end
 return { n }

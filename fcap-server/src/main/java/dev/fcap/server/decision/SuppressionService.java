@@ -166,19 +166,22 @@ public final class SuppressionService {
    * Sets the tenant's entry gauge after a change. A list read in the decision's step lives in a
    * shared network store (Redis), where a count is a walk of the tenant's buckets, not a lookup:
    * there a change recounts at most once per {@link #RECOUNT_MS} per tenant, and an import always
-   * ({@code force}), so a burst of changes costs one walk, and the gauge may lag that long.
+   * ({@code force}), off the caller's thread, so a burst of changes costs one walk and no change
+   * waits for it; the gauge may lag that long, and keeps its last count if a walk fails.
    */
   private void counted(String tenant, boolean force) {
     SuppressionList list = list();
-    if (list.checkedInStep() && !force) {
-      long now = clock.millis();
-      Long last = countedAt.get(tenant);
-      if (last != null && now - last < RECOUNT_MS && now >= last) {
-        return;
-      }
-      countedAt.put(tenant, now);
+    if (!list.checkedInStep()) {
+      metrics.suppressionEntries(tenant, list.size(tenant));
+      return;
     }
-    metrics.suppressionEntries(tenant, list.size(tenant));
+    long now = clock.millis();
+    Long last = countedAt.get(tenant);
+    if (!force && last != null && now - last < RECOUNT_MS && now >= last) {
+      return;
+    }
+    countedAt.put(tenant, now);
+    java.util.concurrent.CompletableFuture.runAsync(() -> metrics.suppressionEntries(tenant, list.size(tenant)));
   }
 
   private SuppressionList list() {
