@@ -28,14 +28,18 @@ import java.util.function.LongSupplier;
  * decision's own step (Suppression.lua, one {@code HGET}), and a PUT that answered is seen by the
  * next decision on every node. Buckets stay small (about 19 entries each at 10^7 entries): they
  * are listpacks, where an entry costs its two strings and a few bytes (a key per entry costs about
- * 100 bytes more), and the decision's {@code HGET} searches few fields. A bucket has no TTL: an entry's expiry is in its value, every read judges
+ * 100 bytes more). A listpack is searched field by field, and a miss compares them all (19 fields
+ * cost more than the whole rest of the check); so a bucket's first field, {@code ""}, holds a
+ * filter of its recipients (two bits each of {@link #FILTER_BITS}), and the decision reads the
+ * recipient's field only where both its bits are set. A bucket has no TTL: an entry's expiry is in its value, every read judges
  * it, and the PUT that finds the bucket's earliest expiry passed sweeps the bucket (the field
- * {@code ""}, which no recipient can be, keeps that expiry). So Redis must not evict keys without a
+ * {@code ""}, which no recipient can be, keeps that expiry after the filter). So Redis must not evict keys without a
  * TTL (docs/redis.md, "Suppression lists").
  *
- * <p>Listing and counting walk the tenant's buckets, one script call per hash tag (its buckets share
- * a slot): the order is the buckets', then the recipients' within a bucket, and since a recipient's
- * bucket follows from it, the recipient listed last is a stable cursor.
+ * <p>Listing and counting walk the tenant's buckets, a script call per range of them (on a cluster
+ * within one tag, whose buckets share a slot): the order is the buckets', then the recipients'
+ * within a bucket, and since a recipient's bucket follows from it, the recipient listed last is a
+ * stable cursor.
  *
  * <p>The value: {@code varint(expiresAt, 0 never) zigzag-varint(addedAt) varint(n) (varint(len)
  * channel)*n varint(m) (varint(len) category)*m varint(len) addedBy reason}, the reason taking the
@@ -66,6 +70,8 @@ final class RedisSuppressions implements SuppressionList {
   /** The most buckets one walk call covers: about half a millisecond of the script, so a walk never holds Redis long. */
   private static final int CALL_BUCKETS = 2048;
   private static final int MIN_ENTRY = 9;
+  /** The bits of a bucket's filter (its field {@code ""}): two per entry, about 2 % false positives at 19 entries. */
+  static final int FILTER_BITS = 256;
   private static final byte[] PUT = bytes("put");
   private static final byte[] GET = bytes("get");
   private static final byte[] DEL = bytes("del");
@@ -276,7 +282,7 @@ final class RedisSuppressions implements SuppressionList {
   private CompletionStage<List<Object>> send(String tenant, Suppression e) {
     byte[] partition = SuppressionList.partitionOf(tenant, e.recipient());
     return call(bucketKey(tenant, bucket(partition)), PUT, bytes(e.recipient()), encode(e),
-        bytes(Long.toString(e.expiresAt())), bytes(Long.toString(now.getAsLong())));
+        bytes(Long.toString(e.expiresAt())), bytes(Long.toString(now.getAsLong())), filterBits(partition));
   }
 
   /** The script by its digest; after a NOSCRIPT (the first call on a node, a flush) by its text, once. */
@@ -301,8 +307,9 @@ final class RedisSuppressions implements SuppressionList {
   }
 
   /**
-   * What a decision's scope names (RedisRequests): {@code len:u16 bucketKey recipient}, the
-   * recipient being the rest of the bytes; {@code key} is the partition's key. Written straight
+   * What a decision's scope names (RedisRequests): {@code len:u16 bucketKey bit:u8 bit:u8
+   * recipient}, the recipient's two bits in the bucket's filter, the recipient being the rest of the
+   * bytes; {@code key} is the partition's key. Written straight
    * into one array: it is built for every decision.
    */
   byte[] entryOf(byte[] partition, byte[] key) {
@@ -321,12 +328,16 @@ final class RedisSuppressions implements SuppressionList {
     int subDigits = sub < 10 ? 1 : Integer.toString(sub).length();
     int keyLength = prefix.length + tag.length + 4 + subDigits + tenantLength;
     int recipient = at + tenantLength;
-    byte[] out = new byte[2 + keyLength + partition.length - recipient];
+    byte[] out = new byte[4 + keyLength + partition.length - recipient];
     out[0] = (byte) (keyLength >>> 8);
     out[1] = (byte) keyLength;
     int p = bucketKey(out, 2, tag, sub, subDigits);
     System.arraycopy(partition, at, out, p, tenantLength);
-    System.arraycopy(partition, recipient, out, p + tenantLength, partition.length - recipient);
+    p += tenantLength;
+    byte[] bits = filterBits(partition);
+    out[p] = bits[0];
+    out[p + 1] = bits[1];
+    System.arraycopy(partition, recipient, out, p + 2, partition.length - recipient);
     return out;
   }
 
@@ -368,11 +379,27 @@ final class RedisSuppressions implements SuppressionList {
   }
 
   /**
-   * A partition's bucket within its tag: FNV-1a from another offset basis than {@link
-   * RedisKeys#group}, then MurmurHash3's 64-bit finalizer, modulo {@code n}; so it does not follow
-   * the group. Part of the stored layout.
+   * A partition's bucket within its tag: {@link #hash} modulo {@code n}; so it does not follow the
+   * group. Part of the stored layout.
    */
   static int sub(byte[] partition, int n) {
+    return (int) Long.remainderUnsigned(hash(partition), n);
+  }
+
+  /**
+   * The two bits of a partition's recipient in its bucket's filter ({@link #FILTER_BITS}): bytes 5
+   * and 6 of {@link #hash}, which the bucket (its low bits) does not use. Part of the stored layout.
+   */
+  static byte[] filterBits(byte[] partition) {
+    long h = hash(partition);
+    return new byte[] {(byte) (h >>> 40), (byte) (h >>> 48)};
+  }
+
+  /**
+   * FNV-1a over the partition from another offset basis than {@link RedisKeys#group}, then
+   * MurmurHash3's 64-bit finalizer.
+   */
+  private static long hash(byte[] partition) {
     long h = 0x9e3779b97f4a7c15L;
     for (byte b : partition) {
       h = (h ^ (b & 0xff)) * 0x100000001b3L;
@@ -382,7 +409,7 @@ final class RedisSuppressions implements SuppressionList {
     h ^= h >>> 33;
     h *= 0xc4ceb9fe1a85ec53L;
     h ^= h >>> 33;
-    return (int) Long.remainderUnsigned(h, n);
+    return h;
   }
 
   /** For each cluster slot the first of the alphanumeric strings of one to three characters that hashes to it. */

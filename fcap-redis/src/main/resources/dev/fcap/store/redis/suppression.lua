@@ -1,11 +1,12 @@
 -- fcap suppression entries (RedisSuppressions): put, read or remove one entry of a suppression list,
 -- or list or count the buckets of some hash tags.
 -- KEYS[1]  a bucket: the hash of a tenant's entries in the recipients' slot (docs/redis.md,
---          "Suppression lists"); field the recipient, value the entry; the field "" holds the
---          earliest expiry among the bucket's entries, if any expires
+--          "Suppression lists"); field the recipient, value the entry; the field "", the bucket's
+--          first, holds a 256-bit filter of its recipients (two bits each), then the earliest
+--          expiry among its entries (decimal epoch ms), if any expires
 -- ARGV[1]  "put": ARGV[2] the recipient, ARGV[3] the entry, ARGV[4] its expiry (epoch ms, "-1"
---            never), ARGV[5] now (epoch ms); the bucket is swept first if its earliest expiry has
---            passed; reply { 1 }
+--            never), ARGV[5] now (epoch ms), ARGV[6] the recipient's two bits (u8 each); the
+--            bucket is swept first if its earliest expiry has passed; reply { 1 }
 --          "get", "del": ARGV[2] the recipient; reply { entry } or { } (del: the entry it removed)
 --          "list", "count": ARGV[2] the tail of the buckets' keys (':' tenant), then per tag walked
 --            its head (prefix '{' tag '}' 'S') and a range of subs [from, to): bucket sub of a tag is
@@ -27,9 +28,10 @@ local function expiry(v)
 end
 
 if op == 'put' then
-  local now, expires = tonumber(ARGV[5]), tonumber(ARGV[4])
-  local stored = redis.call('HGET', k, '')
-  stored = stored and tonumber(stored)
+  local now, expires, bits = tonumber(ARGV[5]), tonumber(ARGV[4]), ARGV[6]
+  local head = redis.call('HGET', k, '')
+  local filter = head and string.sub(head, 1, 32) or string.rep('\0', 32)
+  local stored = head and #head > 32 and tonumber(string.sub(head, 33)) or nil
   local first = stored
   if first and first <= now then -- sweep: drop what has expired, keep the next expiry
     first = nil
@@ -44,18 +46,23 @@ if op == 'put' then
         end
       end
     end
-    if not first then
-      redis.call('HDEL', k, '')
-      stored = nil
+  end
+  for i = 1, 2 do -- the recipient's two bits in the filter
+    local bit = byte(bits, i)
+    local at, mask = math.floor(bit / 8) + 1, 2 ^ (bit % 8)
+    local b = byte(filter, at)
+    if math.floor(b / mask) % 2 == 0 then
+      filter = string.sub(filter, 1, at - 1) .. string.char(b + mask) .. string.sub(filter, at + 1)
     end
   end
-  redis.call('HSET', k, ARGV[2], ARGV[3])
   if expires ~= -1 and (not first or expires < first) then
     first = expires
   end
-  if first and first ~= stored then
-    redis.call('HSET', k, '', string.format('%.0f', first))
+  local written = filter .. (first and string.format('%.0f', first) or '')
+  if written ~= head then -- before the entry: a new bucket's first field, searched first
+    redis.call('HSET', k, '', written)
   end
+  redis.call('HSET', k, ARGV[2], ARGV[3])
   return { 1 }
 elseif op == 'get' then
   local v = redis.call('HGET', k, ARGV[2])
@@ -67,7 +74,7 @@ elseif op == 'del' then
   end
   redis.call('HDEL', k, ARGV[2])
   if redis.call('HLEN', k) == 1 then
-    redis.call('HDEL', k, '') -- only the earliest expiry was left
+    redis.call('DEL', k) -- only the filter was left
   end
   return { v }
 elseif op == 'list' then

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The suppression layout without Redis: a recipient's bucket lies in its partition's slot in every
- * layout, a decision's scope names the bucket and the recipient, and the compact entry reads back
+ * layout, a decision's scope names the bucket, the recipient's filter bits and the recipient, and the compact entry reads back
  * whole (at least 9 bytes, so never taken for an incarnation).
  */
 class RedisSuppressionsTest {
@@ -40,14 +40,15 @@ class RedisSuppressionsTest {
   }
 
   @Test
-  void aDecisionsScopeNamesTheBucketKeyThenTheRecipient() {
+  void aDecisionsScopeNamesTheBucketKeyTheFilterBitsThenTheRecipient() {
     RedisKeys keys = new RedisKeys("fc:");
     RedisSuppressions list = new RedisSuppressions(null, keys, null, () -> 0);
     byte[] partition = SuppressionList.partitionOf("acme", "+15550001");
     byte[] entry = list.entryOf(partition, keys.key(partition));
     int length = (entry[0] & 0xff) << 8 | entry[1] & 0xff;
     assertThat(Arrays.copyOfRange(entry, 2, 2 + length)).isEqualTo(list.bucketKey("acme", list.bucket(partition)));
-    assertThat(new String(entry, 2 + length, entry.length - 2 - length, StandardCharsets.UTF_8))
+    assertThat(Arrays.copyOfRange(entry, 2 + length, 4 + length)).isEqualTo(RedisSuppressions.filterBits(partition));
+    assertThat(new String(entry, 4 + length, entry.length - 4 - length, StandardCharsets.UTF_8))
         .isEqualTo("+15550001");
     assertThat(new String(list.bucketKey("acme", 37), StandardCharsets.UTF_8)).matches("fc:\\{[0-9a-zA-Z]{1,3}\\}S5:acme");
   }
