@@ -163,7 +163,7 @@ final class SuppressCommand {
   }
 
   @Command(name = "export", mixinStandardHelpOptions = true,
-      description = "Write the tenant's list as NDJSON, an entry per line, in recipient order (embedded store).")
+      description = "Write the tenant's list as NDJSON, an entry per line, in the list's order.")
   static final class Export implements Callable<Integer> {
     @Spec
     CommandSpec spec;

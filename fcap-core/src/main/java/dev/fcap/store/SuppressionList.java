@@ -26,8 +26,11 @@ public interface SuppressionList {
   boolean remove(String tenant, String recipient);
 
   /**
-   * Up to {@code limit} live entries of {@code tenant} in recipient order, after {@code cursor} (a
-   * recipient; null: from the first).
+   * Up to {@code limit} live entries of {@code tenant} in the list's order, after {@code cursor} (the
+   * recipient a page listed last, or any recipient; null: from the first). The order is fixed by the
+   * recipients alone, so paging on by the last recipient lists every entry that stays in the list
+   * once: recipient order on the embedded store; on Redis the order of the buckets the recipients
+   * fall in, then recipient order within a bucket.
    */
   List<Suppression> page(String tenant, String cursor, int limit);
 

@@ -39,6 +39,16 @@ final class RedisKeys {
     return groups > 0;
   }
 
+  /** How many groups hold the partitions; 0 for a key per partition. */
+  int groups() {
+    return groups;
+  }
+
+  /** The prefix every key of the store starts with. */
+  byte[] prefix() {
+    return prefix.clone();
+  }
+
   /**
    * The key a partition's script call names: its own, or its group's hash. A group key ends with
    * {@code "}G"}, where a partition key ends with {@code '}'} and the keys derived from one continue

@@ -55,9 +55,11 @@ final class RedisRequests {
   /**
    * Encodes {@code request}; {@code time} is the time to decide at, or STORE_TIME to read Redis
    * TIME. A request that carries its own time says so ({@link #OWN_TIME}): such a time says nothing
-   * about real time, so the script does not derive the key's TTL from it alone.
+   * about real time, so the script does not derive the key's TTL from it alone. {@code entry} says
+   * where the recipient's suppression entry would be ({@link RedisSuppressions#entryOf}), sent with
+   * the scope of a request that asks for it.
    */
-  static byte[] encode(PartitionRequest request, long time) {
+  static byte[] encode(PartitionRequest request, long time, byte[] entry) {
     int size = 28;
     for (CounterRequest c : request.counters()) {
       size += 16 + c.key().length + c.spec().checks() * 25; // limit window enforced bound
@@ -66,7 +68,7 @@ final class RedisRequests {
     if (id != null) {
       size += 26 + id.tail().length + (id.incarnation() != 0 ? 8 : 0);
     }
-    byte[] scope = request.suppression() == null ? null : scope(request.suppression());
+    byte[] scope = request.suppression() == null ? null : scope(request.suppression(), entry);
     if (scope != null) {
       size += scope.length + 2;
     }
@@ -104,13 +106,17 @@ final class RedisRequests {
     return b.array();
   }
 
-  /** The message's scope: hasChannel:u8 len:u16 channel hasCategory:u8 len:u16 category. */
-  private static byte[] scope(SuppressionCheck check) {
+  /**
+   * The message's scope: hasChannel:u8 len:u16 channel hasCategory:u8 len:u16 category, then where
+   * the entry would be ({@code len:u16 bucket recipient}).
+   */
+  private static byte[] scope(SuppressionCheck check, byte[] entry) {
     byte[] channel = check.channel() == null ? new byte[0] : check.channel().getBytes(StandardCharsets.UTF_8);
     byte[] category = check.category() == null ? new byte[0] : check.category().getBytes(StandardCharsets.UTF_8);
-    return ByteBuffer.allocate(6 + channel.length + category.length)
+    return ByteBuffer.allocate(6 + channel.length + category.length + entry.length)
         .put((byte) (check.channel() == null ? 0 : 1)).putShort((short) channel.length).put(channel)
-        .put((byte) (check.category() == null ? 0 : 1)).putShort((short) category.length).put(category).array();
+        .put((byte) (check.category() == null ? 0 : 1)).putShort((short) category.length).put(category)
+        .put(entry).array();
   }
 
   /** A READ request: the live counters of the key. */

@@ -164,6 +164,11 @@ public final class RedisStore implements Store {
     }
   }
 
+  /** Where the recipient's suppression entry would be, for a request (to {@code key}) that reads it; else null. */
+  private byte[] entryOf(PartitionRequest request, byte[] key) {
+    return request.suppression() == null ? null : suppressions.entryOf(request.partition(), key);
+  }
+
   @Override
   public CompletableFuture<PartitionResult> apply(PartitionRequest request) {
     String invalid = RedisRequests.invalid(request);
@@ -171,7 +176,7 @@ public final class RedisStore implements Store {
       return CompletableFuture.failedFuture(new StoreException(Reason.ERROR, invalid));
     }
     byte[] key = keys.key(request.partition());
-    byte[][] args = args(RedisRequests.encode(request, timeFor(request)), request.partition());
+    byte[][] args = args(RedisRequests.encode(request, timeFor(request), entryOf(request, key)), request.partition());
     CompletionStage<List<Object>> sent = backend.evalsha(sha, key, args);
     CompletionStage<Long> acked = acks(request, false);
     return call(sent, acked, key, args, request.operation().name())
@@ -202,7 +207,7 @@ public final class RedisStore implements Store {
         return requests.stream().map(x -> CompletableFuture.<PartitionResult>failedFuture(bad)).toList();
       }
       keyOf[i] = keys.key(r.partition());
-      argOf[i] = args(RedisRequests.encode(r, timeFor(r)), r.partition());
+      argOf[i] = args(RedisRequests.encode(r, timeFor(r), entryOf(r, keyOf[i])), r.partition());
       nodeOf[i] = backend.nodeOf(keyOf[i]);
     }
     Integer[] order = new Integer[n];

@@ -1,18 +1,100 @@
--- fcap suppression entry (RedisSuppressions): put, read or remove one entry of a suppression list.
--- KEYS[1]  the entry's key: the recipient partition's name then "\0S", in the partition's slot
---          (partition.lua reads it in the decision's step: Suppression.lua)
--- ARGV[1]  "put", "get" or "del"; for "put" ARGV[2] the entry (docs/redis.md, "Suppression lists")
---          and ARGV[3] its expiry (epoch ms) or "-1": the key then has no TTL
--- reply    put: { 1 }; get: { entry } or { }; del: { existed }
-local op = ARGV[1]
+-- fcap suppression entries (RedisSuppressions): put, read or remove one entry of a suppression list,
+-- or list or count the buckets of some hash tags.
+-- KEYS[1]  a bucket: the hash of a tenant's entries in the recipients' slot (docs/redis.md,
+--          "Suppression lists"); field the recipient, value the entry; the field "", the bucket's
+--          first, holds a 256-bit filter of its recipients (two bits each), then the earliest
+--          expiry among its entries (decimal epoch ms), if any expires
+-- ARGV[1]  "put": ARGV[2] the recipient, ARGV[3] the entry, ARGV[4] its expiry (epoch ms, "-1"
+--            never), ARGV[5] now (epoch ms), ARGV[6] the recipient's two bits (u8 each); the
+--            bucket is swept first if its earliest expiry has passed; reply { 1 }
+--          "get", "del": ARGV[2] the recipient; reply { entry } or { } (del: the entry it removed)
+--          "list", "count": ARGV[2] the tail of the buckets' keys (':' tenant), then per tag walked
+--            its head (prefix '{' tag '}' 'S') and a range of subs [from, to): bucket sub of a tag is
+--            head .. sub .. tail, all on this master (one slot on a cluster; KEYS[1] is the first);
+--            reply per bucket, in order, its HGETALL (list), or { entries } over all of them (count;
+--            the field "" is not an entry)
+local op, k = ARGV[1], KEYS[1]
+local byte = string.byte
+
+-- the expiry an entry starts with: varint, 0 never
+local function expiry(v)
+  local x, mul, p = 0, 1, 1
+  repeat
+    local b = byte(v, p)
+    x = x + (b % 128) * mul
+    mul, p = mul * 128, p + 1
+  until b < 128
+  return x
+end
+
 if op == 'put' then
-  redis.call('SET', KEYS[1], ARGV[2])
-  if ARGV[3] ~= '-1' then
-    redis.call('PEXPIREAT', KEYS[1], ARGV[3])
+  local now, expires, bits = tonumber(ARGV[5]), tonumber(ARGV[4]), ARGV[6]
+  local head = redis.call('HGET', k, '')
+  local filter = head and string.sub(head, 1, 32) or string.rep('\0', 32)
+  local stored = head and #head > 32 and tonumber(string.sub(head, 33)) or nil
+  local first = stored
+  if first and first <= now then -- sweep: drop what has expired, keep the next expiry
+    first = nil
+    local all = redis.call('HGETALL', k)
+    for i = 1, #all, 2 do
+      if all[i] ~= '' then
+        local e = expiry(all[i + 1])
+        if e ~= 0 and e <= now then
+          redis.call('HDEL', k, all[i])
+        elseif e ~= 0 and (not first or e < first) then
+          first = e
+        end
+      end
+    end
   end
+  for i = 1, 2 do -- the recipient's two bits in the filter
+    local bit = byte(bits, i)
+    local at, mask = math.floor(bit / 8) + 1, 2 ^ (bit % 8)
+    local b = byte(filter, at)
+    if math.floor(b / mask) % 2 == 0 then
+      filter = string.sub(filter, 1, at - 1) .. string.char(b + mask) .. string.sub(filter, at + 1)
+    end
+  end
+  if expires ~= -1 and (not first or expires < first) then
+    first = expires
+  end
+  local written = filter .. (first and string.format('%.0f', first) or '')
+  if written ~= head then -- before the entry: a new bucket's first field, searched first
+    redis.call('HSET', k, '', written)
+  end
+  redis.call('HSET', k, ARGV[2], ARGV[3])
   return { 1 }
 elseif op == 'get' then
-  local v = redis.call('GET', KEYS[1])
+  local v = redis.call('HGET', k, ARGV[2])
   return v and { v } or {}
+elseif op == 'del' then
+  local v = redis.call('HGET', k, ARGV[2])
+  if not v then
+    return {}
+  end
+  redis.call('HDEL', k, ARGV[2])
+  if redis.call('HLEN', k) == 1 then
+    redis.call('DEL', k) -- only the filter was left
+  end
+  return { v }
+elseif op == 'list' then
+  local tail, out = ARGV[2], {}
+  for i = 3, #ARGV, 3 do
+    for sub = tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]) - 1 do
+      out[#out + 1] = redis.call('HGETALL', ARGV[i] .. sub .. tail)
+    end
+  end
+  return out
 end
-return { redis.call('DEL', KEYS[1]) }
+local tail, n = ARGV[2], 0
+for i = 3, #ARGV, 3 do
+  for sub = tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]) - 1 do
+    local b = ARGV[i] .. sub .. tail
+    local len = redis.call('HLEN', b)
+    if len > 0 and redis.call('HEXISTS', b, '') == 1 then
+      len = len - 1
+    end
+    n = n + len
+  end
+end
+return { n }

@@ -13,7 +13,10 @@ import dev.fcap.model.Suppression;
 import dev.fcap.store.ManualClock;
 import dev.fcap.store.SuppressionList;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -22,8 +25,9 @@ import org.junit.jupiter.api.Test;
  * Suppression lists on Redis, read in the decision's own step (one script call): a recipient in an
  * entry's scope is refused with {@code suppressed} and the reason and nothing is recorded, until the
  * entry's expiry; a message to which no rule keyed by the recipient applies reads the entry first;
- * a message id admitted before the entry is refused when asked again. Run on each deployment and
- * layout by its subclasses.
+ * a message id admitted before the entry is refused when asked again; a tenant's list is paged by
+ * cursor and counted (on a cluster, across every master). Run on each deployment and layout by its
+ * subclasses.
  */
 abstract class RedisSuppressionContract {
   private static final Policy TWO_PER_DAY = new Policy("acme", 1,
@@ -141,5 +145,71 @@ abstract class RedisSuppressionContract {
     List<Decision> batch = engine.decideAll(List.of(m, message("+6", null, null)), false).stream()
         .map(f -> f.join()).toList();
     assertThat(batch).extracting(Decision::allowed).containsExactly(false, true);
+  }
+
+  @Test
+  void aListIsPagedByCursorOverEveryLiveEntryOnce() {
+    SuppressionList list = store.as(SuppressionList.class).orElseThrow();
+    long expires = clock.millis() + Duration.ofHours(1).toMillis();
+    Set<String> live = new HashSet<>();
+    for (int i = 0; i < 250; i++) {
+      String recipient = "+1555" + i;
+      list.put("acme", entry(recipient, List.of("sms"), List.of(), i % 25 == 0 ? expires : Suppression.NEVER));
+      if (i % 25 != 0) {
+        live.add(recipient);
+      }
+    }
+    list.put("other", entry("+1555777", List.of(), List.of(), Suppression.NEVER));
+    assertThat(list.size("acme")).isEqualTo(250);
+    Suppression sample = entry("+15551", List.of("sms"), List.of(), Suppression.NEVER);
+    clock.set(expires); // 10 entries expire: listed no more, counted until a write sweeps them
+    List<String> listed = new ArrayList<>();
+    String cursor = null;
+    for (int pages = 0; pages < 100; pages++) {
+      List<Suppression> page = list.page("acme", cursor, 40);
+      page.forEach(e -> listed.add(e.recipient()));
+      if (page.size() < 40) {
+        break;
+      }
+      cursor = page.get(page.size() - 1).recipient();
+    }
+    assertThat(listed).doesNotHaveDuplicates().containsExactlyInAnyOrderElementsOf(live);
+    assertThat(list.page("acme", null, 1000)).extracting(Suppression::recipient).containsExactlyElementsOf(listed)
+        .as("one page lists in the order of many");
+    assertThat(list.page("acme", listed.get(99), 1000)).extracting(Suppression::recipient)
+        .containsExactlyElementsOf(listed.subList(100, listed.size()));
+    assertThat(list.page("acme", null, 1000)).as("entries come back whole").contains(sample);
+    assertThat(list.size("acme")).isEqualTo(250);
+    assertThat(list.remove("acme", listed.get(0))).isTrue();
+    assertThat(list.size("acme")).isEqualTo(249);
+    assertThat(list.page("other", null, 10)).extracting(Suppression::recipient).containsExactly("+1555777");
+    assertThat(list.size("nobody")).isZero();
+    assertThat(list.page("nobody", null, 10)).isEmpty();
+  }
+
+  @Test
+  void aPutSweepsTheExpiredEntriesOfItsBucket() {
+    RedisSuppressions list = (RedisSuppressions) store.as(SuppressionList.class).orElseThrow();
+    long expires = clock.millis() + 1000;
+    list.put("acme", entry("+900", List.of(), List.of(), expires));
+    list.put("acme", entry("+901", List.of(), List.of(), expires + 1000));
+    int bucket = list.bucket(SuppressionList.partitionOf("acme", "+900"));
+    String neighbour = null;
+    for (int i = 0; neighbour == null && i < 100_000_000; i++) {
+      if (list.bucket(SuppressionList.partitionOf("acme", "n" + i)) == bucket) {
+        neighbour = "n" + i;
+      }
+    }
+    clock.set(expires);
+    assertThat(list.get("acme", "+900")).isEmpty();
+    assertThat(list.remove("acme", "+900")).as("an expired entry was not live").isFalse();
+    list.put("acme", entry("+900", List.of(), List.of(), expires + 500));
+    assertThat(list.size("acme")).isEqualTo(2);
+    clock.set(expires + 500);
+    list.put("acme", entry(neighbour, List.of(), List.of(), Suppression.NEVER));
+    assertThat(list.size("acme")).as("the put swept +900, expired in its bucket").isEqualTo(2);
+    assertThat(list.get("acme", "+901")).isPresent();
+    assertThat(list.page("acme", null, 10)).extracting(Suppression::recipient)
+        .containsExactlyInAnyOrder("+901", neighbour);
   }
 }

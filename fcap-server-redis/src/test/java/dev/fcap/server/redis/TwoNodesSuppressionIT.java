@@ -17,7 +17,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * Two server nodes on one Redis: once a suppression PUT has answered on one node, no decision that
  * starts after it admits the recipient on either node (the entry is read in each decision's own
- * script call), while both nodes decide for that recipient without pause around the PUT.
+ * script call), while both nodes decide for that recipient without pause around the PUT; and either
+ * node pages through the list the other wrote.
  */
 class TwoNodesSuppressionIT {
   @RegisterExtension
@@ -75,6 +76,29 @@ class TwoNodesSuppressionIT {
       assertThat(b.send("DELETE", "/v1/suppressions/stop", null, Map.of()).body().get("removed").asBoolean()).isTrue();
       assertThat(a.decide("{\"recipient\": \"stop\", \"channel\": \"sms\", \"content\": \"after\"}").body()
           .path("suppressedReason").isMissingNode()).isTrue();
+    }
+  }
+
+  @Test
+  void eitherNodePagesThroughTheListByCursor() throws Exception {
+    try (Node a = Node.onRedis(REDIS.uri(), "list:rules", "list:audit", Map.of());
+        Node b = Node.onRedis(REDIS.uri(), "list:rules", "list:audit", Map.of())) {
+      List<String> put = new ArrayList<>();
+      for (int i = 0; i < 7; i++) {
+        put.add("+1666" + i);
+        assertThat(a.send("PUT", "/v1/suppressions/%2B1666" + i + "?tenant=listed", "{\"reason\": \"STOP\"}",
+            Map.of()).status()).isEqualTo(200);
+      }
+      List<String> listed = new ArrayList<>();
+      String cursor = "";
+      for (int pages = 0; pages < 10 && cursor != null; pages++) {
+        Node.Reply page = b.get("/v1/suppressions?tenant=listed&limit=3&cursor="
+            + java.net.URLEncoder.encode(cursor, java.nio.charset.StandardCharsets.UTF_8));
+        assertThat(page.status()).isEqualTo(200);
+        page.body().get("items").forEach(e -> listed.add(e.get("recipient").asText()));
+        cursor = page.body().path("nextCursor").asText(null);
+      }
+      assertThat(listed).containsExactlyInAnyOrderElementsOf(put).doesNotHaveDuplicates();
     }
   }
 }

@@ -22,6 +22,10 @@ import java.util.Optional;
 public final class SuppressionService {
   /** The most entries one page lists. */
   public static final int MAX_PAGE = 1000;
+  /** How long a count of a list in a network store serves the gauge (see {@link #counted}). */
+  static final long RECOUNT_MS = 60_000;
+  /** When each tenant's list in a network store was last counted (epoch ms). */
+  private final java.util.Map<String, Long> countedAt = new java.util.concurrent.ConcurrentHashMap<>();
   private final Engine engine;
   private final AuditLog audit;
   private final Clock clock;
@@ -42,7 +46,7 @@ public final class SuppressionService {
     long now = entry.addedAt();
     list().put(tenant, entry);
     audit.admin("suppression_put", now, tenant, recipient, 0, who.name(), entry.reason());
-    counted(tenant);
+    counted(tenant, false);
     return entry;
   }
 
@@ -120,7 +124,7 @@ public final class SuppressionService {
       flush();
       audit.admin("suppression_import", clock.millis(), tenant, null, 0, who.name(),
           applied + " applied, " + rejected + " rejected");
-      counted(tenant);
+      counted(tenant, true);
     }
 
     private void flush() {
@@ -142,31 +146,42 @@ public final class SuppressionService {
     who.require(Role.SUPPRESS, tenant);
     boolean removed = list().remove(tenant, recipient);
     audit.admin("suppression_delete", clock.millis(), tenant, recipient, 0, who.name(), null);
-    counted(tenant);
+    counted(tenant, false);
     return removed;
   }
 
-  /** Up to {@code limit} live entries after {@code cursor} (null: from the first), in recipient order. */
+  /**
+   * Up to {@code limit} live entries after {@code cursor} (the recipient listed last; null: from the
+   * first), in the list's order ({@link SuppressionList#page}).
+   */
   public List<Suppression> page(Principal who, String tenant, String cursor, int limit) {
     who.require(Role.SUPPRESS, tenant);
     if (limit < 1 || limit > MAX_PAGE) {
       throw new ApiException(400, "invalid_field", "limit must be between 1 and " + MAX_PAGE, "limit");
     }
-    try {
-      return list().page(tenant, cursor, limit);
-    } catch (UnsupportedOperationException e) {
-      throw new ApiException(501, "suppressions_unsupported", e.getMessage()
-          + "; read an entry by its recipient (GET /v1/suppressions/{recipient})", null);
-    }
+    return list().page(tenant, cursor, limit);
   }
 
-  /** The tenant's entry gauge, where the store can count its list. */
-  private void counted(String tenant) {
-    try {
-      metrics.suppressionEntries(tenant, list().size(tenant));
-    } catch (UnsupportedOperationException e) {
-      // a list that lives in Redis is not counted by tenant (a scan of every key)
+  /**
+   * Sets the tenant's entry gauge after a change. A list read in the decision's step lives in a
+   * shared network store (Redis), where a count is a walk of the tenant's buckets, not a lookup:
+   * there a change recounts at most once per {@link #RECOUNT_MS} per tenant, and an import always
+   * ({@code force}), off the caller's thread, so a burst of changes costs one walk and no change
+   * waits for it; the gauge may lag that long, and keeps its last count if a walk fails.
+   */
+  private void counted(String tenant, boolean force) {
+    SuppressionList list = list();
+    if (!list.checkedInStep()) {
+      metrics.suppressionEntries(tenant, list.size(tenant));
+      return;
     }
+    long now = clock.millis();
+    Long last = countedAt.get(tenant);
+    if (!force && last != null && now - last < RECOUNT_MS && now >= last) {
+      return;
+    }
+    countedAt.put(tenant, now);
+    java.util.concurrent.CompletableFuture.runAsync(() -> metrics.suppressionEntries(tenant, list.size(tenant)));
   }
 
   private SuppressionList list() {
