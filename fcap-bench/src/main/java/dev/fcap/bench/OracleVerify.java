@@ -2,6 +2,7 @@ package dev.fcap.bench;
 
 import dev.fcap.engine.Engine;
 import dev.fcap.oracle.OracleRun;
+import dev.fcap.oracle.SuppressionChurn;
 import dev.fcap.oracle.Traffic;
 import dev.fcap.store.ManualClock;
 import dev.fcap.store.Store;
@@ -31,7 +32,12 @@ import java.util.List;
  * zone to the messages, with clock jumps to just before daylight-saving transitions;
  * {@code --older-releases} releases any recent decision, not only the newest (on by default; the flag is
  * kept for old command lines); {@code --first-seed N} starts at another policy and traffic seed (default 1), so runs
- * can be split. Exit code 1 if anything differed.
+ * can be split. Suppression entries come and go through the store's own list (one change before one
+ * decision in 40: {@code SuppressionChurn}, channel and category scopes, expiries; on Redis the
+ * decision's script reads them), the oracle stating which decision is suppressed;
+ * {@code --no-suppression} leaves them out. On Redis the traffic starts in 2037
+ * ({@code SuppressionChurn.LATER_START}): Redis expires an entry by its own clock. Exit code 1 if
+ * anything differed.
  */
 public final class OracleVerify {
   private static final int STEPS_PER_POLICY = 20_000;
@@ -44,6 +50,7 @@ public final class OracleVerify {
     List<String> stores = new ArrayList<>();
     long firstSeed = 1;
     int streams = 1;
+    boolean suppression = true;
     for (int i = 1; i < args.length; i++) {
       switch (args[i]) {
         case "--clock-back" -> options = options.withClockBack(true);
@@ -52,6 +59,7 @@ public final class OracleVerify {
         case "--older-releases" -> options = options.withOlderReleases(true);
         case "--first-seed" -> firstSeed = Long.parseLong(args[++i]);
         case "--local-time" -> options = options.withZones(true);
+        case "--no-suppression" -> suppression = false;
         default -> stores.add(args[i]);
       }
     }
@@ -59,10 +67,12 @@ public final class OracleVerify {
     for (String store : stores) {
       long started = System.nanoTime();
       OracleRun.Report report = switch (store) {
-        case "memory" -> streams(decisions, options, firstSeed, streams,
+        case "memory" -> streams(new Run(decisions, options, firstSeed, streams, suppression, ManualClock.START),
             clock -> MemoryStore.builder().clock(clock).segments(2).build(), null);
-        case "standalone" -> onRedis(decisions, options, firstSeed, streams, RedisDeployment.Kind.STANDALONE);
-        case "cluster" -> onRedis(decisions, options, firstSeed, streams, RedisDeployment.Kind.CLUSTER);
+        case "standalone" -> onRedis(new Run(decisions, options, firstSeed, streams, suppression,
+            SuppressionChurn.LATER_START), RedisDeployment.Kind.STANDALONE);
+        case "cluster" -> onRedis(new Run(decisions, options, firstSeed, streams, suppression,
+            SuppressionChurn.LATER_START), RedisDeployment.Kind.CLUSTER);
         default -> throw new IllegalArgumentException("unknown store " + store + "; use memory, standalone or cluster");
       };
       failed |= report.overAdmissions() > 0 || report.mismatches() > 0;
@@ -72,12 +82,14 @@ public final class OracleVerify {
     System.exit(failed ? 1 : 0);
   }
 
-  private static OracleRun.Report onRedis(long decisions, Traffic.Options options, long firstSeed, int streams,
-      RedisDeployment.Kind kind)
-      throws Exception {
+  /** What to run: {@code start} is the traffic's first instant. */
+  private record Run(long decisions, Traffic.Options options, long firstSeed, int streams, boolean suppression,
+      long start) {}
+
+  private static OracleRun.Report onRedis(Run run, RedisDeployment.Kind kind) throws Exception {
     try (RedisDeployment redis = RedisDeployment.start(kind)) {
       // generous timeouts: a long run shares the machine, and a timeout would end it, not judge it
-      return streams(decisions, options, firstSeed, streams, clock -> RedisStore.builder(redis.uri()).clock(clock)
+      return streams(run, clock -> RedisStore.builder(redis.uri()).clock(clock)
           .connectTimeout(java.time.Duration.ofSeconds(60)).commandTimeout(java.time.Duration.ofSeconds(60))
           .keyPrefix("verify-" + System.nanoTime() + ":").build(), redis);
     }
@@ -87,8 +99,9 @@ public final class OracleVerify {
    * {@code streams} streams on threads of their own, {@code decisions / streams} each; on Redis they
    * meet every 10 policies so that one of them flushes what no stream reads again.
    */
-  private static OracleRun.Report streams(long decisions, Traffic.Options options, long firstSeed, int streams,
-      java.util.function.Function<ManualClock, Store> stores, RedisDeployment redis) throws Exception {
+  private static OracleRun.Report streams(Run run, java.util.function.Function<ManualClock, Store> stores,
+      RedisDeployment redis) throws Exception {
+    int streams = run.streams();
     java.util.concurrent.Phaser flush = new java.util.concurrent.Phaser(streams) {
       @Override
       protected boolean onAdvance(int phase, int parties) {
@@ -106,19 +119,19 @@ public final class OracleVerify {
     try {
       List<java.util.concurrent.Future<OracleRun.Report>> runs = new ArrayList<>();
       for (int i = 0; i < streams; i++) {
-        long share = decisions / streams + (i < decisions % streams ? 1 : 0);
-        long first = firstSeed + i;
+        long share = run.decisions() / streams + (i < run.decisions() % streams ? 1 : 0);
+        long first = run.firstSeed() + i;
         runs.add(pool.submit(() -> {
           try {
-            return verify(share, options, first, streams, stores, flush);
+            return verify(share, run, first, stores, flush);
           } finally {
             flush.arriveAndDeregister();
           }
         }));
       }
       OracleRun.Report total = OracleRun.Report.EMPTY;
-      for (java.util.concurrent.Future<OracleRun.Report> run : runs) {
-        total = total.plus(run.get());
+      for (java.util.concurrent.Future<OracleRun.Report> stream : runs) {
+        total = total.plus(stream.get());
       }
       return total;
     } finally {
@@ -126,24 +139,25 @@ public final class OracleVerify {
     }
   }
 
-  private static OracleRun.Report verify(long decisions, Traffic.Options options, long firstSeed, int stride,
+  private static OracleRun.Report verify(long decisions, Run run, long firstSeed,
       java.util.function.Function<ManualClock, Store> stores, java.util.concurrent.Phaser flush) throws Exception {
+    Traffic.Options options = run.options();
     OracleRun.Report total = OracleRun.Report.EMPTY;
     int policies = 0;
-    for (long seed = firstSeed; total.decisions() < decisions; seed += stride) {
+    for (long seed = firstSeed; total.decisions() < decisions; seed += run.streams()) {
       if (++policies % 10 == 0) {
         flush.arriveAndAwaitAdvance();
       }
       // with --local-time, send windows and calendar caps in the policies and a time zone on the messages
       Traffic traffic = new Traffic(seed, Traffic.randomPolicy(seed, 12, false, options.zones()), options,
-          ManualClock.START);
+          run.start());
       long steps = Math.min(STEPS_PER_POLICY, (decisions - total.decisions()) * 100 / 85 + 1);
       long before = total.decisions();
       total = total.plus(OracleRun.run(traffic, policy -> {
         ManualClock clock = new ManualClock();
         return OracleRun.engine(Engine.builder(stores.apply(clock)).clock(clock).callerTime(true)
             .releaseHorizon(java.time.Duration.ofDays(7)).policy(policy).build()); // OracleRun releases up to 7 days back
-      }, steps));
+      }, steps, run.suppression() ? new SuppressionChurn(seed, 40) : null));
       if (total.decisions() / 250_000 > before / 250_000) {
         System.err.printf("  ... stream from seed %d: %,d decisions: %d over-admissions, %d mismatches%n", firstSeed,
           total.decisions(),

@@ -36,7 +36,7 @@ class DocumentedBenchmarksIT {
   private static final String JMH_QUICK = "-f 1 -wi 0 -i 1 -r 200ms -p streamLength=65536 -jvmArgsAppend -Xmx1g";
 
   /** The benchmark scripts of {@code scripts/}, each its own entry point. */
-  private static final List<String> SCRIPTS = List.of("bench-durability", "bench-redis-floor");
+  private static final List<String> SCRIPTS = List.of("bench-durability", "bench-redis-floor", "bench-server-suppression");
 
   /** How to shrink each entry point's documented arguments to a run of seconds. */
   private static final Map<String, UnaryOperator<List<String>>> SHRINK = new LinkedHashMap<>();
@@ -70,6 +70,7 @@ class DocumentedBenchmarksIT {
     SHRINK.put("bench-embedded.sh", args -> positional(args, "1"));
     SHRINK.put("bench-durability", args -> List.of("1", "2000")); // one round, one small recovery
     SHRINK.put("bench-redis-floor", args -> List.of("1", "2000")); // one rep of 2,000 calls a script
+    SHRINK.put("bench-server-suppression", args -> List.of("2000", "2000", "1")); // one run, 2,000 rows and decisions
     SHRINK.put(JMH, args -> jmh(args));
   }
 

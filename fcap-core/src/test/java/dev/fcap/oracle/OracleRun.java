@@ -26,6 +26,11 @@ public final class OracleRun {
 
     void reset(String tenant, String recipient);
 
+    /** The suppression list its decisions read, if it has one. */
+    default java.util.Optional<dev.fcap.store.SuppressionList> suppressions() {
+      return java.util.Optional.empty();
+    }
+
     @Override
     void close();
   }
@@ -54,6 +59,11 @@ public final class OracleRun {
       }
 
       @Override
+      public java.util.Optional<dev.fcap.store.SuppressionList> suppressions() {
+        return engine.suppressions();
+      }
+
+      @Override
       public void close() {
         engine.close();
       }
@@ -61,21 +71,22 @@ public final class OracleRun {
   }
 
   /** What a run found. */
-  public record Report(long decisions, long admitted, long refused, long overAdmissions, long mismatches,
-      List<String> first) {
+  public record Report(long decisions, long admitted, long refused, long suppressed, long overAdmissions,
+      long mismatches, List<String> first) {
     public Report plus(Report o) {
       List<String> f = new ArrayList<>(first);
       o.first.stream().limit(Math.max(0, 10 - f.size())).forEach(f::add);
       return new Report(decisions + o.decisions, admitted + o.admitted, refused + o.refused,
-          overAdmissions + o.overAdmissions, mismatches + o.mismatches, f);
+          suppressed + o.suppressed, overAdmissions + o.overAdmissions, mismatches + o.mismatches, f);
     }
 
-    public static final Report EMPTY = new Report(0, 0, 0, 0, 0, List.of());
+    public static final Report EMPTY = new Report(0, 0, 0, 0, 0, 0, List.of());
 
     @Override
     public String toString() {
-      return String.format("%,d decisions (%,d admitted, %,d refused): %d over-admissions, %d mismatches%s",
-          decisions, admitted, refused, overAdmissions, mismatches, first.isEmpty() ? "" : "; first: " + first);
+      return String.format("%,d decisions (%,d admitted, %,d refused, %,d of them suppressed): %d over-admissions,"
+          + " %d mismatches%s", decisions, admitted, refused, suppressed, overAdmissions, mismatches,
+          first.isEmpty() ? "" : "; first: " + first);
     }
   }
 
@@ -92,6 +103,18 @@ public final class OracleRun {
    * every decision. Stops collecting examples after 10 but counts every mismatch.
    */
   public static Report run(Traffic traffic, Function<Policy, Target> targets, long steps) {
+    return run(traffic, targets, steps, null);
+  }
+
+  /**
+   * {@link #run(Traffic, Function, long)} with suppression entries coming and going through the
+   * target's {@link Target#suppressions() list} before its decisions ({@code churn}; null: none): a
+   * decision the churn says is suppressed is judged by {@link SuppressionChurn#judge} (an admission
+   * counts as an over-admission too) and not recorded by the oracle (which only notes its time, the
+   * engine releasing at the latest time it was asked at), which so also checks that it counted
+   * nothing.
+   */
+  public static Report run(Traffic traffic, Function<Policy, Target> targets, long steps, SuppressionChurn churn) {
     Oracle oracle = new Oracle(traffic.policy());
     Deque<String> releasable = new ArrayDeque<>();
     java.util.Map<String, String> recipientOf = new java.util.HashMap<>();
@@ -100,15 +123,44 @@ public final class OracleRun {
     long decisions = 0;
     long admitted = 0;
     long refused = 0;
+    long suppressed = 0;
     long over = 0;
     long mismatches = 0;
     List<String> first = new ArrayList<>();
     try (Target target = targets.apply(traffic.policy())) {
+      dev.fcap.store.SuppressionList list = churn == null ? null : target.suppressions().orElseThrow(
+          () -> new IllegalArgumentException("suppression churn on a target without a suppression list"));
       for (long s = 0; s < steps; s++) {
         Traffic.Step step = traffic.next();
         if (step instanceof Traffic.Decide d) {
+          String tenant = d.message().tenant();
+          if (list != null) {
+            churn.beforeDecision(list, tenant, d.message(), d.time());
+          }
           Decision actual = target.decide(d.message(), d.time(), d.dryRun());
           latest = Math.max(latest, d.time());
+          dev.fcap.model.Suppression entry = list == null ? null : churn.covering(tenant, d.message(), d.time());
+          if (entry != null) {
+            decisions++;
+            suppressed++;
+            if (actual.allowed()) {
+              admitted++;
+              over++;
+            } else {
+              refused++;
+            }
+            List<String> wrong = SuppressionChurn.judge(actual, entry);
+            if (!wrong.isEmpty()) {
+              mismatches++;
+              if (first.size() < 10) {
+                first.add("seed " + traffic.seed() + " step " + s + " at " + d.time() + (d.dryRun() ? " (dry run) " : " ")
+                    + d.message() + " suppressed by " + entry + ": " + wrong);
+              }
+            }
+            // counted nothing: the oracle records nothing, but notes the time, at which later releases run
+            oracle.decide(d.message(), d.time(), true, null, null);
+            continue;
+          }
           Oracle.Verdict v = oracle.decide(d.message(), d.time(), d.dryRun(), actual, actual.decisionId());
           decisions++;
           if (actual.allowed()) {
@@ -172,7 +224,7 @@ public final class OracleRun {
         }
       }
     }
-    return new Report(decisions, admitted, refused, over, mismatches, first);
+    return new Report(decisions, admitted, refused, suppressed, over, mismatches, first);
   }
 
   private static String pick(Deque<String> ids, int pick) {

@@ -9,10 +9,13 @@ import dev.fcap.model.Message;
 import dev.fcap.model.Policy;
 import dev.fcap.model.Rule;
 import dev.fcap.model.RuleOutcome;
+import dev.fcap.model.Suppression;
 import dev.fcap.oracle.Oracle;
+import dev.fcap.oracle.SuppressionChurn;
 import dev.fcap.oracle.Traffic;
 import dev.fcap.policy.PolicyParser;
 import dev.fcap.store.ManualClock;
+import dev.fcap.store.SuppressionList;
 import dev.fcap.store.memory.MemoryStore;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -24,6 +27,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -34,7 +38,10 @@ import org.junit.jupiter.params.provider.ValueSource;
  * All callers also send to a few shared recipients, interleaving: there the admitted messages, in
  * time order, must never put any window over its limit. The store's clock is a manual one that the
  * callers advance as they go, so windows slide and expire during the run, and that now and then
- * steps back.
+ * steps back. Each caller puts and removes suppression entries of its own recipients through the
+ * API ({@link SuppressionChurn}: scopes, expiries), which states which decision is suppressed; a
+ * decision whose time range (the clock moves under the other callers) holds the entry's expiry may
+ * go either way, and is judged by the way it went.
  */
 class HttpOracleIT {
   private static final int CALLERS = 8;
@@ -59,11 +66,12 @@ class HttpOracleIT {
     try (TestServer server = TestServer.start(Traffic.yaml(policy), Map.of(), store)) {
       Policy served = PolicyParser.parseFile(server.dir.resolve("rules.yaml")).get(0); // what the server reads
       Map<String, List<Object[]>> shared = new ConcurrentHashMap<>(); // recipient -> {message, decision}
+      AtomicLong suppressed = new AtomicLong();
       ExecutorService pool = Executors.newFixedThreadPool(CALLERS);
       List<Future<List<String>>> callers = new ArrayList<>();
       for (int c = 0; c < CALLERS; c++) {
         int caller = c;
-        callers.add(pool.submit(() -> call(server, served, clock, seed * 100 + caller, shared)));
+        callers.add(pool.submit(() -> call(server, served, clock, seed * 100 + caller, shared, suppressed)));
       }
       List<String> mismatches = new ArrayList<>();
       for (Future<List<String>> f : callers) {
@@ -71,6 +79,7 @@ class HttpOracleIT {
       }
       pool.shutdown();
       assertThat(mismatches).as("decisions of recipients with one caller").isEmpty();
+      assertThat(suppressed).as("suppressed decisions").hasPositiveValue();
       for (Map.Entry<String, List<Object[]>> e : shared.entrySet()) {
         assertNeverOver(served, e.getKey(), e.getValue());
       }
@@ -79,9 +88,11 @@ class HttpOracleIT {
 
   /** One caller: its own recipients, judged decision by decision, and the shared ones, collected. */
   private static List<String> call(TestServer server, Policy policy, ManualClock clock, long seed,
-      Map<String, List<Object[]>> shared) {
+      Map<String, List<Object[]>> shared, AtomicLong suppressed) {
     SplittableRandom random = new SplittableRandom(seed);
     Oracle oracle = new Oracle(policy);
+    SuppressionChurn churn = new SuppressionChurn(seed, 20);
+    SuppressionList list = new HttpSuppressions(server);
     List<String> mismatches = new ArrayList<>();
     for (int i = 0; i < REQUESTS; i++) {
       boolean own = random.nextBoolean();
@@ -92,8 +103,28 @@ class HttpOracleIT {
           .content("content " + random.nextInt(3))
           .cost(random.nextInt(8) == 0 ? 2 : 1)
           .build();
-      Decision d = decision(server.decide(json(m)).body());
       if (own) {
+        churn.beforeDecision(list, m.tenant(), m, clock.millis());
+      }
+      long before = clock.millis();
+      Decision d = decision(server.decide(json(m)).body());
+      long after = clock.millis();
+      // the engine reads the entry at its clock's time during the call; the answer's time may be the
+      // partition's, later after a step back
+      long early = Math.min(Math.min(before, after), d.time()) - 10_000; // other callers' steps back
+      long late = Math.max(Math.max(before, after), d.time());
+      Suppression entry = own ? churn.covering(m.tenant(), m, d.time()) : null;
+      if (own && (churn.covering(m.tenant(), m, early) == null) != (churn.covering(m.tenant(), m, late) == null)) {
+        // the entry expires within the call's time range: judged by the way the decision went
+        entry = d.blockedBy().contains(Suppression.BLOCKED_BY) ? churn.covering(m.tenant(), m, early) : null;
+      }
+      if (entry != null) {
+        List<String> wrong = SuppressionChurn.judge(d, entry);
+        if (!wrong.isEmpty() && mismatches.size() < 10) {
+          mismatches.add(recipient + " at " + d.time() + " suppressed by " + entry + ": " + wrong);
+        }
+        suppressed.incrementAndGet(); // nothing recorded: the oracle never sees it
+      } else if (own) {
         Oracle.Verdict v = oracle.decide(m, d.time(), false, d, d.decisionId());
         if (!v.matches() && mismatches.size() < 10) {
           mismatches.add(recipient + " at " + d.time() + ": " + v.mismatches());
@@ -102,16 +133,65 @@ class HttpOracleIT {
         shared.computeIfAbsent(recipient, k -> java.util.Collections.synchronizedList(new ArrayList<>()))
             .add(new Object[] {m, d});
       }
-      int step = random.nextInt(40);
-      if (step < 2) {
-        // the store's clock steps back (up to 3 s): each partition is still decided at no earlier
-        // time than its latest, also one whose counters expired meanwhile (the sweep's grace)
-        clock.advance(-1 - random.nextInt(3000));
-      } else if (step < 12) {
-        clock.advance(random.nextInt(20) == 0 ? random.nextInt(600_000) : random.nextInt(3000));
-      }
+      advance(random, clock);
     }
     return mismatches;
+  }
+
+  /** The store's clock moves on, or steps back. */
+  private static void advance(SplittableRandom random, ManualClock clock) {
+    int step = random.nextInt(40);
+    if (step < 2) {
+      // the store's clock steps back (up to 3 s): each partition is still decided at no earlier
+      // time than its latest, also one whose counters expired meanwhile (the sweep's grace)
+      clock.advance(-1 - random.nextInt(3000));
+    } else if (step < 12) {
+      clock.advance(random.nextInt(20) == 0 ? random.nextInt(600_000) : random.nextInt(3000));
+    }
+  }
+
+  /** A tenant's suppression list through the API: what {@link SuppressionChurn} changes. */
+  private record HttpSuppressions(TestServer server) implements SuppressionList {
+    @Override
+    public void put(String tenant, Suppression e) {
+      ObjectNode body = TestServer.JSON.createObjectNode().put("reason", e.reason()).put("expiresAt", e.expiresAt());
+      e.channels().forEach(body.putArray("channels")::add);
+      e.categories().forEach(body.putArray("categories")::add);
+      TestServer.Reply r = server.put("/v1/suppressions/" + e.recipient() + "?tenant=" + tenant, body.toString(), Map.of());
+      assertThat(r.status()).as("PUT %s: %s", e, r.body()).isEqualTo(200);
+    }
+
+    @Override
+    public boolean remove(String tenant, String recipient) {
+      TestServer.Reply r = server.delete("/v1/suppressions/" + recipient + "?tenant=" + tenant);
+      assertThat(r.status()).as("DELETE %s: %s", recipient, r.body()).isEqualTo(200);
+      return r.body().get("removed").asBoolean();
+    }
+
+    @Override
+    public void putAll(String tenant, List<Suppression> entries) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public java.util.Optional<Suppression> get(String tenant, String recipient) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public List<Suppression> page(String tenant, String cursor, int limit) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public long size(String tenant) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public Suppression find(String tenant, String recipient, String channel, String category, long now) {
+      throw new UnsupportedOperationException();
+    }
   }
 
   /** The admitted messages of an interleaved recipient, replayed in time order: none over a limit. */
@@ -149,7 +229,8 @@ class HttpOracleIT {
     }
     return new Decision(j.get("allowed").asBoolean(), j.get("decisionId").asText(), j.get("retryAfterMs").asLong(),
         strings(j.get("blockedBy")), strings(j.get("shadowBlockedBy")), rules, j.get("degraded").asBoolean(),
-        j.get("time").asLong(), j.get("policyVersion").asLong(), false, j.path("sendAt").asLong(0));
+        j.get("time").asLong(), j.get("policyVersion").asLong(), false, j.path("sendAt").asLong(0),
+        j.path("degradedReason").asText(null), j.path("suppressedReason").asText(null));
   }
 
   private static List<String> strings(JsonNode array) {

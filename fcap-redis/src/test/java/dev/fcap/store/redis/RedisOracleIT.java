@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fcap.engine.Engine;
 import dev.fcap.oracle.OracleRun;
+import dev.fcap.oracle.SuppressionChurn;
 import dev.fcap.oracle.Traffic;
 import dev.fcap.store.ManualClock;
 import dev.fcap.store.redis.testing.RedisExtension;
@@ -14,8 +15,10 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * The engine on Redis (standalone and a 3-master cluster, real processes) against the
  * {@link dev.fcap.oracle.Oracle}: random policies of up to 12 rules and the adversarial traffic, every
- * decision and release compared. (RedisDifferentialIT compares Redis with MemoryStore byte for byte;
- * this holds both to the model.)
+ * decision and release compared, with suppression entries coming and going through the store's
+ * list ({@link SuppressionChurn}; the decision's script reads them). (RedisDifferentialIT compares
+ * Redis with MemoryStore byte for byte; this holds both to the model.) The traffic starts in 2037:
+ * Redis expires an entry at its expiry by its own clock.
  */
 class RedisOracleIT {
   static final int STEPS = Integer.getInteger("fcap.oracle.steps", 2000);
@@ -53,14 +56,16 @@ class RedisOracleIT {
 
   private static void check(String uri, long seed, int groups) {
     Traffic traffic = new Traffic(seed, Traffic.randomPolicy(seed, 12, false), Traffic.Options.ALL,
-        ManualClock.START);
+        SuppressionChurn.LATER_START);
     OracleRun.Report report = OracleRun.run(traffic, policy -> {
       ManualClock clock = new ManualClock();
       return OracleRun.engine(Engine.builder(RedisStore.builder(uri).clock(clock).groups(groups).build())
           // the oracle releases recent decisions whatever their age: keep release records the longest
           .clock(clock).callerTime(true).releaseHorizon(java.time.Duration.ofDays(7)).policy(policy).build());
-    }, STEPS);
+    }, STEPS, new SuppressionChurn(seed, 40));
+    assertThat(report.overAdmissions()).as("seed %d: %s", seed, report).isZero();
     assertThat(report.mismatches()).as("seed %d: %s", seed, report).isZero();
     assertThat(report.admitted()).isPositive();
+    assertThat(report.suppressed()).as("suppressed decisions").isPositive();
   }
 }
