@@ -53,7 +53,7 @@ public record Decision(
   public Decision {
     blockedBy = List.copyOf(blockedBy);
     shadowBlockedBy = List.copyOf(shadowBlockedBy);
-    rules = List.copyOf(rules);
+    rules = rules instanceof RuleOutcomes outcomes ? outcomes.seal() : List.copyOf(rules);
   }
 
   /** A decision with no degraded reason of its own. */
