@@ -13,7 +13,6 @@ import dev.fcap.store.PartitionResult;
 import dev.fcap.time.Clock;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -23,7 +22,6 @@ import java.util.concurrent.ThreadLocalRandom;
  * id (sealed over the release record when the decision is releasable, random otherwise).
  */
 final class DecisionAssembly {
-  private static final HexFormat HEX = HexFormat.of();
   private final DecisionIds ids;
   private final Clock clock;
   /** How long admitted decisions stay releasable by decision id: -1 the policy's longest window, 0 never. */
@@ -46,17 +44,17 @@ final class DecisionAssembly {
     long time = p.time() == PartitionRequest.STORE_TIME ? clock.millis() : p.time();
     if (p.suppressed() != null) {
       long sendAt = p.suppressed().expiresAt(); // no rule refuses: the entry's expiry alone
-      return new Decision(false, randomId(), sendAt < 0 ? -1 : sendAt - time, SUPPRESSED, List.of(), List.of(), false,
+      return new Decision(false, null, sendAt < 0 ? -1 : sendAt - time, SUPPRESSED, List.of(), List.of(), false,
           time, p.policy() == null ? 0 : p.policy().policy.version(), false, sendAt, null, p.suppressed().reason());
     }
     return new Decision(true, unrestrictedId(p, time), 0, List.of(), List.of(), List.of(), false, time,
         p.policy() == null ? 0 : p.policy().policy.version(), false, 0);
   }
 
-  /** The id of an admitted decision that undoes nothing: releasable when releases are on, else random. */
+  /** The id of an admitted decision that undoes nothing: releasable when releases are on, else null (random). */
   private String unrestrictedId(Prepared p, long now) {
     if (!p.releasing() || p.op() != Operation.DECIDE) {
-      return randomId();
+      return null;
     }
     long horizon = releaseHorizonMs < 0 ? CompiledPolicy.MAX_HORIZON_MS : releaseHorizonMs;
     byte[] tenant = p.policy() != null ? p.policy().tenantUtf8 : p.message().tenant().getBytes(StandardCharsets.UTF_8);
@@ -155,7 +153,7 @@ final class DecisionAssembly {
       degraded |= r != null && r.degraded();
     }
     String id = !allowed ? null : results.length > 0 ? releasableId(p, results[0]) : unrestrictedId(p, time);
-    return new Decision(allowed, id != null ? id : randomId(), allowed ? 0 : sendAt < 0 ? -1 : sendAt - time, blocked,
+    return new Decision(allowed, id, allowed ? 0 : sendAt < 0 ? -1 : sendAt - time, blocked,
         shadowBlocked, rules, degraded, time, p.policy().policy.version(), replayed, sendAt, null,
         suppressed == null ? null : suppressed.reason());
   }
@@ -246,16 +244,6 @@ final class DecisionAssembly {
   private static boolean reportWindow(WindowCheck windows, int k, Engine.RuleVerdicts verdicts) {
     verdicts.rule(windows.rules[k], windows.open[k], windows.enforced[k]);
     return windows.open[k] || !windows.enforced[k];
-  }
-
-  /**
-   * The id of a decision that cannot be released: 96 random bits in hex (never opens as a sealed id:
-   * the MAC refuses it). Not {@code String.format}, which costs a large share of a refusal's CPU.
-   */
-  private static String randomId() {
-    byte[] random = new byte[12];
-    ThreadLocalRandom.current().nextBytes(random);
-    return HEX.formatHex(random);
   }
 
   /** {@link Suppression#BLOCKED_BY} then the rules in {@code blocked}: suppression reads first. */
