@@ -119,9 +119,10 @@ final class RequestBuilder {
     // request's tail is then not NOT_RELEASABLE)
     Idempotency first = partitions == 0 ? null : built[0].idempotency();
     boolean releasable = first != null && first.tail() != ReleaseRecord.NOT_RELEASABLE;
-    return new Prepared(m, cp, plan, op, inBuffers ? null : toRequests(built, partitions),
-        partitions == 0 ? null : built[0].partition(), key, horizon, releaseHorizon > 0, releasable, sealedTail, time,
-        windows, suppressed);
+    // in the buffers, the scratch's own instance: read only until the scratch is released, as they are
+    return (inBuffers ? scratch.prepared : new Prepared()).set(m, cp, plan, op,
+        inBuffers ? null : toRequests(built, partitions), partitions == 0 ? null : built[0].partition(), key, horizon,
+        releaseHorizon > 0, releasable, sealedTail, time, windows, suppressed);
   }
 
   /**

@@ -19,6 +19,8 @@ final class Scratch {
   /** The longest partition key with a buffer of its own; a longer one is an array of its own. */
   private static final int BUFFERED_KEY_LENGTH = 256;
   final ReusableResult result = new ReusableResult();
+  /** A one-partition decision's {@link Prepared}, when its request is in these buffers. */
+  final Prepared prepared = new Prepared();
   final PartitionAnswer[] answers = {result};
   private ReusableRequest[] requests = {new ReusableRequest()};
   private int used;
@@ -129,6 +131,7 @@ final class Scratch {
       requests[i].clear(); // keep no request alive between decisions
     }
     used = 0;
+    prepared.set(null, null, null, null, null, null, null, 0, false, false, null, 0, null, null);
     busy = false;
   }
 }

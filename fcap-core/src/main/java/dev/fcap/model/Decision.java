@@ -8,27 +8,29 @@ import java.util.concurrent.ThreadLocalRandom;
 /**
  * The answer for one message. Immutable; a value like a record (its accessors are its components).
  *
- * @param allowed true iff every applicable enforced rule admitted it (it was then recorded in every
- *     applicable rule, shadow ones included)
- * @param decisionId identifies the decision for {@code release} and audit; null for a decision that
- *     nobody can release: its id is then 96 random bits in hex, made when first read (most callers
- *     never read a refusal's id, and making it is most of what a refusal allocates)
- * @param retryAfterMs 0 when allowed; otherwise the earliest delay after which every enforced rule
- *     would admit the same message if nothing else were sent; {@code -1} if that never happens
- * @param blockedBy the enforced rules that refused it
- * @param shadowBlockedBy the shadow rules that would have refused it
- * @param rules one outcome per applicable rule, in policy order
- * @param degraded true when decided by the failure policy instead of the store
- * @param time the store clock at the decision, epoch milliseconds
- * @param replayed true when the message id was decided before: this is that admitted decision again
- *     (its id, time and counts), and nothing was recorded now
- * @param sendAt 0 when allowed; otherwise the earliest instant (epoch milliseconds) at or after
- *     {@code time} at which every enforced rule would admit the same message if nothing else were sent;
- *     {@code -1} if that never happens
- * @param degradedReason null unless {@code degraded}; then why the store did not decide:
- *     {@link #STORE_DOWN}, {@link #STORE_FULL} or {@link #STORE_RESET}
- * @param suppressedReason null unless the recipient is on the tenant's suppression list for this
- *     message ({@link Suppression#BLOCKED_BY} is then among {@code blockedBy}): the entry's reason
+ * <ul>
+ *   <li>{@code allowed}: true iff every applicable enforced rule admitted it (it was then recorded in every
+ *       applicable rule, shadow ones included)
+ *   <li>{@code decisionId}: identifies the decision for {@code release} and audit; null for a decision that
+ *       nobody can release: its id is then 96 random bits in hex, made when first read (most callers
+ *       never read a refusal's id, and making it is most of what a refusal allocates)
+ *   <li>{@code retryAfterMs}: 0 when allowed; otherwise the earliest delay after which every enforced rule
+ *       would admit the same message if nothing else were sent; {@code -1} if that never happens
+ *   <li>{@code blockedBy}: the enforced rules that refused it
+ *   <li>{@code shadowBlockedBy}: the shadow rules that would have refused it
+ *   <li>{@code rules}: one outcome per applicable rule, in policy order
+ *   <li>{@code degraded}: true when decided by the failure policy instead of the store
+ *   <li>{@code time}: the store clock at the decision, epoch milliseconds
+ *   <li>{@code replayed}: true when the message id was decided before: this is that admitted decision again
+ *       (its id, time and counts), and nothing was recorded now
+ *   <li>{@code sendAt}: 0 when allowed; otherwise the earliest instant (epoch milliseconds) at or after
+ *       {@code time} at which every enforced rule would admit the same message if nothing else were sent;
+ *       {@code -1} if that never happens
+ *   <li>{@code degradedReason}: null unless {@code degraded}; then why the store did not decide:
+ *       {@link #STORE_DOWN}, {@link #STORE_FULL} or {@link #STORE_RESET}
+ *   <li>{@code suppressedReason}: null unless the recipient is on the tenant's suppression list for this
+ *       message ({@link Suppression#BLOCKED_BY} is then among {@code blockedBy}): the entry's reason
+ * </ul>
  */
 public final class Decision {
   /** A degraded decision's reason: the store is down (an outage); the failure policy decided. */
