@@ -178,9 +178,12 @@ final class CompiledPolicy {
     final int[] ruleOffset;
     /** The send-window rules that apply, in policy order: judged by the engine, never stored. */
     final int[] windows;
+    /** The counting rules themselves, in the order of {@link #rules}: what a decision's outcomes are of. */
+    final List<Rule> counted;
 
-    Plan(int[] rules, Partition[] partitions, int[] rulePartition, int[] ruleOffset, int[] windows) {
+    Plan(int[] rules, Partition[] partitions, int[] rulePartition, int[] ruleOffset, int[] windows, List<Rule> counted) {
       this.rules = rules;
+      this.counted = counted;
       this.partitions = partitions;
       this.rulePartition = rulePartition;
       this.ruleOffset = ruleOffset;
@@ -368,7 +371,8 @@ final class CompiledPolicy {
         }
       }
     }
-    return new Plan(ruleIdx, partitions.toArray(Partition[]::new), rulePartition, ruleOffset, windowIdx);
+    List<Rule> counted = List.of(Arrays.stream(ruleIdx).mapToObj(i -> rules[i]).toArray(Rule[]::new));
+    return new Plan(ruleIdx, partitions.toArray(Partition[]::new), rulePartition, ruleOffset, windowIdx, counted);
   }
 
   /** A fixed-size bitset over rule indexes, usable as a map key. */

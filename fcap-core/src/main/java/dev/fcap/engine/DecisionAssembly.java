@@ -5,6 +5,7 @@ import dev.fcap.model.Message;
 import dev.fcap.model.Rule;
 import dev.fcap.model.Suppression;
 import dev.fcap.model.RuleOutcome;
+import dev.fcap.model.RuleOutcomes;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionAnswer;
 import dev.fcap.store.PartitionRequest;
@@ -12,7 +13,6 @@ import dev.fcap.store.PartitionResult;
 import dev.fcap.time.Clock;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -22,7 +22,6 @@ import java.util.concurrent.ThreadLocalRandom;
  * id (sealed over the release record when the decision is releasable, random otherwise).
  */
 final class DecisionAssembly {
-  private static final HexFormat HEX = HexFormat.of();
   private final DecisionIds ids;
   private final Clock clock;
   /** How long admitted decisions stay releasable by decision id: -1 the policy's longest window, 0 never. */
@@ -45,17 +44,17 @@ final class DecisionAssembly {
     long time = p.time() == PartitionRequest.STORE_TIME ? clock.millis() : p.time();
     if (p.suppressed() != null) {
       long sendAt = p.suppressed().expiresAt(); // no rule refuses: the entry's expiry alone
-      return new Decision(false, randomId(), sendAt < 0 ? -1 : sendAt - time, SUPPRESSED, List.of(), List.of(), false,
+      return new Decision(false, null, sendAt < 0 ? -1 : sendAt - time, SUPPRESSED, List.of(), List.of(), false,
           time, p.policy() == null ? 0 : p.policy().policy.version(), false, sendAt, null, p.suppressed().reason());
     }
     return new Decision(true, unrestrictedId(p, time), 0, List.of(), List.of(), List.of(), false, time,
         p.policy() == null ? 0 : p.policy().policy.version(), false, 0);
   }
 
-  /** The id of an admitted decision that undoes nothing: releasable when releases are on, else random. */
+  /** The id of an admitted decision that undoes nothing: releasable when releases are on, else null (random). */
   private String unrestrictedId(Prepared p, long now) {
     if (!p.releasing() || p.op() != Operation.DECIDE) {
-      return randomId();
+      return null;
     }
     long horizon = releaseHorizonMs < 0 ? CompiledPolicy.MAX_HORIZON_MS : releaseHorizonMs;
     byte[] tenant = p.policy() != null ? p.policy().tenantUtf8 : p.message().tenant().getBytes(StandardCharsets.UTF_8);
@@ -81,17 +80,21 @@ final class DecisionAssembly {
     // a replayed decision answers as it was decided: its windows were judged then
     WindowCheck windows = replayed ? null : p.windows();
     long time = results.length > 0 ? results[0].time() : windows.time;
-    RuleOutcome[] outcomes = new RuleOutcome[plan.rules.length]; // one copy into the Decision's list, no ArrayList
+    // without windows or a replay, every counting rule has its outcome, kept as numbers (RuleOutcomes)
+    RuleOutcomes compact = windows == null && !replayed ? new RuleOutcomes(plan.counted, p.message()) : null;
+    RuleOutcome[] outcomes = compact == null ? new RuleOutcome[plan.rules.length] : null;
     int[] ruleOf = windows == null ? null : new int[plan.rules.length]; // each outcome's rule, to merge the windows in
     int reported = 0;
     long frees = time; // the latest instant an enforced counter that refuses frees, never before the decision
-    boolean never = false; // an enforced counter that refuses will never admit // the longest delay until an enforced counter that refuses frees; -1: never
+    boolean never = false; // an enforced counter that refuses will never admit
+    List<String> blocked = List.of();
+    List<String> shadowBlocked = List.of();
     for (int i = 0; i < plan.rules.length; i++) {
       PartitionAnswer r = results[plan.rulePartition[i]];
       if (r == null) {
         continue; // a replay reports the rules of the partition that remembered it
       }
-      Rule rule = p.policy().rule(plan.rules[i]);
+      Rule rule = plan.counted.get(i);
       boolean enforced = rule.enforcedFor(p.message()); // not for a countOnly message or an override
       int at = plan.ruleOffset[i];
       long used = r.used(at);
@@ -99,35 +102,49 @@ final class DecisionAssembly {
       boolean allowed = r.admits(at);
       // each partition decides at its own time (never before its latest write): the delay is from there
       long ruleRetry = allowed ? 0 : retryAt == PartitionResult.NEVER ? -1 : retryAt - r.time();
-      if (ruleOf != null) {
-        ruleOf[reported] = plan.rules[i];
+      long ruleSendAt = allowed ? 0 : ruleRetry < 0 ? -1 : retryAt;
+      if (compact != null) {
+        compact.add(allowed, used, ruleRetry, ruleSendAt);
+        if (!allowed) { // in policy order
+          if (enforced) {
+            blocked = append(blocked, rule.id());
+          } else {
+            shadowBlocked = append(shadowBlocked, rule.id());
+          }
+        }
+      } else {
+        if (ruleOf != null) {
+          ruleOf[reported] = plan.rules[i];
+        }
+        outcomes[reported++] = new RuleOutcome(rule.id(), rule.limit(), rule.windowMs(), used,
+            Math.max(0, rule.limit() - used), allowed, enforced, ruleRetry, ruleSendAt,
+            rule.boundFor(p.message().priority()));
       }
-      outcomes[reported++] = new RuleOutcome(rule.id(), rule.limit(), rule.windowMs(), used,
-          Math.max(0, rule.limit() - used), allowed, enforced, ruleRetry,
-          allowed ? 0 : ruleRetry < 0 ? -1 : retryAt, rule.boundFor(p.message().priority()));
       if (!allowed && enforced) {
         never |= ruleRetry < 0;
         frees = Math.max(frees, retryAt); // an instant: partitions decided at different times agree on it
       }
     }
-    List<RuleOutcome> rules = windows != null ? windowOutcomes(p, time, outcomes, ruleOf, reported)
-        : List.of(reported == outcomes.length ? outcomes : Arrays.copyOf(outcomes, reported));
+    List<RuleOutcome> rules = compact;
+    if (compact == null) {
+      rules = windows != null ? windowOutcomes(p, time, outcomes, ruleOf, reported)
+          : List.of(reported == outcomes.length ? outcomes : Arrays.copyOf(outcomes, reported));
+      for (int i = 0; i < rules.size(); i++) { // in policy order
+        RuleOutcome r = rules.get(i);
+        if (!r.allowed()) {
+          if (r.enforced()) {
+            blocked = append(blocked, r.id());
+          } else {
+            shadowBlocked = append(shadowBlocked, r.id());
+          }
+        }
+      }
+    }
     Suppression suppressed = p.suppressed() != null ? p.suppressed() : suppressedIn(results);
     if (suppressed != null) { // refused until the entry expires, and from then as the rules say
       never |= suppressed.expiresAt() == Suppression.NEVER;
       frees = Math.max(frees, suppressed.expiresAt());
-    }
-    List<String> blocked = suppressed == null ? List.of() : SUPPRESSED;
-    List<String> shadowBlocked = List.of();
-    for (int i = 0; i < rules.size(); i++) { // in policy order
-      RuleOutcome r = rules.get(i);
-      if (!r.allowed()) {
-        if (r.enforced()) {
-          blocked = append(blocked, r.id());
-        } else {
-          shadowBlocked = append(shadowBlocked, r.id());
-        }
-      }
+      blocked = prepend(blocked);
     }
     boolean allowed = blocked.isEmpty();
     long sendAt = allowed ? 0 : never ? -1 : windows == null ? frees : windows.earliest(p.policy(), frees);
@@ -136,7 +153,7 @@ final class DecisionAssembly {
       degraded |= r != null && r.degraded();
     }
     String id = !allowed ? null : results.length > 0 ? releasableId(p, results[0]) : unrestrictedId(p, time);
-    return new Decision(allowed, id != null ? id : randomId(), allowed ? 0 : sendAt < 0 ? -1 : sendAt - time, blocked,
+    return new Decision(allowed, id, allowed ? 0 : sendAt < 0 ? -1 : sendAt - time, blocked,
         shadowBlocked, rules, degraded, time, p.policy().policy.version(), replayed, sendAt, null,
         suppressed == null ? null : suppressed.reason());
   }
@@ -229,14 +246,17 @@ final class DecisionAssembly {
     return windows.open[k] || !windows.enforced[k];
   }
 
-  /**
-   * The id of a decision that cannot be released: 96 random bits in hex (never opens as a sealed id:
-   * the MAC refuses it). Not {@code String.format}, which costs a large share of a refusal's CPU.
-   */
-  private static String randomId() {
-    byte[] random = new byte[12];
-    ThreadLocalRandom.current().nextBytes(random);
-    return HEX.formatHex(random);
+  /** {@link Suppression#BLOCKED_BY} then the rules in {@code blocked}: suppression reads first. */
+  private static List<String> prepend(List<String> blocked) {
+    if (blocked.isEmpty()) {
+      return SUPPRESSED;
+    }
+    String[] all = new String[blocked.size() + 1];
+    all[0] = Suppression.BLOCKED_BY;
+    for (int i = 0; i < blocked.size(); i++) {
+      all[i + 1] = blocked.get(i);
+    }
+    return List.of(all);
   }
 
   /** An immutable list plus one id; lists of blocking rules are short and usually empty. */

@@ -35,7 +35,8 @@ record ReleaseRecord(long cost, List<CounterRequest> counters, List<byte[]> othe
    * ({@code first}), the keys of {@code all[1, partitions)}. Sized, then written into one exact
    * array: this runs for every admitted decision.
    */
-  static byte[] encode(long cost, ReusableRequest request, ReusableRequest[] all, int partitions, boolean first) {
+  static byte[] encode(long cost, ReusableRequest request, ReusableRequest[] all, int partitions, boolean first,
+      Scratch buffers) {
     int m = first ? partitions - 1 : 0;
     int n = request.counters();
     int size = 1 + Varint.size(cost) + Varint.size(n) + Varint.size(m);
@@ -48,7 +49,7 @@ record ReleaseRecord(long cost, List<CounterRequest> counters, List<byte[]> othe
     if (size > dev.fcap.store.Idempotency.MAX_TAIL) {
       return NOT_RELEASABLE;
     }
-    byte[] out = new byte[size];
+    byte[] out = buffers != null ? buffers.tail(size) : new byte[size];
     out[0] = 1;
     int at = Varint.write(out, 1, cost);
     at = Varint.write(out, at, n);

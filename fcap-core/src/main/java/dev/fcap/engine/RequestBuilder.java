@@ -110,18 +110,19 @@ final class RequestBuilder {
     op = suppressed != null && op == Operation.DECIDE ? Operation.CHECK : WindowCheck.effective(op, windows);
     long releaseHorizon = releaseHorizonMs < 0 ? cp.messageHorizonMs : releaseHorizonMs;
     int partitions = plan.partitions.length;
-    byte[] key = recordKey(m, op, partitions, releaseHorizon);
-    long horizon = key == null ? 0 : recordHorizon(cp, m, releaseHorizon);
     boolean inBuffers = buffered && partitions == 1;
+    byte[] key = recordKey(m, op, partitions, releaseHorizon, inBuffers ? scratch : null);
+    long horizon = key == null ? 0 : recordHorizon(cp, m, releaseHorizon);
     ReusableRequest[] built = scratch.requests(partitions);
     byte[] sealedTail = fill(m, cp, plan, op, time, key, horizon, built, partitions, inBuffers ? scratch : null);
     // the first partition's record is releasable unless its tail did not fit (sealed or not, the
     // request's tail is then not NOT_RELEASABLE)
     Idempotency first = partitions == 0 ? null : built[0].idempotency();
     boolean releasable = first != null && first.tail() != ReleaseRecord.NOT_RELEASABLE;
-    return new Prepared(m, cp, plan, op, inBuffers ? null : toRequests(built, partitions),
-        partitions == 0 ? null : built[0].partition(), key, horizon, releaseHorizon > 0, releasable, sealedTail, time,
-        windows, suppressed);
+    // in the buffers, the scratch's own instance: read only until the scratch is released, as they are
+    return (inBuffers ? scratch.prepared : new Prepared()).set(m, cp, plan, op,
+        inBuffers ? null : toRequests(built, partitions), partitions == 0 ? null : built[0].partition(), key, horizon,
+        releaseHorizon > 0, releasable, sealedTail, time, windows, suppressed);
   }
 
   /**
@@ -131,21 +132,23 @@ final class RequestBuilder {
    */
   void fillUnreleasable(Message m, CompiledPolicy cp, CompiledPolicy.Plan plan, Operation op, long time,
       ReusableRequest[] requests, int partitions, Scratch buffers) {
-    byte[] key = recordKey(m, op, partitions, 0); // a message id's, or none
+    byte[] key = recordKey(m, op, partitions, 0, null); // a message id's, or none
     long horizon = key == null ? 0 : recordHorizon(cp, m, 0);
     fill(m, cp, plan, op, time, key, horizon, requests, partitions, buffers);
   }
 
   /**
    * The key a decision is remembered under in its first partition: the message id's fingerprint, or
-   * for a decision releasable by id ({@code releaseHorizon} above 0) a random one; null for none.
+   * for a decision releasable by id ({@code releaseHorizon} above 0) a random one (in {@code buffers}
+   * when not null: the store copies what it keeps, and the decision id is sealed before they are
+   * reused); null for none.
    */
-  private static byte[] recordKey(Message m, Operation op, int partitions, long releaseHorizon) {
+  private static byte[] recordKey(Message m, Operation op, int partitions, long releaseHorizon, Scratch buffers) {
     if (m.messageId() != null && partitions > 0 && op != Operation.RELEASE) {
       return Fingerprint.ofMessageId(m.messageId());
     }
     if (op == Operation.DECIDE && partitions > 0 && releaseHorizon > 0) {
-      byte[] key = new byte[16];
+      byte[] key = buffers != null ? buffers.recordKey : new byte[16];
       ThreadLocalRandom.current().nextBytes(key);
       return key;
     }
@@ -188,7 +191,7 @@ final class RequestBuilder {
         // Each partition remembers the decision (the recipient's first, when a rule is keyed by it),
         // atomically with its counts: the first under the message id or a random key, with the other
         // partitions listed; a refusal further on releases it, and the record with it.
-        byte[] tail = decide ? ReleaseRecord.encode(m.cost(), request, requests, partitions, j == 0)
+        byte[] tail = decide ? ReleaseRecord.encode(m.cost(), request, requests, partitions, j == 0, buffers)
             : ReleaseRecord.NOT_RELEASABLE;
         if (partitions == 1 && m.messageId() == null && tail != ReleaseRecord.NOT_RELEASABLE
             && DecisionIds.sealsRelease(partitionKey.length, tail.length)) {

@@ -19,12 +19,18 @@ final class Scratch {
   /** The longest partition key with a buffer of its own; a longer one is an array of its own. */
   private static final int BUFFERED_KEY_LENGTH = 256;
   final ReusableResult result = new ReusableResult();
+  /** A one-partition decision's {@link Prepared}, when its request is in these buffers. */
+  final Prepared prepared = new Prepared();
   final PartitionAnswer[] answers = {result};
   private ReusableRequest[] requests = {new ReusableRequest()};
   private int used;
   /** By length; made on first use (a scratch taken inside a callback may never write a key). */
   private byte[][] partitionKeys;
   private byte[][] counterKeys = new byte[4][];
+  /** A one-partition decision's random record key ({@link RequestBuilder}), sealed into its id before reuse. */
+  final byte[] recordKey = new byte[16];
+  /** Release-record tails by length (made on first use), as {@link #partitionKeys} for keys. */
+  private byte[][] tails;
   /** {@link #partitionKey(int)} as the function {@link Keys#recipientPartition} asks for its array. */
   final IntFunction<byte[]> partitionKey = this::partitionKey;
   /** The keys of one {@link Engine#prefetch}, one slot per message. */
@@ -66,6 +72,17 @@ final class Scratch {
       partitionKeys = new byte[BUFFERED_KEY_LENGTH + 1][];
     }
     return ofLength(partitionKeys, length);
+  }
+
+  /** The buffer of release-record tails {@code length} bytes long ({@link ReleaseRecord#encode}). */
+  byte[] tail(int length) {
+    if (length > BUFFERED_KEY_LENGTH) {
+      return new byte[length];
+    }
+    if (tails == null) {
+      tails = new byte[BUFFERED_KEY_LENGTH + 1][];
+    }
+    return ofLength(tails, length);
   }
 
   /** The array of {@code length} bytes in {@code byLength} (a table by length), made on first use. */
@@ -114,6 +131,7 @@ final class Scratch {
       requests[i].clear(); // keep no request alive between decisions
     }
     used = 0;
+    prepared.set(null, null, null, null, null, null, null, 0, false, false, null, 0, null, null);
     busy = false;
   }
 }

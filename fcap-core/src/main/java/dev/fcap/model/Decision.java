@@ -1,45 +1,38 @@
 package dev.fcap.model;
 
+import java.util.HexFormat;
 import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * The answer for one message.
+ * The answer for one message. Immutable; a value like a record (its accessors are its components).
  *
- * @param allowed true iff every applicable enforced rule admitted it (it was then recorded in every
- *     applicable rule, shadow ones included)
- * @param decisionId identifies the decision for {@code release} and audit
- * @param retryAfterMs 0 when allowed; otherwise the earliest delay after which every enforced rule
- *     would admit the same message if nothing else were sent; {@code -1} if that never happens
- * @param blockedBy the enforced rules that refused it
- * @param shadowBlockedBy the shadow rules that would have refused it
- * @param rules one outcome per applicable rule, in policy order
- * @param degraded true when decided by the failure policy instead of the store
- * @param time the store clock at the decision, epoch milliseconds
- * @param replayed true when the message id was decided before: this is that admitted decision again
- *     (its id, time and counts), and nothing was recorded now
- * @param sendAt 0 when allowed; otherwise the earliest instant (epoch milliseconds) at or after
- *     {@code time} at which every enforced rule would admit the same message if nothing else were sent;
- *     {@code -1} if that never happens
- * @param degradedReason null unless {@code degraded}; then why the store did not decide:
- *     {@link #STORE_DOWN}, {@link #STORE_FULL} or {@link #STORE_RESET}
- * @param suppressedReason null unless the recipient is on the tenant's suppression list for this
- *     message ({@link Suppression#BLOCKED_BY} is then among {@code blockedBy}): the entry's reason
+ * <ul>
+ *   <li>{@code allowed}: true iff every applicable enforced rule admitted it (it was then recorded in every
+ *       applicable rule, shadow ones included)
+ *   <li>{@code decisionId}: identifies the decision for {@code release} and audit; null for a decision that
+ *       nobody can release: its id is then 96 random bits in hex, made when first read (most callers
+ *       never read a refusal's id, and making it is most of what a refusal allocates)
+ *   <li>{@code retryAfterMs}: 0 when allowed; otherwise the earliest delay after which every enforced rule
+ *       would admit the same message if nothing else were sent; {@code -1} if that never happens
+ *   <li>{@code blockedBy}: the enforced rules that refused it
+ *   <li>{@code shadowBlockedBy}: the shadow rules that would have refused it
+ *   <li>{@code rules}: one outcome per applicable rule, in policy order
+ *   <li>{@code degraded}: true when decided by the failure policy instead of the store
+ *   <li>{@code time}: the store clock at the decision, epoch milliseconds
+ *   <li>{@code replayed}: true when the message id was decided before: this is that admitted decision again
+ *       (its id, time and counts), and nothing was recorded now
+ *   <li>{@code sendAt}: 0 when allowed; otherwise the earliest instant (epoch milliseconds) at or after
+ *       {@code time} at which every enforced rule would admit the same message if nothing else were sent;
+ *       {@code -1} if that never happens
+ *   <li>{@code degradedReason}: null unless {@code degraded}; then why the store did not decide:
+ *       {@link #STORE_DOWN}, {@link #STORE_FULL} or {@link #STORE_RESET}
+ *   <li>{@code suppressedReason}: null unless the recipient is on the tenant's suppression list for this
+ *       message ({@link Suppression#BLOCKED_BY} is then among {@code blockedBy}): the entry's reason
+ * </ul>
  */
-public record Decision(
-    boolean allowed,
-    String decisionId,
-    long retryAfterMs,
-    List<String> blockedBy,
-    List<String> shadowBlockedBy,
-    List<RuleOutcome> rules,
-    boolean degraded,
-    long time,
-    long policyVersion,
-    boolean replayed,
-    long sendAt,
-    String degradedReason,
-    String suppressedReason) {
-
+public final class Decision {
   /** A degraded decision's reason: the store is down (an outage); the failure policy decided. */
   public static final String STORE_DOWN = "store_down";
   /** A degraded decision's reason: the embedded store is full and cannot hold a new partition. */
@@ -50,10 +43,38 @@ public record Decision(
    */
   public static final String STORE_RESET = "store_reset";
 
-  public Decision {
-    blockedBy = List.copyOf(blockedBy);
-    shadowBlockedBy = List.copyOf(shadowBlockedBy);
-    rules = List.copyOf(rules);
+  private static final HexFormat HEX = HexFormat.of();
+  private final boolean allowed;
+  /** Null until first read when the decision was made without one (a random id). */
+  private volatile String decisionId;
+  private final long retryAfterMs;
+  private final List<String> blockedBy;
+  private final List<String> shadowBlockedBy;
+  private final List<RuleOutcome> rules;
+  private final boolean degraded;
+  private final long time;
+  private final long policyVersion;
+  private final boolean replayed;
+  private final long sendAt;
+  private final String degradedReason;
+  private final String suppressedReason;
+
+  public Decision(boolean allowed, String decisionId, long retryAfterMs, List<String> blockedBy,
+      List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, long time, long policyVersion,
+      boolean replayed, long sendAt, String degradedReason, String suppressedReason) {
+    this.allowed = allowed;
+    this.decisionId = decisionId;
+    this.retryAfterMs = retryAfterMs;
+    this.blockedBy = List.copyOf(blockedBy);
+    this.shadowBlockedBy = List.copyOf(shadowBlockedBy);
+    this.rules = rules instanceof RuleOutcomes outcomes ? outcomes.seal() : List.copyOf(rules);
+    this.degraded = degraded;
+    this.time = time;
+    this.policyVersion = policyVersion;
+    this.replayed = replayed;
+    this.sendAt = sendAt;
+    this.degradedReason = degradedReason;
+    this.suppressedReason = suppressedReason;
   }
 
   /** A decision with no degraded reason of its own. */
@@ -74,7 +95,7 @@ public record Decision(
 
   /** This decision marked degraded for {@code reason}. */
   public Decision degradedFor(String reason) {
-    return new Decision(allowed, decisionId, retryAfterMs, blockedBy, shadowBlockedBy, rules, true, time,
+    return new Decision(allowed, decisionId(), retryAfterMs, blockedBy, shadowBlockedBy, rules, true, time,
         policyVersion, replayed, sendAt, reason, suppressedReason);
   }
 
@@ -87,5 +108,92 @@ public record Decision(
       return 0;
     }
     return retryAfterMs < 0 ? -1 : time + retryAfterMs;
+  }
+
+  public boolean allowed() {
+    return allowed;
+  }
+
+  /** The decision's id; a random one is made on the first read (see the class's parameters). */
+  public String decisionId() {
+    String id = decisionId;
+    if (id == null) {
+      synchronized (this) {
+        id = decisionId;
+        if (id == null) {
+          byte[] random = new byte[12];
+          ThreadLocalRandom.current().nextBytes(random);
+          decisionId = id = HEX.formatHex(random);
+        }
+      }
+    }
+    return id;
+  }
+
+  public long retryAfterMs() {
+    return retryAfterMs;
+  }
+
+  public List<String> blockedBy() {
+    return blockedBy;
+  }
+
+  public List<String> shadowBlockedBy() {
+    return shadowBlockedBy;
+  }
+
+  public List<RuleOutcome> rules() {
+    return rules;
+  }
+
+  public boolean degraded() {
+    return degraded;
+  }
+
+  public long time() {
+    return time;
+  }
+
+  public long policyVersion() {
+    return policyVersion;
+  }
+
+  public boolean replayed() {
+    return replayed;
+  }
+
+  public long sendAt() {
+    return sendAt;
+  }
+
+  public String degradedReason() {
+    return degradedReason;
+  }
+
+  public String suppressedReason() {
+    return suppressedReason;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o == this || o instanceof Decision d && allowed == d.allowed && decisionId().equals(d.decisionId())
+        && retryAfterMs == d.retryAfterMs && blockedBy.equals(d.blockedBy) && shadowBlockedBy.equals(d.shadowBlockedBy)
+        && rules.equals(d.rules) && degraded == d.degraded && time == d.time && policyVersion == d.policyVersion
+        && replayed == d.replayed && sendAt == d.sendAt && Objects.equals(degradedReason, d.degradedReason)
+        && Objects.equals(suppressedReason, d.suppressedReason);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(allowed, decisionId(), retryAfterMs, blockedBy, shadowBlockedBy, rules, degraded, time,
+        policyVersion, replayed, sendAt, degradedReason, suppressedReason);
+  }
+
+  @Override
+  public String toString() {
+    return "Decision[allowed=" + allowed + ", decisionId=" + decisionId() + ", retryAfterMs=" + retryAfterMs
+        + ", blockedBy=" + blockedBy + ", shadowBlockedBy=" + shadowBlockedBy + ", rules=" + rules + ", degraded="
+        + degraded + ", time=" + time + ", policyVersion=" + policyVersion + ", replayed=" + replayed + ", sendAt="
+        + sendAt + ", degradedReason=" + degradedReason + ", suppressedReason=" + suppressedReason + "]";
   }
 }

@@ -39,7 +39,7 @@ import java.util.function.IntFunction;
  *     [--worst 10000] [--typical 20000] [--uri redis://127.0.0.1:6379] [--redis-cpus 1] [--latency-threads 8]
  *     [--latency-rate R (default: half of fcap's unpipelined max)] [--generator open|closed]
  *     [--latency-seconds N (default: --seconds, at least 10)]
- *     [--phases throughput,latency,memory] [--release-records on|off (default on)]
+ *     [--phases throughput,latency,memory,store] [--release-records on|off (default on)]
  *     [--per-group K (default 0: a key per recipient; else the grouped layout, a phase's recipients / K groups)]
  *     [--policy seed|local (default seed: the policy of fcap's throughput rows)]
  * </pre>
@@ -151,6 +151,9 @@ public final class RedisStoreBench {
       server.call("CONFIG", "SET", "hash-max-listpack-value", "512");
     }
     double fcapUnpiped = Double.NaN;
+    if (phases.contains("store")) {
+      storeOnly();
+    }
     if (phases.contains("throughput")) {
       fcapUnpiped = throughput();
     }
@@ -198,6 +201,17 @@ public final class RedisStoreBench {
         c.get("fcap-pipelined") / c.get("trivial-pipelined"));
     flush(server);
     return fcapUnpiped;
+  }
+
+  /**
+   * fcap's pipelined row alone: the store's cost that the deployed path (scripts/bench-deployed) is
+   * held to, which reads the Redis CPU of every master itself (with {@code --uri} this benchmark
+   * knows none of them).
+   */
+  private void storeOnly() throws Exception {
+    double piped = median("fcap-pipelined", () -> fcap(true));
+    System.out.printf(Locale.ROOT, "store: fcap RedisStore pipelined, %s: %,.0f decisions/s (median of %d)%n",
+        fcapPolicyName(), piped, reps);
   }
 
   private static void row(String name, double unpiped, double piped) {
