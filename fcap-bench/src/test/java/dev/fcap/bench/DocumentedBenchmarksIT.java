@@ -36,7 +36,8 @@ class DocumentedBenchmarksIT {
   private static final String JMH_QUICK = "-f 1 -wi 0 -i 1 -r 200ms -p streamLength=65536 -jvmArgsAppend -Xmx1g";
 
   /** The benchmark scripts of {@code scripts/}, each its own entry point. */
-  private static final List<String> SCRIPTS = List.of("bench-durability", "bench-redis-floor", "bench-server-suppression");
+  private static final List<String> SCRIPTS = List.of("bench-durability", "bench-redis-floor", "bench-server-suppression",
+      "bench-deployed");
 
   /** How to shrink each entry point's documented arguments to a run of seconds. */
   private static final Map<String, UnaryOperator<List<String>>> SHRINK = new LinkedHashMap<>();
@@ -71,6 +72,7 @@ class DocumentedBenchmarksIT {
     SHRINK.put("bench-durability", args -> List.of("1", "2000")); // one round, one small recovery
     SHRINK.put("bench-redis-floor", args -> List.of("1", "2000")); // one rep of 2,000 calls a script
     SHRINK.put("bench-server-suppression", args -> List.of("2000", "2000", "1")); // one run, 2,000 rows and decisions
+    SHRINK.put("bench-deployed", args -> List.of(args.get(0), "1", "1s")); // its topology, one round of 1 s rows
     SHRINK.put(JMH, args -> jmh(args));
   }
 
@@ -138,6 +140,7 @@ class DocumentedBenchmarksIT {
     pb.environment().put("JMH_ARGS", JMH_QUICK);
     pb.environment().put("HEAP", "-Xmx1g");
     pb.environment().put("FCAP_BENCH_PREBUILT", "1");
+    pb.environment().put("WARMUP", "1s"); // scripts/bench-deployed: each row warms up for a second
     pb.environment().put("OUT", ROOT.resolve("fcap-bench/target/smoke-rounds").toString());
     Path log = Files.createTempFile("fcap-bench-smoke", ".log");
     Process p = pb.redirectOutput(log.toFile()).start();

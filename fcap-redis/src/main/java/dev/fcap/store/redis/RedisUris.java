@@ -11,6 +11,9 @@ import io.lettuce.core.metrics.CommandLatencyRecorder;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
+import io.lettuce.core.resource.NettyCustomizer;
+import io.netty.channel.Channel;
+import io.netty.handler.flush.FlushConsolidationHandler;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -177,11 +180,27 @@ public final class RedisUris {
    * the event loop that also reads every reply. Nothing reads those histograms; fcap times its store
    * calls itself ({@code fcap_store_seconds}). They were about 5 % of what RedisStoreBench's client
    * allocated (docs/benchmarks.md, "Latency at half load").
+   *
+   * <p>Each connection's flushes are consolidated ({@link FlushConsolidationHandler}): a command sent
+   * from another thread is written by a task on the connection's event loop, and without it every
+   * such task ends in its own write to the socket, which Redis then reads and answers alone, paying
+   * a read and a write system call per command. Consolidated, the commands that many threads send
+   * at once go out in one write, flushed once the event loop has written all that was queued: Redis
+   * reads them together, as a pipeline (docs/benchmarks.md, "The deployed path").
    */
   public static ClientResources resources() {
     return DefaultClientResources.builder().reconnectDelay(RedisUris::reconnectDelay)
-        .commandLatencyRecorder(CommandLatencyRecorder.disabled()).build();
+        .commandLatencyRecorder(CommandLatencyRecorder.disabled())
+        .nettyCustomizer(new NettyCustomizer() {
+          @Override
+          public void afterChannelInitialized(Channel channel) {
+            channel.pipeline().addFirst(new FlushConsolidationHandler(FLUSH_AFTER_WRITES, true));
+          }
+        }).build();
   }
+
+  /** The most commands a consolidated flush holds back: a write of about this many is never delayed. */
+  private static final int FLUSH_AFTER_WRITES = 256;
 
   /** Shuts {@code client} down, then the resources {@link #resources()} gave it. */
   public static void shutdown(AbstractRedisClient client, Duration quietPeriod, Duration timeout) {
