@@ -14,18 +14,22 @@ import dev.fcap.store.PartitionRequest;
  *
  * <ul>
  *   <li>{@code policy}: the tenant's policy at the decision; null for a tenant without one
- *   <li>{@code requests}: one per partition; null while a one-partition message's request is in the thread's
- *       buffers ({@link RequestBuilder#prepare(CompiledPolicy, Message, Operation, long, Scratch, boolean)}),
- *       valid until the scratch is released
- *   <li>{@code firstPartition}: the first partition's key (the decision id is sealed over it); null: no partition
+ *   <li>{@code requests}: one per partition; null while a one-partition message's request is in the
+ *       thread's buffers ({@link RequestBuilder#prepare(CompiledPolicy, Message, Operation, long, Scratch,
+ *       boolean)}), valid until the scratch is released
+ *   <li>{@code firstPartition}: the first partition's key (the decision id is sealed over it); null: no
+ *       partition
  *   <li>{@code recordKey}: the key of the release record in the first partition (null: none)
  *   <li>{@code recordHorizonMs}: how long that record is kept
- *   <li>{@code releasing}: whether admitted decisions get sealed, releasable ids (releases by decision id are on)
+ *   <li>{@code releasing}: whether admitted decisions get sealed, releasable ids (releases by decision id
+ *       are on)
  *   <li>{@code releasable}: whether this one's release record fits (a replay reads the stored one instead)
- *   <li>{@code sealedTail}: the release record's tail when the decision id seals it (the record then holds only the claim)
+ *   <li>{@code sealedTail}: the release record's tail when the decision id seals it (the record then holds
+ *       only the claim)
  *   <li>{@code time}: the caller-supplied time, or {@link PartitionRequest#STORE_TIME}
  *   <li>{@code windows}: the send windows that apply, judged at the decision's time; null: none applies
- *   <li>{@code suppressed}: the suppression-list entry that refuses the message (its step then only reads); null: none
+ *   <li>{@code suppressed}: the suppression-list entry that refuses the message (its step then only
+ *       reads); null: none
  * </ul>
  */
 final class Prepared {
@@ -44,17 +48,13 @@ final class Prepared {
   private WindowCheck windows;
   private Suppression suppressed;
 
-  Prepared(Message message, CompiledPolicy policy, CompiledPolicy.Plan plan, Operation op, PartitionRequest[] requests, byte[] firstPartition, byte[] recordKey,
-      long recordHorizonMs, boolean releasing, boolean releasable, byte[] sealedTail, long time, WindowCheck windows, Suppression suppressed) {
-    set(message, policy, plan, op, requests, firstPartition, recordKey, recordHorizonMs, releasing, releasable, sealedTail, time, windows, suppressed);
-  }
-
-  /** An instance to fill ({@link Scratch#prepared}). */
+  /** An instance to fill ({@link #set}). */
   Prepared() {}
 
   /** This instance, holding the given parts. */
-  Prepared set(Message message, CompiledPolicy policy, CompiledPolicy.Plan plan, Operation op, PartitionRequest[] requests, byte[] firstPartition, byte[] recordKey,
-      long recordHorizonMs, boolean releasing, boolean releasable, byte[] sealedTail, long time, WindowCheck windows, Suppression suppressed) {
+  Prepared set(Message message, CompiledPolicy policy, CompiledPolicy.Plan plan, Operation op,
+      PartitionRequest[] requests, byte[] firstPartition, byte[] recordKey, long recordHorizonMs, boolean releasing,
+      boolean releasable, byte[] sealedTail, long time, WindowCheck windows, Suppression suppressed) {
     this.message = message;
     this.policy = policy;
     this.plan = plan;

@@ -101,8 +101,8 @@ final class RequestBuilder {
   private Prepared prepare(CompiledPolicy cp, Message m, Operation op, long time, Scratch scratch, boolean buffered,
       Suppression suppressed) {
     if (cp == null) {
-      return new Prepared(m, null, null, op, new PartitionRequest[0], null, null, 0, releaseHorizonMs != 0, true, null,
-          time, null, suppressed);
+      return new Prepared().set(m, null, null, op, new PartitionRequest[0], null, null, 0, releaseHorizonMs != 0, true,
+          null, time, null, suppressed);
     }
     CompiledPolicy.Plan plan = cp.plan(m);
     WindowCheck windows = plan.windows.length == 0 ? null

@@ -94,8 +94,16 @@ final class RedisKeys {
    * the stored layout: changing it (or the count) would read every partition from another group.
    */
   static int group(byte[] partition, int groups) {
-    long h = 0xcbf29ce484222325L;
-    for (byte b : partition) {
+    return (int) Long.remainderUnsigned(mix(partition, 0xcbf29ce484222325L), groups);
+  }
+
+  /**
+   * FNV-1a over {@code bytes} from the offset basis {@code basis}, then MurmurHash3's 64-bit
+   * finalizer. Every layout that places a key by it stores by it: its values never change.
+   */
+  static long mix(byte[] bytes, long basis) {
+    long h = basis;
+    for (byte b : bytes) {
       h = (h ^ (b & 0xff)) * 0x100000001b3L;
     }
     h ^= h >>> 33;
@@ -103,7 +111,7 @@ final class RedisKeys {
     h ^= h >>> 33;
     h *= 0xc4ceb9fe1a85ec53L;
     h ^= h >>> 33;
-    return (int) Long.remainderUnsigned(h, groups);
+    return h;
   }
 
   /** The inverse of {@link #key}, for tests and tools; throws on a key this class did not write. */

@@ -395,21 +395,9 @@ final class RedisSuppressions implements SuppressionList {
     return new byte[] {(byte) (h >>> 40), (byte) (h >>> 48)};
   }
 
-  /**
-   * FNV-1a over the partition from another offset basis than {@link RedisKeys#group}, then
-   * MurmurHash3's 64-bit finalizer.
-   */
+  /** {@link RedisKeys#mix} from another offset basis than {@link RedisKeys#group}'s. */
   private static long hash(byte[] partition) {
-    long h = 0x9e3779b97f4a7c15L;
-    for (byte b : partition) {
-      h = (h ^ (b & 0xff)) * 0x100000001b3L;
-    }
-    h ^= h >>> 33;
-    h *= 0xff51afd7ed558ccdL;
-    h ^= h >>> 33;
-    h *= 0xc4ceb9fe1a85ec53L;
-    h ^= h >>> 33;
-    return h;
+    return RedisKeys.mix(partition, 0x9e3779b97f4a7c15L);
   }
 
   /** For each cluster slot the first of the alphanumeric strings of one to three characters that hashes to it. */
