@@ -32,8 +32,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * to disk per batch; this thread's CPU per decision, the list beside an empty one) and on a
  * redis-server of its own (redis-server CPU per decision, pipelined by 100, the script reading the
  * entry beside the same store with the check off). On Redis it also times a count and a listing of
- * the imported list, each a walk of the tenant's buckets. Runs alternate, {@code --reps} each; the
- * median is printed. Bounded in count; Redis on loopback.
+ * the imported list, each a walk of the tenant's buckets. Runs alternate, {@code --reps} each (on
+ * Redis each starts from the list alone, every other pair with the list read first); the medians and
+ * the median of the pairs' ratios are printed. Bounded in count; Redis on loopback.
  *
  * <pre>
  * java -cp fcap-bench/target/fcap-bench.jar dev.fcap.bench.SuppressionBench [--entries 1000000] \
@@ -166,15 +167,22 @@ public final class SuppressionBench {
       };
       double[] checkedUs = new double[reps];
       double[] uncheckedUs = new double[reps];
+      double[] checkedScriptUs = new double[reps];
+      double[] uncheckedScriptUs = new double[reps];
       try (Engine a = engine(store, now); Engine b = engine(unchecked, now)) {
-        for (int r = 0; r < reps; r++) {
-          now.addAndGet(2 * DAY_MS);
-          uncheckedUs[r] = redisCpuPerDecision(b, server);
-          now.addAndGet(2 * DAY_MS);
-          checkedUs[r] = redisCpuPerDecision(a, server);
+        for (int r = 0; r < reps; r++) { // in turn, each first in every other pair
+          for (int run = 0; run < 2; run++) {
+            boolean checked = (r + run) % 2 == 1;
+            now.addAndGet(2 * DAY_MS);
+            dropPartitions(server);
+            double[] us = redisPerDecision(checked ? a : b, server);
+            (checked ? checkedUs : uncheckedUs)[r] = us[0];
+            (checked ? checkedScriptUs : uncheckedScriptUs)[r] = us[1];
+          }
         }
       }
       report("redis", "redis-server CPU per decision (us)", checkedUs, uncheckedUs);
+      report("redis", "time in the decision script per decision (us)", checkedScriptUs, uncheckedScriptUs);
     }
   }
 
@@ -202,8 +210,30 @@ public final class SuppressionBench {
     }
   }
 
-  private double redisCpuPerDecision(Engine engine, RedisServer server) throws IOException {
+  /**
+   * Deletes every key but the list's buckets (whose keys hold {@code "}S"}, which no partition key
+   * does: docs/redis.md), so that each run starts from the same keyspace: the partitions of the runs
+   * before, though expired in the decisions' clock, live on in real time, and each run's would make
+   * the next one's lookups slower.
+   */
+  private static void dropPartitions(RedisServer server) throws IOException {
+    String cursor = "0";
+    do { // in Redis: the harness connection reads replies as text, and partition keys are bytes
+      cursor = (String) server.call("EVAL", "local r = redis.call('SCAN', ARGV[1], 'COUNT', 10000)"
+          + " for _, k in ipairs(r[2]) do if not string.find(k, '}S', 1, true) then redis.call('DEL', k) end end"
+          + " return r[1]", "0", cursor);
+    } while (!cursor.equals("0"));
+  }
+
+  /**
+   * redis-server CPU and time in scripts per decision (us): the CPU includes reading and answering
+   * the calls, which moves with how full the client's pipeline runs; the script time
+   * ({@code INFO commandstats}) is the decision's own work.
+   */
+  private double[] redisPerDecision(Engine engine, RedisServer server) throws IOException {
     double before = cpu(server);
+    double scriptBefore = scriptUs(server);
+    long readsBefore = calls(server, "cmdstat_hget");
     for (int i = 0; i < stream.length; i += 100) {
       List<CompletableFuture<Decision>> batch = engine.decideAll(Arrays.asList(stream).subList(i,
           Math.min(stream.length, i + 100)), false);
@@ -213,15 +243,42 @@ public final class SuppressionBench {
         }
       }
     }
-    return (cpu(server) - before) * 1e6 / stream.length;
+    System.out.printf("  %s: %.3f bucket reads (HGET) per decision%n", engine == null ? "" : "run",
+        (calls(server, "cmdstat_hget") - readsBefore) / (double) stream.length);
+    return new double[] {(cpu(server) - before) * 1e6 / stream.length,
+        (scriptUs(server) - scriptBefore) / stream.length};
   }
 
+  /** Calls of a command since the server started ({@code INFO commandstats}, scripts' included). */
+  private static long calls(RedisServer server, String command) throws IOException {
+    String stats = server.info("commandstats", command);
+    return stats == null ? 0 : Long.parseLong(stats.replaceAll("^calls=([0-9]+).*", "$1"));
+  }
+
+  /** Microseconds spent in {@code EVALSHA} and {@code EVAL} since the server started. */
+  private static double scriptUs(RedisServer server) throws IOException {
+    double us = 0;
+    for (String command : List.of("cmdstat_evalsha", "cmdstat_eval")) {
+      String stats = server.info("commandstats", command);
+      if (stats != null) {
+        us += Double.parseDouble(stats.replaceAll(".*(^|,)usec=([0-9]+).*", "$2"));
+      }
+    }
+    return us;
+  }
+
+  /** The medians, and the median of the runs' ratios in turn (each pair ran side by side). */
   private void report(String store, String what, double[] with, double[] without) {
     double w = median(with);
     double wo = median(without);
+    double[] ratios = new double[with.length];
+    for (int i = 0; i < with.length; i++) {
+      ratios[i] = without[i] / with[i];
+    }
     System.out.printf("%s: %s, %,d entries listed: %s (median %.3f); none: %s (median %.3f); "
-        + "throughput with / without: %.3fx%n", store, what, entries, Arrays.toString(round(with)), w,
-        Arrays.toString(round(without)), wo, wo / w);
+        + "throughput with / without: %.3fx (median of the pairs' %s: %.3fx)%n", store, what, entries,
+        Arrays.toString(round(with)), w, Arrays.toString(round(without)), wo, wo / w, Arrays.toString(round(ratios)),
+        median(ratios));
   }
 
   private static double[] round(double[] values) {

@@ -164,6 +164,11 @@ public final class RedisStore implements Store {
     }
   }
 
+  /** Where this store's partitions live. */
+  RedisKeys keys() {
+    return keys;
+  }
+
   /** Where the recipient's suppression entry would be, for a request (to {@code key}) that reads it; else null. */
   private byte[] entryOf(PartitionRequest request, byte[] key) {
     return request.suppression() == null ? null : suppressions.entryOf(request.partition(), key);

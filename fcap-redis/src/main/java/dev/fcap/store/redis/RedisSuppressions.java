@@ -279,10 +279,19 @@ final class RedisSuppressions implements SuppressionList {
     return call(bucketKey(tenant, from), args.toArray(new byte[0][]));
   }
 
+  /**
+   * One PUT; it also names the recipient's partition (its key, and in the grouped layout its field),
+   * whose mark of a recipient without an entry the script clears in the same step.
+   */
   private CompletionStage<List<Object>> send(String tenant, Suppression e) {
     byte[] partition = SuppressionList.partitionOf(tenant, e.recipient());
-    return call(bucketKey(tenant, bucket(partition)), PUT, bytes(e.recipient()), encode(e),
-        bytes(Long.toString(e.expiresAt())), bytes(Long.toString(now.getAsLong())), filterBits(partition));
+    byte[] key = keys.key(partition);
+    byte[] expires = bytes(Long.toString(e.expiresAt()));
+    byte[] at = bytes(Long.toString(now.getAsLong()));
+    byte[] bucket = bucketKey(tenant, bucket(partition, key));
+    return keys.grouped()
+        ? call(bucket, PUT, bytes(e.recipient()), encode(e), expires, at, filterBits(partition), key, partition)
+        : call(bucket, PUT, bytes(e.recipient()), encode(e), expires, at, filterBits(partition), key);
   }
 
   /** The script by its digest; after a NOSCRIPT (the first call on a node, a flush) by its text, once. */

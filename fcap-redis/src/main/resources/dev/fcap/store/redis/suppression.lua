@@ -6,7 +6,10 @@
 --          expiry among its entries (decimal epoch ms), if any expires
 -- ARGV[1]  "put": ARGV[2] the recipient, ARGV[3] the entry, ARGV[4] its expiry (epoch ms, "-1"
 --            never), ARGV[5] now (epoch ms), ARGV[6] the recipient's two bits (u8 each); the
---            bucket is swept first if its earliest expiry has passed; reply { 1 }
+--            bucket is swept first if its earliest expiry has passed; ARGV[7] the key of the
+--            recipient's partition and, in the grouped layout, ARGV[8] its field there (same slot):
+--            its value's time entry loses the mark CLEAR (partition/Suppression.lua), which says the
+--            recipient has no entry and spares decisions the bucket; reply { 1 }
 --          "get", "del": ARGV[2] the recipient; reply { entry } or { } (del: the entry it removed)
 --          "list", "count": ARGV[2] the tail of the buckets' keys (':' tenant), then per tag walked
 --            its head (prefix '{' tag '}' 'S') and a range of subs [from, to): bucket sub of a tag is
@@ -15,6 +18,7 @@
 --            the field "" is not an entry)
 local op, k = ARGV[1], KEYS[1]
 local byte = string.byte
+local CLOCK, CLEAR = 120, 119 -- the kinds of a partition's time entry (partition/PartitionTime.lua)
 
 -- the expiry an entry starts with: varint, 0 never
 local function expiry(v)
@@ -63,6 +67,18 @@ if op == 'put' then
     redis.call('HSET', k, '', written)
   end
   redis.call('HSET', k, ARGV[2], ARGV[3])
+  local partition, field = ARGV[7], ARGV[8]
+  if field then -- the field's value starts with expires:i4
+    local v = redis.call('HGET', partition, field)
+    if v and byte(v, 5) == 0 and byte(v, 6) == CLEAR then
+      redis.call('HSET', partition, field, string.sub(v, 1, 5) .. string.char(CLOCK) .. string.sub(v, 7))
+    end
+  else
+    local v = redis.call('GETRANGE', partition, 0, 1)
+    if byte(v, 1) == 0 and byte(v, 2) == CLEAR then
+      redis.call('SETRANGE', partition, 1, string.char(CLOCK)) -- keeps the key's TTL
+    end
+  end
   return { 1 }
 elseif op == 'get' then
   local v = redis.call('HGET', k, ARGV[2])

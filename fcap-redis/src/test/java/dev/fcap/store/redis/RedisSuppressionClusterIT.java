@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.fcap.model.Suppression;
 import dev.fcap.store.ManualClock;
 import dev.fcap.store.SuppressionList;
+import dev.fcap.store.redis.testing.RedisDeployment;
 import dev.fcap.store.redis.testing.RedisExtension;
 import dev.fcap.store.redis.testing.RedisServer;
 import java.util.ArrayList;
@@ -19,6 +20,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class RedisSuppressionClusterIT extends RedisSuppressionContract {
   @RegisterExtension
   static final RedisExtension REDIS = RedisExtension.cluster();
+
+  @Override
+  RedisDeployment deployment() {
+    return REDIS.deployment();
+  }
 
   @Override
   RedisStore newStore(ManualClock clock) throws Exception {

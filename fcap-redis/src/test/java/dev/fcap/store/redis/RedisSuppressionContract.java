@@ -1,6 +1,7 @@
 package dev.fcap.store.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fcap.engine.Engine;
 import dev.fcap.model.Decision;
@@ -12,11 +13,16 @@ import dev.fcap.model.RuleOutcome;
 import dev.fcap.model.Suppression;
 import dev.fcap.store.ManualClock;
 import dev.fcap.store.SuppressionList;
+import dev.fcap.store.redis.testing.RedisDeployment;
+import dev.fcap.store.redis.testing.RedisServer;
+import dev.fcap.store.redis.testing.Resp;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletionException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -44,6 +50,9 @@ abstract class RedisSuppressionContract {
 
   /** A store on a flushed deployment, deciding by {@code clock}. */
   abstract RedisStore newStore(ManualClock clock) throws Exception;
+
+  /** The deployment {@link #newStore} runs on. */
+  abstract RedisDeployment deployment();
 
   @BeforeEach
   void open() throws Exception {
@@ -131,6 +140,65 @@ abstract class RedisSuppressionContract {
     Decision other = engine.decide(message("+8", "sms", null)).join();
     assertThat(other.allowed()).isTrue();
     assertThat(other.rules()).extracting(RuleOutcome::used).as("nothing was counted for +7").containsExactly(0L, 0L);
+  }
+
+  /**
+   * A bucket that cannot be read (a string where a hash belongs) makes a decision that reads it
+   * fail, so it shows which decisions read the list: one on a new partition does; one on a partition
+   * whose last write found no entry does not, until a PUT for its recipient, which clears the mark.
+   */
+  @Test
+  void aRecipientFoundWithoutAnEntryIsDecidedWithoutItsBucketUntilAPut() throws Exception {
+    Engine engine = engine(TWO_PER_DAY);
+    RedisSuppressions list = (RedisSuppressions) engine.suppressions().orElseThrow();
+    byte[] partition = SuppressionList.partitionOf("acme", "+20");
+    byte[] bucket = list.bucketKey("acme", list.bucket(partition));
+    onMasterOf("SET", bucket, "not a bucket");
+    assertThatThrownBy(() -> engine.decide(message("+20", "sms", null)).join()).as("a new partition reads the bucket")
+        .isInstanceOf(CompletionException.class);
+    onMasterOf("DEL", bucket);
+    assertThat(timeKind(partition)).as("a refusal by error wrote nothing").isEqualTo(-1);
+    assertThat(engine.decide(message("+20", "sms", null)).join().allowed()).isTrue();
+    assertThat(timeKind(partition)).isEqualTo(StoredValue.CLEAR);
+    onMasterOf("SET", bucket, "not a bucket");
+    assertThat(engine.decide(message("+20", "email", null)).join().allowed()).as("decided without the bucket").isTrue();
+    assertThat(timeKind(partition)).as("a write keeps the mark").isEqualTo(StoredValue.CLEAR);
+    assertThat(engine.decide(message("+20", "email", null)).join().blockedBy()).containsExactly("two-per-day");
+    onMasterOf("DEL", bucket);
+    clock.advance(Duration.ofDays(1).toMillis());
+    list.put("acme", entry("+20", List.of("sms"), List.of(), Suppression.NEVER));
+    assertThat(timeKind(partition)).as("the PUT cleared the mark").isEqualTo(StoredValue.CLOCK);
+    assertThat(engine.decide(message("+20", "sms", null)).join().blockedBy()).containsExactly(Suppression.BLOCKED_BY);
+    assertThat(engine.decide(message("+20", "email", null)).join().allowed()).as("out of the entry's scope").isTrue();
+    assertThat(timeKind(partition)).as("an entry out of scope is still an entry").isEqualTo(StoredValue.CLOCK);
+    list.remove("acme", "+20");
+    assertThat(engine.decide(message("+20", "sms", null)).join().allowed()).isTrue();
+    assertThat(timeKind(partition)).as("marked again once the entry is gone").isEqualTo(StoredValue.CLEAR);
+  }
+
+  /** The kind of the time entry that opens the partition's value; -1 without a value. */
+  private long timeKind(byte[] partition) throws IOException {
+    RedisKeys keys = store.keys();
+    byte[] key = keys.key(partition);
+    return (Long) onMasterOf("EVAL", "local v = ARGV[1] == '' and redis.call('GET', KEYS[1])"
+        + " or redis.call('HGET', KEYS[1], ARGV[1]) return v and string.byte(v, ARGV[1] == '' and 2 or 6) or -1",
+        "1", key, keys.grouped() ? partition : new byte[0]);
+  }
+
+  /** {@code command}, whose second word is a key, on the master that holds that key. */
+  private Object onMasterOf(Object... command) throws IOException {
+    Resp.RespError moved = null;
+    for (RedisServer master : deployment().masters()) {
+      try {
+        return master.call(command);
+      } catch (Resp.RespError e) {
+        if (!e.getMessage().contains("MOVED")) {
+          throw e;
+        }
+        moved = e;
+      }
+    }
+    throw new AssertionError("no master holds the key", moved);
   }
 
   @Test

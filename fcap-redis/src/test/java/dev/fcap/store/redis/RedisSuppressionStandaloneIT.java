@@ -1,6 +1,7 @@
 package dev.fcap.store.redis;
 
 import dev.fcap.store.ManualClock;
+import dev.fcap.store.redis.testing.RedisDeployment;
 import dev.fcap.store.redis.testing.RedisExtension;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -8,6 +9,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class RedisSuppressionStandaloneIT extends RedisSuppressionContract {
   @RegisterExtension
   static final RedisExtension REDIS = RedisExtension.standalone();
+
+  @Override
+  RedisDeployment deployment() {
+    return REDIS.deployment();
+  }
 
   @Override
   RedisStore newStore(ManualClock clock) throws Exception {

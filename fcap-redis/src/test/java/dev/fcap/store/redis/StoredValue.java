@@ -22,6 +22,8 @@ import java.util.Map;
 record StoredValue(Long latest, List<Counter> counters) {
   static final int GAPS = 4;
   static final int CLOCK = 120;
+  /** The partition's time where its recipient has no suppression entry (Suppression.lua, "CLEAR"). */
+  static final int CLEAR = 119;
   /** A remembered message id or release record kept inline in the value (partition.lua, "Where entries live"). */
   static final int ENTRY = 126;
   /** The marker of a value whose partition has entries in its hash. */
@@ -52,7 +54,7 @@ record StoredValue(Long latest, List<Counter> counters) {
       int expires = b.getInt();
       byte[] state = new byte[varint(b)];
       b.get(state);
-      if (kind == CLOCK && id.length == 0 && counters.isEmpty() && latest == null) {
+      if ((kind == CLOCK || kind == CLEAR) && id.length == 0 && counters.isEmpty() && latest == null) {
         latest = 1_577_836_800_000L + expires * 1000L - varint(ByteBuffer.wrap(state));
       } else {
         counters.add(new Counter(id, kind, expires, state));

@@ -3,10 +3,10 @@
 -- expires is the write's time in seconds rounded up and whose state is varint(back), the ms
 -- from then back to the write's time (0 to 999). A request earlier than that time (a clock step
 -- back, a caller's time) is decided at it: what a write pruned or dropped by its time is gone.
--- TTLs are still counted from the clock's own time (clocknow), never shorter than needed.
-local CLOCK = 120
+-- TTLs are still counted from the clock's own time (clocknow), never shorter than needed. The
+-- entry's kind is CLEAR instead where the recipient has no suppression entry (Suppression.lua).
 local clocknow = now
-if value and byte(value, 1) == 0 and byte(value, 2) == CLOCK then
+if value and byte(value, 1) == 0 and (byte(value, 2) == CLOCK or byte(value, 2) == CLEAR) then
   local seconds, back = unpack('>i4', value, 3), byte(value, 8)
   if back >= 128 then
     back = back - 128 + byte(value, 9) * 128
@@ -21,7 +21,7 @@ end
 -- there while it lives (incentry); the scans below skip it.
 local INCARNATION = 125
 local incarnation, incexp = false, false
-if value and byte(value, 1) == 0 and byte(value, 2) == CLOCK then
+if value and byte(value, 1) == 0 and (byte(value, 2) == CLOCK or byte(value, 2) == CLEAR) then
   local p0 = 8 + byte(value, 7)
   if byte(value, p0) == 0 and byte(value, p0 + 1) == INCARNATION then
     local e = EPOCH_MS + unpack('>i4', value, p0 + 2) * 1000
@@ -47,6 +47,7 @@ if op == 0 or op == 2 then
   local cs = (x - r) / 1000 + (r > 0 and 1 or 0)
   local back = EPOCH_MS + cs * 1000 - now
   clockexp = EPOCH_MS + cs * 1000
-  clockentry = back < 128 and pack('>BBi4BB', 0, CLOCK, cs, 1, back)
-    or pack('>BBi4BBB', 0, CLOCK, cs, 2, back % 128 + 128, floor(back / 128))
+  local kind = clear and CLEAR or CLOCK
+  clockentry = back < 128 and pack('>BBi4BB', 0, kind, cs, 1, back)
+    or pack('>BBi4BBB', 0, kind, cs, 2, back % 128 + 128, floor(back / 128))
 end

@@ -63,6 +63,8 @@ local OWN_TIME_TTL_MS = 86400000
 local CHECK_SIZE = 25          -- limit:i64 window:i64 enforced:u8 bound:i64
 local S = 14                   -- stride of the per-counter facts in F (fast path)
 local FIXED = 2                -- dev.fcap.model.Algorithm.FIXED_WINDOW's ordinal, its stored kind
+local CLOCK = 120              -- stored kind of the partition's time (PartitionTime.lua)
+local CLEAR = 119              -- the same, where the recipient has no suppression entry (Suppression.lua)
 
 local byte, sub, char, floor = string.byte, string.sub, string.char, math.floor
 local tunpack = unpack
@@ -70,10 +72,13 @@ local pack, unpack = struct.pack, struct.unpack
 
 local key, req, field = KEYS[1], ARGV[1], ARGV[2]
 local op, hastime, now, cost, eventtime, n, pos = unpack('>BBi8i8i8I2', req)
-local scope = false -- hasTime + 32: the request ends with the message's scope (Suppression.lua)
+-- hasTime + 32: the request ends with the message's scope (Suppression.lua); scope is where it
+-- starts in req, and reqend where what comes before it ends (read in place: a decision that needs
+-- no scope copies nothing)
+local scope, reqend = false, #req
 if hastime >= 32 then
-  local len = byte(req, #req - 1) * 256 + byte(req, #req)
-  hastime, scope, req = hastime - 32, sub(req, #req - 1 - len, #req - 2), sub(req, 1, #req - 2 - len)
+  local len = byte(req, reqend - 1) * 256 + byte(req, reqend)
+  hastime, scope, reqend = hastime - 32, reqend - 1 - len, reqend - 2 - len
 end
 
 -- MESSAGE IDS (PartitionStep's "Message ids"): hasTime + 4 says that the request ends with
@@ -106,8 +111,8 @@ if hastime >= 8 then
 end
 if hastime >= 4 then
   hastime = hastime - 4
-  local at = #req - (byte(req, #req - 1) * 256 + byte(req, #req)) - 25
-  mid, midttl, midtail = sub(req, at, at + 15), unpack('>i8', req, at + 16), sub(req, at + 24)
+  local at = reqend - (byte(req, reqend - 1) * 256 + byte(req, reqend)) - 25
+  mid, midttl, midtail = sub(req, at, at + 15), unpack('>i8', req, at + 16), sub(req, at + 24, reqend)
   if incwant then
     incwant = sub(req, at - 8, at - 1)
     if op == 0 then
