@@ -24,7 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code fcap replay} against a brute-force oracle, decision by decision, on one and on two decider
- * threads (issue 9: two deciders, each at its own row's time, expired each other's counters and
+ * threads (two deciders, each at its own row's time, expired each other's counters and
  * over-admitted). The log is built to hit that: recipients get a day's quota in a burst of rows in
  * the same millisecond and come back just under 24 hours later, while 1,024-row batches span hours.
  * Whether the old bug shows here depends on how far the two threads drift apart, so the mechanism

@@ -28,12 +28,12 @@ import org.junit.jupiter.params.provider.CsvSource;
  * such as {@code {a}}, {@code a}{b} and {@code 名字}, bursts of rows in one millisecond, idle days.
  *
  * <p>Two deciders split rows by recipient, each at its own row's time; a store that dropped another
- * partition's counters by the calling thread's time over-admitted there (issue 9). Before that fix
+ * partition's counters by the calling thread's time over-admitted there. Before that fix
  * this test failed on two threads only: 8 to 38 rows differing per random policy (5 to 14
  * over-admissions), and 40 rows (25 over-admissions) in 100,000 rows of the seed log.
  */
 class ReplayTrafficOracleTest {
-  /** Rows of the seed-policy log; {@code -Dfcap.oracle.replayRows} raises it (200,000 in issue 9). */
+  /** Rows of the seed-policy log; {@code -Dfcap.oracle.replayRows} raises it (to 200,000 for a long run). */
   static final int SEED_ROWS = Integer.getInteger("fcap.oracle.replayRows", 40_000);
 
   @TempDir Path dir;

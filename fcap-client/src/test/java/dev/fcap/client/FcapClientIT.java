@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 class FcapClientIT {
   static RealServer server;
   static FcapClient fcap;
-  /** Whether the server honours messageId (issue 10); until it does, the client sends none. */
+  /** Whether the server honours messageId; until it does, the client sends none. */
   static boolean serverKnowsMessageIds;
 
   @BeforeAll
@@ -149,7 +149,7 @@ class FcapClientIT {
 
   @Test
   void aMessageIdDecidesOnceAndReleasesByItself() {
-    assumeTrue(serverKnowsMessageIds, "the server does not know messageId yet (issue 10)");
+    assumeTrue(serverKnowsMessageIds, "the server does not know messageId");
     aMessageIdDecidesOnceAndReleasesByItself(fcap);
   }
 
@@ -298,7 +298,7 @@ class FcapClientIT {
 
   @Test
   void aRetryAfterALostAnswerReusesTheMessageIdAndIsCountedOnce() throws Exception {
-    assumeTrue(serverKnowsMessageIds, "the server does not know messageId yet (issue 10)");
+    assumeTrue(serverKnowsMessageIds, "the server does not know messageId");
     aRetryAfterALostAnswerReusesTheMessageIdAndIsCountedOnce(server, fcap);
   }
 
@@ -319,7 +319,7 @@ class FcapClientIT {
    * A client deciding in a loop while its server stops (draining what is in flight) and a new one
    * starts on the same port and durable store, twice. With message ids every call gets a real decision
    * (retries bridge the gap, no fallback) and the store counted exactly the admitted ones. Without
-   * them (a server before issue 10) a call whose connection closed under it is ambiguous and is not
+   * them (a server that ignores message ids) a call whose connection closed under it is ambiguous and is not
    * retried: it fails, and the store counted each message at most once.
    */
   @Test

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A release whose store call failed (store busy: HTTP 429; or a timeout after the store applied it)
- * and is retried gives back exactly once (issue 10, point 3): the claim of the release record is in
+ * and is retried gives back exactly once: the claim of the release record is in
  * the store step, so the engine never takes a failed call for a release.
  */
 class ReleaseRetryTest {

@@ -256,7 +256,7 @@ public abstract class StoreContract {
     assertThat(outcome(engine.decide(fresh("kim")).join(), "recipient-per-minute").used()).isEqualTo(5);
   }
 
-  // ---- release by decision id from any node (issue 10) --------------------------------------------
+  // ---- release by decision id from any node ------------------------------------------------------
 
   @Test
   void anyNodeCanReleaseByDecisionIdOnceAndAStaleOneSaysExpired() {
@@ -584,7 +584,7 @@ public abstract class StoreContract {
   @Test
   void aReleaseAfterALimitEditCountsByTheRuleAsItIsNow() {
     // a release replays the decision's requests; with the specs of the decision's policy, it pruned
-    // the log to the old limit of 2 and dropped messages the raised limit still counts (issue 9)
+    // the log to the old limit of 2 and dropped messages the raised limit still counts
     for (Algorithm algorithm : Algorithm.values()) {
       Rule rule = Rule.of("raise-" + algorithm.id(), 2, Duration.ofHours(1), Dimension.RECIPIENT).withAlgorithm(algorithm);
       Engine engine = engine(new Policy("default", 1, List.of(rule)));
@@ -622,7 +622,7 @@ public abstract class StoreContract {
   @Test
   void releasingAMessageOfAnOlderFixedWindowGivesBackNothingOfTheCurrentOne() {
     // a caller-time decision is released at its own time; the count is the newer window's, which
-    // the older message never was in (issue 9: OracleVerify --older-releases)
+    // the older message never was in (OracleVerify --older-releases)
     Rule rule = Rule.of("hourly", 1, Duration.ofHours(1), Dimension.RECIPIENT).withAlgorithm(Algorithm.FIXED_WINDOW);
     // released after its window: a horizon of two hours keeps the decision releasable then
     Engine engine = Engine.builder(store).clock(clock).callerTime(true).releaseHorizon(Duration.ofHours(2))

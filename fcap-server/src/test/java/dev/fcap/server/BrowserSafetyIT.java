@@ -14,7 +14,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Issue 12, attack 1: a keyless server driven by a web page. Cross-site requests (CSRF) and DNS
+ * A keyless server driven by a web page. Cross-site requests (CSRF) and DNS
  * rebinding (a foreign {@code Host}) are sent as real requests, and once from headless Chromium on a
  * second origin; each must be refused and record nothing. The console's own requests keep working
  * ({@code ConsoleIT}).

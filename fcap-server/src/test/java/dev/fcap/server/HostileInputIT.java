@@ -18,7 +18,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * Issue 12, attacks 3 and 4: slow bodies, and shapes that fit the byte limit but not the server's
+ * Slow bodies, and shapes that fit the byte limit but not the server's
  * patience. Every refusal is a 4xx naming the field, and records nothing.
  */
 class HostileInputIT {

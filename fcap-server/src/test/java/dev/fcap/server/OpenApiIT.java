@@ -281,7 +281,7 @@ class OpenApiIT {
     try (TestServer s = TestServer.start(null, Map.of("store.timeout", "200ms", "failure.window", "10m"), store)) {
       for (FlakyStore.Mode mode : List.of(FlakyStore.Mode.HANG, FlakyStore.Mode.DOWN)) {
         store.mode = FlakyStore.Mode.UP;
-        // a fresh decision per mode: a release that got 429 is already marked released (see the report of issue 15)
+        // a fresh decision per mode: a release that got 429 is already marked released
         String id = call(s, "POST", "/v1/decisions", "{\"recipient\": \"r-" + mode + "\"}", Map.of()).body()
             .get("decisionId").asText();
         store.mode = mode;

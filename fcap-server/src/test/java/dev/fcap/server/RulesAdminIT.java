@@ -132,7 +132,7 @@ class RulesAdminIT {
     }
   }
 
-  /** Issue 12, attack 6: an invalid hand edit used to stay on disk and fail the next start. */
+  /** An invalid hand edit used to stay on disk and fail the next start. */
   @Test
   void aRestartWithAnInvalidFileStartsOnTheLastGoodVersion() throws Exception {
     Path file;

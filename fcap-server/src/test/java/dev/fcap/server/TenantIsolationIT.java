@@ -10,7 +10,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 12, attack 2 and the failed-authentication part of 5: a {@code read} key of one tenant sees
+ * Tenant isolation and failed authentication: a {@code read} key of one tenant sees
  * nothing of another in any endpoint; metric labels are bounded; refused keys are counted, and
  * refused before the body is read.
  */

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Caller times are not monotonic across callers: a request at a later time must never expire a
- * counter of another partition that a request at an earlier time still needs (issue 9: a replay on
+ * counter of another partition that a request at an earlier time still needs (a replay on
  * two deciders let a recipient get 57 messages under a 50-per-day rule).
  */
 class MemoryStoreSweepTest {

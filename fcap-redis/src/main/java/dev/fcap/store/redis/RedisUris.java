@@ -189,12 +189,23 @@ public final class RedisUris {
    * reads them together, as a pipeline (docs/benchmarks.md, "The deployed path").
    */
   public static ClientResources resources() {
+    return resources(Duration.ZERO);
+  }
+
+  /**
+   * {@link #resources()}, but where {@code flushDelay} is positive a connection's flushes are held
+   * for up to that long instead ({@link GatheredFlushes}): commands sent one by one within it reach
+   * Redis together, each waiting at most that long.
+   */
+  public static ClientResources resources(Duration flushDelay) {
+    long delayNanos = flushDelay.toNanos();
     return DefaultClientResources.builder().reconnectDelay(RedisUris::reconnectDelay)
         .commandLatencyRecorder(CommandLatencyRecorder.disabled())
         .nettyCustomizer(new NettyCustomizer() {
           @Override
           public void afterChannelInitialized(Channel channel) {
-            channel.pipeline().addFirst(new FlushConsolidationHandler(FLUSH_AFTER_WRITES, true));
+            channel.pipeline().addFirst(delayNanos > 0 ? new GatheredFlushes(delayNanos)
+                : new FlushConsolidationHandler(FLUSH_AFTER_WRITES, true));
           }
         }).build();
   }

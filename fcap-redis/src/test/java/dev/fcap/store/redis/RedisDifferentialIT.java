@@ -35,7 +35,7 @@ class RedisDifferentialIT {
     // partition's entries hash (the value then marked, kind 121)
     assertThat(kinds).as("stored counter kinds").containsExactly(0, 1, 2, 3, StoredValue.GAPS, StoredValue.LARGE,
         StoredValue.SPILLED, StoredValue.ENTRY);
-    // release records (issue 10): byte for byte what the embedded store keeps
+    // release records: byte for byte what the embedded store keeps
     java.util.Map<String, byte[]> stored = new java.util.HashMap<>();
     StoredValue.allEntries(STANDALONE.uri()).values().forEach(entries -> entries
         .forEach(e -> stored.put(java.util.HexFormat.of().formatHex(e.id()), e.state())));

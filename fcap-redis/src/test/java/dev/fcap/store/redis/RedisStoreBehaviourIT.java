@@ -55,6 +55,44 @@ class RedisStoreBehaviourIT {
     throw new AssertionError("expected a StoreException");
   }
 
+  /**
+   * A store that holds its connection's writes ({@code flushDelay}) still decides every call exactly:
+   * 8 threads deciding one by one on 4 recipients of limit 30 admit 30 each, and every call answers.
+   */
+  @Test
+  void aStoreThatGathersCallsDecidesEachExactly() throws Exception {
+    Policy policy = new Policy("default", 1, List.of(Rule.of("thirty", 30, Duration.ofDays(1), Dimension.RECIPIENT)));
+    try (RedisStore store = RedisStore.builder(REDIS.uri()).flushDelay(Duration.ofMillis(2)).build()) {
+      Engine engine = Engine.builder(store).policy(policy).build();
+      java.util.concurrent.atomic.AtomicIntegerArray admitted = new java.util.concurrent.atomic.AtomicIntegerArray(4);
+      java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(8);
+      try {
+        List<java.util.concurrent.Future<?>> done = new java.util.ArrayList<>();
+        for (int t = 0; t < 8; t++) {
+          done.add(threads.submit(() -> {
+            for (int i = 0; i < 25; i++) {
+              int r = i % 4;
+              if (engine.decide(Message.builder("gather-" + r).build()).join().allowed()) {
+                admitted.incrementAndGet(r);
+              }
+            }
+            return null;
+          }));
+        }
+        for (java.util.concurrent.Future<?> f : done) {
+          f.get(60, java.util.concurrent.TimeUnit.SECONDS);
+        }
+      } finally {
+        threads.shutdownNow();
+      }
+      for (int r = 0; r < 4; r++) {
+        assertThat(admitted.get(r)).as("recipient %d", r).isEqualTo(30);
+      }
+    }
+    assertThatThrownBy(() -> RedisStore.builder(REDIS.uri()).flushDelay(Duration.ofMillis(11)))
+        .hasMessage("flushDelay must be from 0 to 10ms, got PT0.011S");
+  }
+
   @Test
   void recoversFromScriptFlushByItself() throws Exception {
     try (RedisStore store = RedisStore.connect(REDIS.uri())) {
@@ -88,7 +126,7 @@ class RedisStoreBehaviourIT {
   /**
    * A request's own time (a replay's row) says nothing of real time: a replay can take longer in real
    * time than a window lasts in log time, so a TTL counted from the row's time lost counters later
-   * rows still needed (issue 9). Such keys live at least a day; the store's own clocks keep exact TTLs.
+   * rows still needed. Such keys live at least a day; the store's own clocks keep exact TTLs.
    */
   @Test
   void keysWrittenAtARequestsOwnTimeOutliveTheirWindowInRealTime() throws Exception {

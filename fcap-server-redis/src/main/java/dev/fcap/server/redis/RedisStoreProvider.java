@@ -57,7 +57,8 @@ public final class RedisStoreProvider implements StoreProvider {
     if (!RedisEndpoint.handles(uri)) {
       return Optional.empty();
     }
-    RedisEndpoint e = RedisEndpoint.parse("store.uri", uri, Set.of("prefix", "replicaAcks", "replicaAckTimeout", "groups"));
+    RedisEndpoint e = RedisEndpoint.parse("store.uri", uri, Set.of("prefix", "replicaAcks", "replicaAckTimeout", "groups",
+        "flushDelayMicros"));
     RedisStore.Builder b = RedisStore.builder(e.uri()).commandTimeout(clientTimeout(config.failure().timeout()))
         .connectTimeout(CONNECT_TIMEOUT).localClock(clock);
     int acks = (int) e.longParam("replicaAcks", 0, 0);
@@ -76,6 +77,11 @@ public final class RedisStoreProvider implements StoreProvider {
       throw new IllegalArgumentException("store.uri: groups must be at most " + Integer.MAX_VALUE + ", got " + groups);
     }
     b.groups((int) groups);
+    long flushDelay = e.longParam("flushDelayMicros", 0, 0);
+    if (flushDelay > 10_000) {
+      throw new IllegalArgumentException("store.uri: flushDelayMicros must be at most 10000 (10 ms), got " + flushDelay);
+    }
+    b.flushDelay(Duration.ofNanos(1000 * flushDelay));
     try {
       b.keyPrefix(e.param("prefix", "fc:"));
     } catch (IllegalArgumentException bad) {

@@ -62,21 +62,24 @@ class RedisEndpointTest {
     assertThatThrownBy(() -> e.longParam("maxlen", 1, 1)).hasMessage("audit.sink: maxlen must be at least 1, got 0");
   }
 
-  /** A bad {@code ?groups=} is refused before connecting, naming the setting and what it takes. */
+  /** A bad {@code ?groups=} or {@code ?flushDelayMicros=} is refused before connecting, naming the setting and what it takes. */
   @org.junit.jupiter.params.ParameterizedTest
   @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', value = {
-      "-1|store.uri: groups must be at least 0, got -1",
-      "x|store.uri: groups must be an integer, got 'x'",
-      "3000000000|store.uri: groups must be at most 2147483647, got 3000000000"})
-  void aBadGroupCountIsRefused(String groups, String message) {
+      "groups=-1|store.uri: groups must be at least 0, got -1",
+      "groups=x|store.uri: groups must be an integer, got 'x'",
+      "groups=3000000000|store.uri: groups must be at most 2147483647, got 3000000000",
+      "flushDelayMicros=-1|store.uri: flushDelayMicros must be at least 0, got -1",
+      "flushDelayMicros=1ms|store.uri: flushDelayMicros must be an integer, got '1ms'",
+      "flushDelayMicros=10001|store.uri: flushDelayMicros must be at most 10000 (10 ms), got 10001"})
+  void aBadStoreParameterIsRefused(String parameter, String message) {
     dev.fcap.server.ServerConfig config = dev.fcap.server.ConfigLoader.load(null, java.util.Map.of(),
-        java.util.Map.of("store.uri", "redis://127.0.0.1:1?groups=" + groups, "store.timeout", "100ms"));
+        java.util.Map.of("store.uri", "redis://127.0.0.1:1?" + parameter, "store.timeout", "100ms"));
     assertThatThrownBy(() -> new RedisStoreProvider().open(config.storeUri(), dev.fcap.time.Clock.system(), config))
         .isInstanceOf(IllegalArgumentException.class).hasMessage(message);
   }
 
   /**
-   * Issue 12: {@code redis://default:hunt/er2@127.0.0.1:1} used to be echoed whole in the invalid-URI
+   * A password such as {@code redis://default:hunt/er2@127.0.0.1:1} is never echoed in the invalid-URI
    * error. Each character operators put in passwords is tried through the store provider, which is what
    * {@code fcap serve} reports.
    */

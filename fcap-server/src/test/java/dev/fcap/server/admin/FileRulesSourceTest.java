@@ -43,7 +43,7 @@ class FileRulesSourceTest {
     return s;
   }
 
-  /** Issue 12, attack 6: a file written in two chunks 300 ms apart was applied half-written. */
+  /** A file written in two chunks 300 ms apart was applied half-written. */
   @Test
   void aFileWrittenInTwoChunksIsAppliedOnlyWhole() throws Exception {
     FileRulesSource s = source(FOUR.replace("limit: 4", "limit: 40"));
