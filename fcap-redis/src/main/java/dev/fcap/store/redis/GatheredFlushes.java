@@ -3,7 +3,6 @@ package dev.fcap.store.redis;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
-import java.net.SocketAddress;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -66,11 +65,6 @@ final class GatheredFlushes extends ChannelDuplexHandler {
   public void disconnect(ChannelHandlerContext ctx, ChannelPromise promise) {
     flushNow(ctx);
     ctx.disconnect(promise);
-  }
-
-  @Override
-  public void connect(ChannelHandlerContext ctx, SocketAddress remote, SocketAddress local, ChannelPromise promise) {
-    ctx.connect(remote, local, promise);
   }
 
   @Override
