@@ -47,12 +47,17 @@ final class GatheredFlushes extends ChannelDuplexHandler {
   }
 
   private void flushNow(ChannelHandlerContext ctx) {
+    release();
+    ctx.flush();
+  }
+
+  /** Nothing is held any more: the scheduled flush, if any, is cancelled. */
+  private void release() {
     if (scheduled != null) {
       scheduled.cancel(false);
       scheduled = null;
     }
     held = 0;
-    ctx.flush();
   }
 
   @Override
@@ -69,11 +74,7 @@ final class GatheredFlushes extends ChannelDuplexHandler {
 
   @Override
   public void channelInactive(ChannelHandlerContext ctx) {
-    if (scheduled != null) {
-      scheduled.cancel(false);
-      scheduled = null;
-    }
-    held = 0;
+    release(); // what was held is failed by Lettuce with the connection
     ctx.fireChannelInactive();
   }
 
