@@ -10,6 +10,7 @@ import dev.fcap.store.SuppressionList;
 import dev.fcap.store.memory.Durability;
 import dev.fcap.store.memory.MemoryStore;
 import dev.fcap.store.redis.RedisStore;
+import dev.fcap.bench.redis.CommandStats;
 import dev.fcap.store.redis.testing.RedisDeployment;
 import dev.fcap.store.redis.testing.RedisServer;
 import java.io.IOException;
@@ -248,8 +249,9 @@ public final class SuppressionBench {
    */
   private double[] redisPerDecision(Engine engine, RedisServer server) throws IOException {
     double before = cpu(server);
-    double scriptBefore = scriptUs(server);
-    long readsBefore = calls(server, "cmdstat_hget");
+    String stats = commandstats(server);
+    long scriptBefore = CommandStats.scriptUsec(stats);
+    long readsBefore = CommandStats.calls(stats, "hget");
     for (int i = 0; i < stream.length; i += 100) {
       List<CompletableFuture<Decision>> batch = engine.decideAll(Arrays.asList(stream).subList(i,
           Math.min(stream.length, i + 100)), false);
@@ -260,28 +262,15 @@ public final class SuppressionBench {
         }
       }
     }
+    double cpu = (cpu(server) - before) * 1e6 / stream.length;
+    stats = commandstats(server);
     System.out.printf("  %.3f bucket reads (HGET) per decision%n",
-        (calls(server, "cmdstat_hget") - readsBefore) / (double) stream.length);
-    return new double[] {(cpu(server) - before) * 1e6 / stream.length,
-        (scriptUs(server) - scriptBefore) / stream.length};
+        (CommandStats.calls(stats, "hget") - readsBefore) / (double) stream.length);
+    return new double[] {cpu, (CommandStats.scriptUsec(stats) - scriptBefore) / (double) stream.length};
   }
 
-  /** Calls of a command since the server started ({@code INFO commandstats}, scripts' included). */
-  private static long calls(RedisServer server, String command) throws IOException {
-    String stats = server.info("commandstats", command);
-    return stats == null ? 0 : Long.parseLong(stats.replaceAll("^calls=([0-9]+).*", "$1"));
-  }
-
-  /** Microseconds spent in {@code EVALSHA} and {@code EVAL} since the server started. */
-  private static double scriptUs(RedisServer server) throws IOException {
-    double us = 0;
-    for (String command : List.of("cmdstat_evalsha", "cmdstat_eval")) {
-      String stats = server.info("commandstats", command);
-      if (stats != null) {
-        us += Double.parseDouble(stats.replaceAll(".*(^|,)usec=([0-9]+).*", "$2"));
-      }
-    }
-    return us;
+  private static String commandstats(RedisServer server) throws IOException {
+    return (String) server.call("INFO", "commandstats");
   }
 
   /** The medians, and the median of the runs' ratios in turn (each pair ran side by side). */

@@ -90,14 +90,7 @@ public final class ScriptProfile {
   }
 
   private static double usecPerDecision(String commandstats, int decisions) {
-    long usec = 0;
-    for (String line : commandstats.split("\\r?\\n")) {
-      if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
-        int from = line.indexOf("usec=") + 5;
-        usec += Long.parseLong(line.substring(from, line.indexOf(',', from)));
-      }
-    }
-    return usec / (double) decisions;
+    return CommandStats.scriptUsec(commandstats) / (double) decisions;
   }
 
   private static double cpu(RedisCommands<String, String> redis) {

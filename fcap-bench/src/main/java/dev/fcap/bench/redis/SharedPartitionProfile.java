@@ -109,18 +109,6 @@ public final class SharedPartitionProfile {
 
   /** The script's time since the last CONFIG RESETSTAT (both partitions of every decision), in us. */
   private static long scriptUsec(RedisCommands<byte[], byte[]> redis) {
-    long usec = 0;
-    for (String line : redis.info("commandstats").split("\\r?\\n")) {
-      if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
-        usec += field(line, "usec=");
-      }
-    }
-    return usec;
-  }
-
-  private static long field(String line, String name) {
-    int from = line.indexOf(name) + name.length();
-    int to = line.indexOf(',', from);
-    return Long.parseLong(line.substring(from, to < 0 ? line.length() : to));
+    return CommandStats.scriptUsec(redis.info("commandstats"));
   }
 }

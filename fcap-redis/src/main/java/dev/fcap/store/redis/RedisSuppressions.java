@@ -4,6 +4,7 @@ import dev.fcap.model.Suppression;
 import dev.fcap.store.StoreException;
 import dev.fcap.store.StoreException.Reason;
 import dev.fcap.store.SuppressionList;
+import dev.fcap.store.Varint;
 import io.lettuce.core.cluster.SlotHash;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
@@ -322,15 +323,8 @@ final class RedisSuppressions implements SuppressionList {
    * into one array: it is built for every decision.
    */
   byte[] entryOf(byte[] partition, byte[] key) {
-    int at = 1;
-    int tenantLength = 0;
-    for (int shift = 0; ; shift += 7) {
-      int b = partition[at++];
-      tenantLength |= (b & 0x7f) << shift;
-      if (b >= 0) {
-        break;
-      }
-    }
+    int tenantLength = Varint.read(partition, 1);
+    int at = 1 + Varint.size(tenantLength);
     int bucket = bucket(partition, key);
     byte[] tag = tag(bucket / perTag);
     int sub = bucket % perTag;
@@ -481,16 +475,8 @@ final class RedisSuppressions implements SuppressionList {
 
   /** The recipient a recipient partition names: what follows {@code 'r' varint(len) tenant}. */
   private static String recipientOf(byte[] partition) {
-    int len = 0;
-    int at = 1;
-    for (int shift = 0; ; shift += 7) {
-      int b = partition[at++];
-      len |= (b & 0x7f) << shift;
-      if (b >= 0) {
-        break;
-      }
-    }
-    at += len;
+    int tenantLength = Varint.read(partition, 1);
+    int at = 1 + Varint.size(tenantLength) + tenantLength;
     return new String(partition, at, partition.length - at, StandardCharsets.UTF_8);
   }
 

@@ -6,7 +6,8 @@
 -- TTLs are still counted from the clock's own time (clocknow), never shorter than needed. The
 -- entry's kind is CLEAR instead where the recipient has no suppression entry (Suppression.lua).
 local clocknow = now
-if value and byte(value, 1) == 0 and (byte(value, 2) == CLOCK or byte(value, 2) == CLEAR) then
+local timed = value and byte(value, 1) == 0 and (byte(value, 2) == CLOCK or byte(value, 2) == CLEAR)
+if timed then
   local seconds, back = unpack('>i4', value, 3), byte(value, 8)
   if back >= 128 then
     back = back - 128 + byte(value, 9) * 128
@@ -21,7 +22,7 @@ end
 -- there while it lives (incentry); the scans below skip it.
 local INCARNATION = 125
 local incarnation, incexp = false, false
-if value and byte(value, 1) == 0 and (byte(value, 2) == CLOCK or byte(value, 2) == CLEAR) then
+if timed then
   local p0 = 8 + byte(value, 7)
   if byte(value, p0) == 0 and byte(value, p0 + 1) == INCARNATION then
     local e = EPOCH_MS + unpack('>i4', value, p0 + 2) * 1000
