@@ -47,6 +47,8 @@ final class CompiledPolicy {
   /** The tenant's UTF-8 bytes, encoded once for every partition key of this policy. */
   final byte[] tenantUtf8;
   final Rule[] rules;
+  /** Each rule's id as a list of it alone: a decision refused by one rule lists it without a new list. */
+  private final List<List<String>> ruleIdsAlone;
   /** Whether a rule names {@code countOnly} messages: only then (or for an override) a message may relax a check. */
   final boolean hasCountOnly;
   final Group[] groups;
@@ -220,6 +222,7 @@ final class CompiledPolicy {
         policy.rules().stream().mapToLong(dev.fcap.model.Rule::windowMs).max().orElse(1)));
     this.tenantUtf8 = policy.tenant().getBytes(java.nio.charset.StandardCharsets.UTF_8);
     this.rules = policy.rules().toArray(Rule[]::new);
+    this.ruleIdsAlone = policy.rules().stream().map(r -> List.of(r.id())).toList();
     this.hasCountOnly = policy.rules().stream().anyMatch(r -> r.countOnly() != null);
     this.ruleGroup = new int[rules.length];
     this.ruleCheck = new int[rules.length];
@@ -301,6 +304,11 @@ final class CompiledPolicy {
 
   Rule rule(int index) {
     return rules[index];
+  }
+
+  /** The rule's id as a list of it alone. */
+  List<String> ruleIdAlone(int index) {
+    return ruleIdsAlone.get(index);
   }
 
   int checkOf(int rule) {

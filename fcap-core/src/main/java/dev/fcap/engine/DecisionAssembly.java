@@ -15,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Supplier;
 
 /**
  * Builds a {@link Decision} from the store's answers: each rule's outcome in policy order, the
@@ -81,7 +82,8 @@ final class DecisionAssembly {
     WindowCheck windows = replayed ? null : p.windows();
     long time = results.length > 0 ? results[0].time() : windows.time;
     // without windows or a replay, every counting rule has its outcome, kept as numbers (RuleOutcomes)
-    RuleOutcomes compact = windows == null && !replayed ? new RuleOutcomes(plan.counted, p.message()) : null;
+    RuleOutcomes compact = windows == null && !replayed
+        ? new RuleOutcomes(plan.counted, p.message(), refusals(plan, results)) : null;
     RuleOutcome[] outcomes = compact == null ? new RuleOutcome[plan.rules.length] : null;
     int[] ruleOf = windows == null ? null : new int[plan.rules.length]; // each outcome's rule, to merge the windows in
     int reported = 0;
@@ -107,9 +109,9 @@ final class DecisionAssembly {
         compact.add(allowed, used, ruleRetry, ruleSendAt);
         if (!allowed) { // in policy order
           if (enforced) {
-            blocked = append(blocked, rule.id());
+            blocked = append(blocked, p.policy().ruleIdAlone(plan.rules[i]));
           } else {
-            shadowBlocked = append(shadowBlocked, rule.id());
+            shadowBlocked = append(shadowBlocked, p.policy().ruleIdAlone(plan.rules[i]));
           }
         }
       } else {
@@ -133,9 +135,9 @@ final class DecisionAssembly {
         RuleOutcome r = rules.get(i);
         if (!r.allowed()) {
           if (r.enforced()) {
-            blocked = append(blocked, r.id());
+            blocked = append(blocked, List.of(r.id()));
           } else {
-            shadowBlocked = append(shadowBlocked, r.id());
+            shadowBlocked = append(shadowBlocked, List.of(r.id()));
           }
         }
       }
@@ -152,10 +154,29 @@ final class DecisionAssembly {
     for (PartitionAnswer r : results) {
       degraded |= r != null && r.degraded();
     }
+    Supplier<String> idOnRead = allowed && results.length > 0 ? releaseSealedOnRead(p, results[0]) : null;
+    if (idOnRead != null) {
+      return Decision.withIdMadeOnRead(idOnRead, true, 0, blocked, shadowBlocked, rules, degraded, time,
+          p.policy().policy.version(), replayed, 0, null);
+    }
     String id = !allowed ? null : results.length > 0 ? releasableId(p, results[0]) : unrestrictedId(p, time);
     return new Decision(allowed, id, allowed ? 0 : sendAt < 0 ? -1 : sendAt - time, blocked,
         shadowBlocked, rules, degraded, time, p.policy().policy.version(), replayed, sendAt, null,
         suppressed == null ? null : suppressed.reason());
+  }
+
+  /**
+   * The maker of the id of an admitted decision whose id seals its release (the usual decision), or
+   * null when it gets another id: sealing is most of an admitted decision's cost beside the store's
+   * step, and a caller that only asks whether to send never reads the id.
+   */
+  private Supplier<String> releaseSealedOnRead(Prepared p, PartitionAnswer first) {
+    if (p.sealedTail() == null || p.recordKey() == null || !p.releasing() || first.replayOf() != null
+        || !p.releasable()) {
+      return null;
+    }
+    return ids.sealOnRead(p.firstPartition(), p.recordKey(), first.time() + p.recordHorizonMs(), first.time(),
+        first.incarnation(), p.sealedTail());
   }
 
   /**
@@ -259,13 +280,26 @@ final class DecisionAssembly {
     return List.of(all);
   }
 
-  /** An immutable list plus one id; lists of blocking rules are short and usually empty. */
-  private static List<String> append(List<String> list, String id) {
+  /**
+   * An immutable list plus one id, given as the list of it alone: lists of blocking rules are short
+   * and usually of one rule, whose list the policy keeps.
+   */
+  private static List<String> append(List<String> list, List<String> alone) {
     if (list.isEmpty()) {
-      return List.of(id);
+      return alone;
     }
     String[] grown = list.toArray(new String[list.size() + 1]);
-    grown[list.size()] = id;
+    grown[list.size()] = alone.get(0);
     return List.of(grown);
+  }
+
+  /** How many of the plan's counting rules the answers refuse (a replay's missing answers none). */
+  private static int refusals(CompiledPolicy.Plan plan, PartitionAnswer[] results) {
+    int refused = 0;
+    for (int i = 0; i < plan.rules.length; i++) {
+      PartitionAnswer r = results[plan.rulePartition[i]];
+      refused += r != null && !r.admits(plan.ruleOffset[i]) ? 1 : 0;
+    }
+    return refused;
   }
 }

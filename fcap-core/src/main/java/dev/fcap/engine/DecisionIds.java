@@ -13,6 +13,7 @@ import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 
 /**
  * Releasable decision ids: any node can route one to the release record it names, and nobody can
@@ -139,7 +140,7 @@ final class DecisionIds {
     if (w == null) {
       return null;
     }
-    head(w.text(length), length, recordKey, expiresAtMs).put(partition);
+    head(w.text(length), IdSealer.IV, length, recordKey, expiresAtMs).put(partition);
     return w.seal(length);
   }
 
@@ -156,21 +157,46 @@ final class DecisionIds {
    * of the second (0).
    */
   String seal(byte[] partition, byte[] recordKey, long expiresAtMs, long decidedAt, long incarnation, byte[] tail) {
-    int extra = incarnation == 0 ? 0 : 8;
-    int length = HEAD + 1 + Varint.size(partition.length) + partition.length + 8 + extra + tail.length;
+    int length = releaseLength(partition, incarnation, tail);
     IdSealer.Work w = work(length);
     if (w == null) {
       return null;
     }
-    byte[] text = w.text(length);
-    ByteBuffer b = head(text, length, recordKey, expiresAtMs).put(incarnation == 0 ? SEALED_RELEASE : STORED_AS_NOTHING);
+    writeRelease(w.text(length), IdSealer.IV, length, partition, recordKey, expiresAtMs, decidedAt, incarnation, tail);
+    return w.seal(length);
+  }
+
+  /**
+   * The id {@link #seal(byte[], byte[], long, long, long, byte[])} makes, made when first read: the
+   * plain text is written now (the arrays given may be reused once this returns), sealed then, under
+   * the key loaded now. Null if the key is not loaded or the id would pass {@link #MAX_LENGTH}.
+   */
+  Supplier<String> sealOnRead(byte[] partition, byte[] recordKey, long expiresAtMs, long decidedAt, long incarnation,
+      byte[] tail) {
+    int length = releaseLength(partition, incarnation, tail);
+    IdSealer s = sealer;
+    if (s == null || IdSealer.idLength(length) > MAX_LENGTH) {
+      return null;
+    }
+    byte[] plain = new byte[length];
+    writeRelease(plain, 0, length, partition, recordKey, expiresAtMs, decidedAt, incarnation, tail);
+    return () -> s.seal(plain);
+  }
+
+  private static int releaseLength(byte[] partition, long incarnation, byte[] tail) {
+    return HEAD + 1 + Varint.size(partition.length) + partition.length + 8 + (incarnation == 0 ? 0 : 8) + tail.length;
+  }
+
+  /** Writes the plain text of the second or third form into {@code text} from {@code at}. */
+  private static void writeRelease(byte[] text, int at, int length, byte[] partition, byte[] recordKey,
+      long expiresAtMs, long decidedAt, long incarnation, byte[] tail) {
+    ByteBuffer b = head(text, at, length, recordKey, expiresAtMs).put(incarnation == 0 ? SEALED_RELEASE : STORED_AS_NOTHING);
     b.position(Varint.write(text, b.position(), partition.length));
     b.put(partition).putLong(decidedAt);
     if (incarnation != 0) {
       b.putLong(incarnation);
     }
     b.put(tail);
-    return w.seal(length);
   }
 
   /**
@@ -182,10 +208,10 @@ final class DecisionIds {
     return s == null || IdSealer.idLength(length) > MAX_LENGTH ? null : s.work();
   }
 
-  /** A buffer over the plain text's place in {@code text}, the expiry and the record key written. */
-  private static ByteBuffer head(byte[] text, int length, byte[] recordKey, long expiresAtMs) {
+  /** A buffer over the plain text's place in {@code text} (from {@code at}), the expiry and the record key written. */
+  private static ByteBuffer head(byte[] text, int at, int length, byte[] recordKey, long expiresAtMs) {
     long seconds = -Math.floorDiv(-(expiresAtMs - EPOCH_MS), 1000);
-    return ByteBuffer.wrap(text, IdSealer.IV, length).putInt((int) Math.max(0, Math.min(Integer.MAX_VALUE, seconds)))
+    return ByteBuffer.wrap(text, at, length).putInt((int) Math.max(0, Math.min(Integer.MAX_VALUE, seconds)))
         .put(recordKey);
   }
 

@@ -4,6 +4,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Supplier;
 
 /**
  * The answer for one message. Immutable; a value like a record (its accessors are its components).
@@ -13,7 +14,9 @@ import java.util.concurrent.ThreadLocalRandom;
  *       applicable rule, shadow ones included)
  *   <li>{@code decisionId}: identifies the decision for {@code release} and audit; null for a decision that
  *       nobody can release: its id is then 96 random bits in hex, made when first read (most callers
- *       never read a refusal's id, and making it is most of what a refusal allocates)
+ *       never read a refusal's id, and making it is most of what a refusal allocates). A decision made
+ *       by {@link #withIdMadeOnRead} makes its id when first read too (sealing an id costs more than a
+ *       caller that only asks whether to send should pay)
  *   <li>{@code retryAfterMs}: 0 when allowed; otherwise the earliest delay after which every enforced rule
  *       would admit the same message if nothing else were sent; {@code -1} if that never happens
  *   <li>{@code blockedBy}: the enforced rules that refused it
@@ -45,8 +48,11 @@ public final class Decision {
 
   private static final HexFormat HEX = HexFormat.of();
   private final boolean allowed;
-  /** Null until first read when the decision was made without one (a random id). */
-  private volatile String decisionId;
+  /**
+   * The id once read: a String; before, null (a random id is made) or the {@code Supplier<String>} that
+   * makes it (null from it: a random id).
+   */
+  private volatile Object decisionId;
   private final long retryAfterMs;
   private final List<String> blockedBy;
   private final List<String> shadowBlockedBy;
@@ -60,6 +66,13 @@ public final class Decision {
   private final String suppressedReason;
 
   public Decision(boolean allowed, String decisionId, long retryAfterMs, List<String> blockedBy,
+      List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, long time, long policyVersion,
+      boolean replayed, long sendAt, String degradedReason, String suppressedReason) {
+    this((Object) decisionId, allowed, retryAfterMs, blockedBy, shadowBlockedBy, rules, degraded, time,
+        policyVersion, replayed, sendAt, degradedReason, suppressedReason);
+  }
+
+  private Decision(Object decisionId, boolean allowed, long retryAfterMs, List<String> blockedBy,
       List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, long time, long policyVersion,
       boolean replayed, long sendAt, String degradedReason, String suppressedReason) {
     this.allowed = allowed;
@@ -93,6 +106,18 @@ public final class Decision {
         sendAt, degradedReason, null);
   }
 
+  /**
+   * A decision whose id {@code makeId} makes when the id is first read, once, on the reading thread
+   * ({@code makeId} must be safe to call from any thread; null from it: a random id); the other
+   * components as the constructor takes them.
+   */
+  public static Decision withIdMadeOnRead(Supplier<String> makeId, boolean allowed, long retryAfterMs,
+      List<String> blockedBy, List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, long time,
+      long policyVersion, boolean replayed, long sendAt, String suppressedReason) {
+    return new Decision(Objects.requireNonNull(makeId, "makeId"), allowed, retryAfterMs, blockedBy, shadowBlockedBy,
+        rules, degraded, time, policyVersion, replayed, sendAt, null, suppressedReason);
+  }
+
   /** This decision marked degraded for {@code reason}. */
   public Decision degradedFor(String reason) {
     return new Decision(allowed, decisionId(), retryAfterMs, blockedBy, shadowBlockedBy, rules, true, time,
@@ -114,20 +139,26 @@ public final class Decision {
     return allowed;
   }
 
-  /** The decision's id; a random one is made on the first read (see the class's parameters). */
+  /** The decision's id; one not given is made on the first read (see the class's parameters). */
   public String decisionId() {
-    String id = decisionId;
-    if (id == null) {
-      synchronized (this) {
-        id = decisionId;
-        if (id == null) {
-          byte[] random = new byte[12];
-          ThreadLocalRandom.current().nextBytes(random);
-          decisionId = id = HEX.formatHex(random);
-        }
-      }
+    Object id = decisionId;
+    if (id instanceof String made) {
+      return made;
     }
-    return id;
+    synchronized (this) {
+      id = decisionId;
+      if (id instanceof String made) {
+        return made;
+      }
+      String made = id == null ? null : ((Supplier<?>) id).get() instanceof String s ? s : null;
+      if (made == null) {
+        byte[] random = new byte[12];
+        ThreadLocalRandom.current().nextBytes(random);
+        made = HEX.formatHex(random);
+      }
+      decisionId = made;
+      return made;
+    }
   }
 
   public long retryAfterMs() {

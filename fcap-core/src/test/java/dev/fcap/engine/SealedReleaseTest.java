@@ -71,6 +71,32 @@ class SealedReleaseTest {
   }
 
   @Test
+  void anIdReadLongAfterItsDecisionNamesItsOwnReleaseAndNoOther() {
+    ManualClock clock = new ManualClock();
+    Engine engine = Engine.builder(MemoryStore.builder().clock(clock).build()).clock(clock).policy(POLICY).build();
+    int recipients = 200;
+    List<Decision> first = new ArrayList<>();
+    for (int i = 0; i < recipients; i++) { // no id read yet: each decision reuses the thread's scratch
+      first.add(engine.decide(Message.builder("r" + i).content("code").build()).join());
+      clock.advance(1);
+    }
+    for (int i = 0; i < recipients; i++) {
+      Message m = Message.builder("r" + i).content("code").build();
+      assertThat(engine.decide(m).join().allowed()).isTrue();
+      assertThat(engine.decide(m).join().allowed()).as("two of the same content").isFalse();
+    }
+    assertThat(first).allMatch(Decision::allowed);
+    assertThat(first.stream().map(Decision::decisionId).distinct()).hasSize(recipients);
+    for (int i = 0; i < recipients; i += 2) {
+      assertThat(engine.releaseDecision(first.get(i).decisionId(), t -> true).join()).isEqualTo(ReleaseResult.RELEASED);
+    }
+    for (int i = 0; i < recipients; i++) {
+      Decision again = engine.decide(Message.builder("r" + i).content("code").build()).join();
+      assertThat(again.allowed()).as("r%d: given back iff its own first decision was released", i).isEqualTo(i % 2 == 0);
+    }
+  }
+
+  @Test
   void anOrdinaryDecisionStoresNothingButItsPartitionsIncarnation() {
     int recipients = 1_000;
     // each decision to its own recipient: the partition's incarnation (15 bytes) and nothing per decision
