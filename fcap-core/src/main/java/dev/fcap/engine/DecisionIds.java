@@ -7,7 +7,10 @@ import dev.fcap.store.PartitionResult;
 import dev.fcap.store.Store;
 import dev.fcap.store.StoreException;
 import dev.fcap.store.Varint;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.Arrays;
@@ -58,6 +61,8 @@ final class DecisionIds {
   private static final long KEY_HORIZON_MS = 30L * 365 * 24 * 3600 * 1000;
   private static final long EPOCH_MS = 1_577_836_800_000L;
   private static final int HEAD = 4 + 16;
+  private static final VarHandle LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
+  private static final VarHandle INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.BIG_ENDIAN);
   /**
    * The longest id: one that fits an HTTP/1 request line (4,096) with its path. A partition key of
    * more than about 2,900 bytes (a recipient of that many UTF-8 bytes) makes a longer id: such a
@@ -140,7 +145,8 @@ final class DecisionIds {
     if (w == null) {
       return null;
     }
-    head(w.text(length), IdSealer.IV, length, recordKey, expiresAtMs).put(partition);
+    byte[] text = w.text(length);
+    System.arraycopy(partition, 0, text, head(text, IdSealer.IV, recordKey, expiresAtMs), partition.length);
     return w.seal(length);
   }
 
@@ -162,7 +168,7 @@ final class DecisionIds {
     if (w == null) {
       return null;
     }
-    writeRelease(w.text(length), IdSealer.IV, length, partition, recordKey, expiresAtMs, decidedAt, incarnation, tail);
+    writeRelease(w.text(length), IdSealer.IV, partition, recordKey, expiresAtMs, decidedAt, incarnation, tail);
     return w.seal(length);
   }
 
@@ -179,7 +185,7 @@ final class DecisionIds {
       return null;
     }
     byte[] plain = new byte[length];
-    writeRelease(plain, 0, length, partition, recordKey, expiresAtMs, decidedAt, incarnation, tail);
+    writeRelease(plain, 0, partition, recordKey, expiresAtMs, decidedAt, incarnation, tail);
     return () -> s.seal(plain);
   }
 
@@ -188,15 +194,20 @@ final class DecisionIds {
   }
 
   /** Writes the plain text of the second or third form into {@code text} from {@code at}. */
-  private static void writeRelease(byte[] text, int at, int length, byte[] partition, byte[] recordKey,
-      long expiresAtMs, long decidedAt, long incarnation, byte[] tail) {
-    ByteBuffer b = head(text, at, length, recordKey, expiresAtMs).put(incarnation == 0 ? SEALED_RELEASE : STORED_AS_NOTHING);
-    b.position(Varint.write(text, b.position(), partition.length));
-    b.put(partition).putLong(decidedAt);
+  private static void writeRelease(byte[] text, int at, byte[] partition, byte[] recordKey, long expiresAtMs,
+      long decidedAt, long incarnation, byte[] tail) {
+    int i = head(text, at, recordKey, expiresAtMs);
+    text[i++] = incarnation == 0 ? SEALED_RELEASE : STORED_AS_NOTHING;
+    i = Varint.write(text, i, partition.length);
+    System.arraycopy(partition, 0, text, i, partition.length);
+    i += partition.length;
+    LONG.set(text, i, decidedAt);
+    i += 8;
     if (incarnation != 0) {
-      b.putLong(incarnation);
+      LONG.set(text, i, incarnation);
+      i += 8;
     }
-    b.put(tail);
+    System.arraycopy(tail, 0, text, i, tail.length);
   }
 
   /**
@@ -208,11 +219,12 @@ final class DecisionIds {
     return s == null || IdSealer.idLength(length) > MAX_LENGTH ? null : s.work();
   }
 
-  /** A buffer over the plain text's place in {@code text} (from {@code at}), the expiry and the record key written. */
-  private static ByteBuffer head(byte[] text, int at, int length, byte[] recordKey, long expiresAtMs) {
+  /** Writes the expiry and the record key into {@code text} from {@code at}; where the plain text goes on. */
+  private static int head(byte[] text, int at, byte[] recordKey, long expiresAtMs) {
     long seconds = -Math.floorDiv(-(expiresAtMs - EPOCH_MS), 1000);
-    return ByteBuffer.wrap(text, at, length).putInt((int) Math.max(0, Math.min(Integer.MAX_VALUE, seconds)))
-        .put(recordKey);
+    INT.set(text, at, (int) Math.max(0, Math.min(Integer.MAX_VALUE, seconds)));
+    System.arraycopy(recordKey, 0, text, at + 4, 16);
+    return at + HEAD;
   }
 
   /** What {@code id} names, or null if it is not an id sealed with this deployment's key. */

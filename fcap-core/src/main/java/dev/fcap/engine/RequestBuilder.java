@@ -198,7 +198,8 @@ final class RequestBuilder {
           // the usual decision: its id seals the release, and the store keeps nothing of it (or, one
           // without incarnations, a record that is the claim alone)
           sealedTail = tail;
-          request.idempotency(new Idempotency(key, horizon, ReleaseRecord.IN_ID, false, incarnationCandidate(key)));
+          request.idempotency(buffers != null && key == buffers.recordKey ? buffers.storedAsNothing(horizon)
+              : Idempotency.storedAsNothing(key, horizon, ReleaseRecord.IN_ID));
         } else {
           request.idempotency(new Idempotency(ReleaseRecord.keyIn(key, j), horizon, tail, j == 0 && m.messageId() != null));
         }
@@ -214,15 +215,6 @@ final class RequestBuilder {
       out[i] = requests[i].toRequest();
     }
     return out;
-  }
-
-  /** The incarnation a partition takes if this decision creates it: the random key's first 8 bytes, never 0. */
-  private static long incarnationCandidate(byte[] key) {
-    long v = 0;
-    for (int i = 0; i < 8; i++) {
-      v = v << 8 | (key[i] & 0xff);
-    }
-    return v != 0 ? v : 1;
   }
 
   /** Adds the partition's counters for {@code m} to {@code request}, their keys in {@code buffers} if not null. */

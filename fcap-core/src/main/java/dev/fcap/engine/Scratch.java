@@ -1,5 +1,6 @@
 package dev.fcap.engine;
 
+import dev.fcap.store.Idempotency;
 import dev.fcap.store.PartitionAnswer;
 import dev.fcap.store.internal.ReusableRequest;
 import dev.fcap.store.internal.ReusableResult;
@@ -29,6 +30,8 @@ final class Scratch {
   private byte[][] counterKeys = new byte[4][];
   /** A one-partition decision's random record key ({@link RequestBuilder}), sealed into its id before reuse. */
   final byte[] recordKey = new byte[16];
+  /** The idempotency of a decision stored as nothing under {@link #recordKey}, while its horizon stays. */
+  private Idempotency storedAsNothing;
   /** Release-record tails by length (made on first use), as {@link #partitionKeys} for keys. */
   private byte[][] tails;
   /** {@link #partitionKey(int)} as the function {@link Keys#recipientPartition} asks for its array. */
@@ -40,6 +43,19 @@ final class Scratch {
   private int aheadSlot;
   private final IntFunction<byte[]> aheadKey = this::aheadKeyOfLength;
   private boolean busy;
+
+  /**
+   * The idempotency of a decision under {@link #recordKey} that may be stored as nothing, kept for
+   * {@code horizonMs}: its candidate incarnation is read from the key, so one instance serves every
+   * decision while the horizon stays.
+   */
+  Idempotency storedAsNothing(long horizonMs) {
+    Idempotency id = storedAsNothing;
+    if (id == null || id.horizonMs() != horizonMs) {
+      storedAsNothing = id = Idempotency.storedAsNothing(recordKey, horizonMs, ReleaseRecord.IN_ID);
+    }
+    return id;
+  }
 
   static Scratch take() {
     Scratch s = OF_THREAD.get();

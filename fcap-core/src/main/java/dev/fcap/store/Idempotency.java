@@ -23,6 +23,8 @@ import java.util.Objects;
  *     (1 to {@link #MAX_TAIL} bytes; stored with a u16 length)
  * @param replayable whether the entry keeps the full result, to answer a repeated DECIDE with it
  * @param incarnation 0, or a decision that may be <b>stored as nothing</b> (see below)
+ * @param incarnationInKey whether {@code incarnation} is read from {@code key} instead, when asked:
+ *     its first 8 bytes (1 if they are all 0), as {@link #storedAsNothing} makes it
  *
  * <p><b>Stored as nothing.</b> A store that keeps partition incarnations ({@link #incarnation} not 0)
  * stores nothing per admitted decision; what guards the decision's release is the partition's
@@ -44,12 +46,39 @@ import java.util.Objects;
  *       stores nothing: a claim costs only per released decision.</li>
  * </ul>
  */
-public record Idempotency(byte[] key, long horizonMs, byte[] tail, boolean replayable, long incarnation) {
+public record Idempotency(byte[] key, long horizonMs, byte[] tail, boolean replayable, long incarnation,
+    boolean incarnationInKey) {
   /** The longest tail: its length is stored as a u16 after it. */
   public static final int MAX_TAIL = 65_535;
 
   public Idempotency(byte[] key, long horizonMs, byte[] tail, boolean replayable) {
-    this(key, horizonMs, tail, replayable, 0);
+    this(key, horizonMs, tail, replayable, 0, false);
+  }
+
+  public Idempotency(byte[] key, long horizonMs, byte[] tail, boolean replayable, long incarnation) {
+    this(key, horizonMs, tail, replayable, incarnation, false);
+  }
+
+  /**
+   * A DECIDE that may be stored as nothing, whose candidate incarnation is its random key's first 8
+   * bytes, read from the key whenever {@link #incarnation()} is asked: a caller that writes each
+   * decision's key into the same array reuses one instance for all of them, as it reuses the array.
+   */
+  public static Idempotency storedAsNothing(byte[] key, long horizonMs, byte[] tail) {
+    return new Idempotency(key, horizonMs, tail, false, 0, true);
+  }
+
+  /** The incarnation (see {@link #incarnationInKey}). */
+  @Override
+  public long incarnation() {
+    if (!incarnationInKey) {
+      return incarnation;
+    }
+    long v = 0;
+    for (int i = 0; i < 8; i++) {
+      v = v << 8 | (key[i] & 0xff);
+    }
+    return v != 0 ? v : 1;
   }
 
   public Idempotency {
@@ -64,7 +93,10 @@ public record Idempotency(byte[] key, long horizonMs, byte[] tail, boolean repla
     if (tail.length == 0 || tail.length > MAX_TAIL) {
       throw new IllegalArgumentException("tail must be 1 to " + MAX_TAIL + " bytes");
     }
-    if (incarnation != 0 && replayable) {
+    if (incarnationInKey && incarnation != 0) {
+      throw new IllegalArgumentException("an incarnation in the key is not given apart");
+    }
+    if ((incarnation != 0 || incarnationInKey) && replayable) {
       throw new IllegalArgumentException("a decision stored as nothing has no result to replay");
     }
   }
