@@ -97,6 +97,43 @@ class SealedReleaseTest {
   }
 
   @Test
+  void idsMadeOnOtherThreadsThanTheDecisionsAreTheOnesTheDecidingThreadWouldMake() throws Exception {
+    ManualClock clock = new ManualClock();
+    Engine engine = Engine.builder(MemoryStore.builder().clock(clock).build()).clock(clock).policy(POLICY).build();
+    int recipients = 64;
+    List<Decision> readElsewhere = new ArrayList<>();
+    List<String> readHere = new ArrayList<>();
+    for (int i = 0; i < recipients; i++) {
+      readElsewhere.add(engine.decide(Message.builder("a" + i).content("code").build()).join());
+      Decision twin = engine.decide(Message.builder("b" + i).content("code").build()).join();
+      readHere.add(twin.decisionId());
+    }
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(8);
+    try {
+      List<java.util.concurrent.Future<String>> ids = new ArrayList<>();
+      for (Decision d : readElsewhere) {
+        ids.add(pool.submit(d::decisionId)); // each thread seals with its own ciphers
+      }
+      for (int i = 0; i < recipients; i++) {
+        String id = ids.get(i).get();
+        assertThat(id).isEqualTo(readElsewhere.get(i).decisionId()).isNotIn(readHere);
+        assertThat(engine.releaseDecision(id, t -> true).join()).isEqualTo(ReleaseResult.RELEASED);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    for (int i = 0; i < recipients; i++) { // each release gave back its own recipient's decision only
+      Message a = Message.builder("a" + i).content("code").build();
+      Message b = Message.builder("b" + i).content("code").build();
+      assertThat(List.of(engine.decide(a).join().allowed(), engine.decide(a).join().allowed(),
+          engine.decide(a).join().allowed())).as("a%d: released, two of the same content again", i)
+          .containsExactly(true, true, false);
+      assertThat(List.of(engine.decide(b).join().allowed(), engine.decide(b).join().allowed()))
+          .as("b%d: not released, one more", i).containsExactly(true, false);
+    }
+  }
+
+  @Test
   void anOrdinaryDecisionStoresNothingButItsPartitionsIncarnation() {
     int recipients = 1_000;
     // each decision to its own recipient: the partition's incarnation (15 bytes) and nothing per decision
