@@ -82,25 +82,7 @@ class DecisionTest {
   @Test
   void aDecisionWithoutAnIdMakesOneRandomIdThatEveryReaderSees() throws Exception {
     Decision refused = new Decision(false, null, 1000, List.of("day"), List.of(), List.of(), false, 5, 1, false, 1005);
-    Set<String> seen = ConcurrentHashMap.newKeySet();
-    ExecutorService pool = Executors.newFixedThreadPool(8);
-    CountDownLatch start = new CountDownLatch(1);
-    try {
-      for (int t = 0; t < 8; t++) {
-        pool.execute(() -> {
-          try {
-            start.await();
-            seen.add(refused.decisionId());
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-        });
-      }
-      start.countDown();
-    } finally {
-      pool.shutdown();
-      assertThat(pool.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
-    }
+    Set<String> seen = idsReadAtOnceByEightThreads(refused);
     assertThat(seen).hasSize(1);
     assertThat(seen.iterator().next()).matches("[0-9a-f]{24}").isEqualTo(refused.decisionId());
     Decision other = new Decision(false, null, 1000, List.of("day"), List.of(), List.of(), false, 5, 1, false, 1005);
@@ -114,6 +96,17 @@ class DecisionTest {
     Decision admitted = Decision.withIdMadeOnRead(() -> "sealed-" + made.incrementAndGet(), true, 0, List.of(),
         List.of(), List.of(), false, 5, 1, false, 0, null);
     assertThat(made).hasValue(0); // nothing made until read
+    assertThat(idsReadAtOnceByEightThreads(admitted)).containsExactly("sealed-1");
+    assertThat(made).hasValue(1);
+    assertThat(admitted).isEqualTo(new Decision(true, "sealed-1", 0, List.of(), List.of(), List.of(), false, 5, 1,
+        false, 0));
+    Decision unsealable = Decision.withIdMadeOnRead(() -> null, true, 0, List.of(), List.of(), List.of(), false, 5,
+        1, false, 0, null);
+    assertThat(unsealable.decisionId()).matches("[0-9a-f]{24}").isEqualTo(unsealable.decisionId());
+  }
+
+  /** The ids that 8 threads, released at once, read from {@code decision}. */
+  private static Set<String> idsReadAtOnceByEightThreads(Decision decision) throws InterruptedException {
     Set<String> seen = ConcurrentHashMap.newKeySet();
     ExecutorService pool = Executors.newFixedThreadPool(8);
     CountDownLatch start = new CountDownLatch(1);
@@ -122,7 +115,7 @@ class DecisionTest {
         pool.execute(() -> {
           try {
             start.await();
-            seen.add(admitted.decisionId());
+            seen.add(decision.decisionId());
           } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
           }
@@ -133,12 +126,6 @@ class DecisionTest {
       pool.shutdown();
       assertThat(pool.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
     }
-    assertThat(seen).containsExactly("sealed-1");
-    assertThat(made).hasValue(1);
-    assertThat(admitted).isEqualTo(new Decision(true, "sealed-1", 0, List.of(), List.of(), List.of(), false, 5, 1,
-        false, 0));
-    Decision unsealable = Decision.withIdMadeOnRead(() -> null, true, 0, List.of(), List.of(), List.of(), false, 5,
-        1, false, 0, null);
-    assertThat(unsealable.decisionId()).matches("[0-9a-f]{24}").isEqualTo(unsealable.decisionId());
+    return seen;
   }
 }
