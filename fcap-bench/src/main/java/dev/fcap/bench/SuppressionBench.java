@@ -1,5 +1,6 @@
 package dev.fcap.bench;
 
+import dev.fcap.bench.redis.CommandStats;
 import dev.fcap.engine.Engine;
 import dev.fcap.model.Decision;
 import dev.fcap.model.Message;
@@ -10,7 +11,6 @@ import dev.fcap.store.SuppressionList;
 import dev.fcap.store.memory.Durability;
 import dev.fcap.store.memory.MemoryStore;
 import dev.fcap.store.redis.RedisStore;
-import dev.fcap.bench.redis.CommandStats;
 import dev.fcap.store.redis.testing.RedisDeployment;
 import dev.fcap.store.redis.testing.RedisServer;
 import java.io.IOException;
@@ -34,8 +34,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * redis-server of its own (redis-server CPU per decision, pipelined by 100, the script reading the
  * entry beside the same store with the check off). On Redis it also times a count and a listing of
  * the imported list, each a walk of the tenant's buckets. Runs alternate, {@code --reps} each (on
- * Redis each starts from a restart on the snapshot of the list alone, every other pair with the list read first); the medians and
- * the median of the pairs' ratios are printed. Bounded in count; Redis on loopback.
+ * Redis each starts from a restart on the snapshot of the list alone, every other pair with the list
+ * read first); the medians and the median of the pairs' ratios are printed. Bounded in count; Redis
+ * on loopback.
  *
  * <p>{@code --passes N} (Redis) measures the last of N passes of the decisions in each run, an hour
  * of the decisions' clock apart: the passes before create the recipients' partitions (and find them
@@ -50,9 +51,9 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class SuppressionBench {
   private static final int BATCH = 10_000;
   private static final long DAY_MS = Duration.ofDays(1).toMillis();
+  private static final long HOUR_MS = Duration.ofHours(1).toMillis();
   private final int entries;
   private final int decisions;
-  private static final long HOUR_MS = Duration.ofHours(1).toMillis();
   private final int reps;
   private final int passes;
   private final Message[] stream;

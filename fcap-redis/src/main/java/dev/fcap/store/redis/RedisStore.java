@@ -382,6 +382,8 @@ public final class RedisStore implements Store {
    * </ul>
    */
   public static final class Builder {
+    /** The longest {@link #flushDelay}: a call never waits longer than this to leave. */
+    public static final Duration MAX_FLUSH_DELAY = Duration.ofMillis(10);
     private final String uri;
     private Duration commandTimeout = Duration.ofSeconds(1);
     private Duration connectTimeout = Duration.ofSeconds(2);
@@ -406,14 +408,14 @@ public final class RedisStore implements Store {
     }
 
     /**
-     * Hold each connection's writes for up to {@code delay} (at most 10 ms) so that calls sent one
+     * Hold each connection's writes for up to {@code delay} (at most {@link #MAX_FLUSH_DELAY}) so that calls sent one
      * by one within it reach Redis as one pipeline: less Redis CPU per call at moderate load, each
      * call up to {@code delay} later (docs/redis.md, "Gathering calls"). Default 0: every call
      * leaves as soon as the connection's event loop has written what was queued.
      */
     public Builder flushDelay(Duration delay) {
-      if (delay.isNegative() || delay.compareTo(Duration.ofMillis(10)) > 0) {
-        throw new IllegalArgumentException("flushDelay must be from 0 to 10ms, got " + delay);
+      if (delay.isNegative() || delay.compareTo(MAX_FLUSH_DELAY) > 0) {
+        throw new IllegalArgumentException("flushDelay must be from 0 to " + MAX_FLUSH_DELAY.toMillis() + "ms, got " + delay);
       }
       this.flushDelay = delay;
       return this;

@@ -78,8 +78,10 @@ public final class RedisStoreProvider implements StoreProvider {
     }
     b.groups((int) groups);
     long flushDelay = e.longParam("flushDelayMicros", 0, 0);
-    if (flushDelay > 10_000) {
-      throw new IllegalArgumentException("store.uri: flushDelayMicros must be at most 10000 (10 ms), got " + flushDelay);
+    Duration maxFlushDelay = RedisStore.Builder.MAX_FLUSH_DELAY;
+    if (flushDelay > maxFlushDelay.toNanos() / 1000) {
+      throw new IllegalArgumentException("store.uri: flushDelayMicros must be at most " + maxFlushDelay.toNanos() / 1000
+          + " (" + maxFlushDelay.toMillis() + " ms), got " + flushDelay);
     }
     b.flushDelay(Duration.ofNanos(1000 * flushDelay));
     try {

@@ -74,7 +74,7 @@ if fast and value then
     elseif kind == SPILLED and expms > now and mid then
       markerexp = math.max(markerexp or expms, expms) -- written again by entry_tail
     end
-    if expms > now and kind ~= CLOCK and kind ~= CLEAR and kind ~= INCARNATION and not (kind == SPILLED and mid) then
+    if expms > now and not OWN_ENTRY[kind] and not (kind == SPILLED and mid) then
       local requested = false
       if kind == GAPS or kind == 0 or kind == LARGE or kind == FIXED then
         local alg = kind == FIXED and FIXED or 0

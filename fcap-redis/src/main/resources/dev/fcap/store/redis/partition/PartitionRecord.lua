@@ -86,8 +86,7 @@ if op == 3 then
   -- 10^6 entries, and Redis serves nobody meanwhile): the caller asks a CHECK of it, O(log n)
   local result = { now }
   for _, s in ipairs(stored) do
-    if s.expiresms > now and s.alg ~= CLOCK and s.alg ~= CLEAR and s.alg ~= ENTRY and s.alg ~= SPILLED
-        and s.alg ~= INCARNATION then
+    if s.expiresms > now and not OWN_ENTRY[s.alg] and s.alg ~= ENTRY and s.alg ~= SPILLED then
       result[#result + 1] = s.id
       result[#result + 1] = s.large and LARGE or s.alg
       result[#result + 1] = s.large and '' or s.state

@@ -65,7 +65,7 @@ if (op == 0 and admitted) or op == 2 then
   for _, s in ipairs(stored) do
     if s.alg == SPILLED and s.expiresms > now and mid then
       markerexp = math.max(markerexp or s.expiresms, s.expiresms) -- written again by entry_tail
-    elseif s.expiresms > now and s.alg ~= CLOCK and s.alg ~= CLEAR and s.alg ~= INCARNATION then
+    elseif s.expiresms > now and not OWN_ENTRY[s.alg] then
       local requested = false
       for _, c in ipairs(counters) do
         if c.alg == s.alg and c.id == s.id then

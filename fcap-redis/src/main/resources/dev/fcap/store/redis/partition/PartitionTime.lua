@@ -21,6 +21,8 @@ end
 -- right after the CLOCK entry (which is 8 + its state length bytes long). Every write puts it back
 -- there while it lives (incentry); the scans below skip it.
 local INCARNATION = 125
+-- The partition's own entries, never a counter: its time (either kind) and its incarnation.
+local OWN_ENTRY = { [CLOCK] = true, [CLEAR] = true, [INCARNATION] = true }
 local incarnation, incexp = false, false
 if timed then
   local p0 = 8 + byte(value, 7)
