@@ -55,6 +55,32 @@ public interface CounterAlgorithm {
     return record(state, 0, Bytes.length(state), spec, align, now, cost);
   }
 
+  /**
+   * Whether the algorithm can book a message for later ({@link #admitsFrom}, {@link #book}) and reads
+   * booked messages exactly: only the sliding log keeps each message's own time.
+   */
+  default boolean books() {
+    return false;
+  }
+
+  /**
+   * The earliest instant at or after {@code x} at which every enforced check of the counter whose
+   * state is {@code s[from, from + length)} admits a message of {@code cost}, counting the messages
+   * booked after it: at that instant, every window the message would join stays within its bound.
+   * {@link #NEVER} if none ever does. Only where {@link #books()}.
+   */
+  default long admitsFrom(byte[] s, int from, int length, CounterSpec spec, long align, long x, long cost) {
+    throw new UnsupportedOperationException("this algorithm books nothing");
+  }
+
+  /**
+   * Records a message of {@code cost} at {@code at}, at or after {@code now} (booked), into
+   * {@code state}, dropping what can no longer matter at {@code now}. Only where {@link #books()}.
+   */
+  default byte[] book(byte[] state, CounterSpec spec, long align, long now, long at, long cost) {
+    throw new UnsupportedOperationException("this algorithm books nothing");
+  }
+
   /** Undoes a message of {@code cost} recorded at {@code eventTime}; a no-op if it is no longer held. */
   byte[] release(byte[] state, CounterSpec spec, long align, long now, long eventTime, long cost);
 

@@ -1,5 +1,6 @@
 package dev.fcap.algorithm;
 
+import dev.fcap.store.Booking;
 import dev.fcap.store.CounterRequest;
 import dev.fcap.store.CounterSpec;
 import dev.fcap.store.Idempotency;
@@ -36,6 +37,9 @@ import java.nio.charset.StandardCharsets;
  * claim) undoes only in that incarnation, within its horizon, and only once: it remembers its claim.
  */
 public final class PartitionStep {
+
+  /** The {@code allowed} byte of {@link #remember} bytes for a booked decision. */
+  private static final byte BOOKED = 2;
 
   private PartitionStep() {}
 
@@ -82,7 +86,7 @@ public final class PartitionStep {
     }
     count(request, now, states, large, remembered, out);
     Operation op = request.operation();
-    if (op == Operation.CHECK || !out.allowed() || out.replayOf() != null) {
+    if (op == Operation.CHECK || !out.allowed() && out.bookedAt() == 0 || out.replayOf() != null) {
       return; // a dry run, a refused decision or a replayed one changes no state
     }
     writes.changed();
@@ -95,13 +99,13 @@ public final class PartitionStep {
       // a stamping DECIDE keeps the incarnation (or gives its own) for as long as its id may be released;
       // a release by message id forgets the id with its counts
       if (decide) {
-        writes.stamp(id.incarnation(), now + id.horizonMs());
+        writes.stamp(id.incarnation(), out.recordedAt() + id.horizonMs());
       } else {
         writes.forget();
       }
     } else {
       // an admitted DECIDE remembers its record, a claim's release its claim
-      writes.remember(remember(out, id), decide ? now + id.horizonMs() : claimExpiresAt(request));
+      writes.remember(remember(out, id), decide ? out.recordedAt() + id.horizonMs() : claimExpiresAt(request));
     }
   }
 
@@ -151,6 +155,20 @@ public final class PartitionStep {
       }
       at += spec.checks();
     }
+    Booking booking = request.booking();
+    if (booking != null && request.operation() == Operation.DECIDE && (!allowed || booking.firstOpen(now) != now)) {
+      out.decided(now, false); // not now: booked for later if some instant admits, else refused
+      long bookAt = large == null ? bookingTime(request, now, states, booking) : -1;
+      if (bookAt >= 0) {
+        for (int i = 0; i < counters; i++) {
+          CounterSpec spec = request.spec(i);
+          states.set(i, CounterAlgorithm.of(spec.algorithm()).book(states.get(i), spec, request.alignMs(i), now,
+              bookAt, request.cost()));
+        }
+        out.bookedAt(bookAt);
+      }
+      return;
+    }
     if (allowed && request.operation() == Operation.DECIDE) {
       for (int i = 0; i < counters; i++) {
         CounterSpec spec = request.spec(i);
@@ -163,6 +181,42 @@ public final class PartitionStep {
     }
     out.decided(now, allowed);
   }
+
+  /**
+   * The earliest instant at or after {@code now} that {@code booking} allows and at which every counter
+   * admits the message, or -1 if there is none by its {@code notAfter}. Each round asks every counter
+   * for its first admitting instant from the instant reached so far, as {@link dev.fcap.store.Booking}
+   * spans and counters move it; no step passes the answer (every counter admits there, so its first
+   * admitting instant from an earlier one is at most the answer), and a round that moves nothing has
+   * found it. Every move ends a full span of some window or a shut span, so the rounds are bounded by
+   * the entries and spans; {@value #MAX_BOOKING_ROUNDS} rounds without an answer refuse.
+   */
+  private static long bookingTime(ReusableRequest request, long now, CounterStates states, Booking booking) {
+    long x = now;
+    for (int round = 0; round < MAX_BOOKING_ROUNDS; round++) {
+      x = booking.firstOpen(x);
+      if (x < 0) {
+        return -1;
+      }
+      long y = x;
+      for (int i = 0; i < request.counters() && y != CounterAlgorithm.NEVER; i++) {
+        CounterSpec spec = request.spec(i);
+        y = CounterAlgorithm.of(spec.algorithm()).admitsFrom(states.source(i), states.from(i), states.length(i), spec,
+            request.alignMs(i), y, request.cost());
+      }
+      if (y == CounterAlgorithm.NEVER || y > booking.notAfter()) {
+        return -1;
+      }
+      if (y == x) {
+        return x;
+      }
+      x = y;
+    }
+    return -1;
+  }
+
+  /** How many rounds {@link #bookingTime} takes at most. */
+  static final int MAX_BOOKING_ROUNDS = 4096;
 
   /** The answer of a step that changed nothing and admitted nothing (a release that gives nothing back). */
   public static void nothing(ReusableRequest request, long now, ReusableResult out) {
@@ -192,15 +246,16 @@ public final class PartitionStep {
   public static byte[] remember(PartitionAnswer result, Idempotency id) {
     byte[] decisionId = id.tail();
     if (!id.replayable()) {
-      return ByteBuffer.allocate(10 + decisionId.length).putLong(result.time()).put(decisionId)
+      return ByteBuffer.allocate(10 + decisionId.length).putLong(result.recordedAt()).put(decisionId)
           .putShort((short) decisionId.length).array();
     }
     int checks = result.checks();
     ByteBuffer b = ByteBuffer.allocate(11 + 16 * checks + decisionId.length);
-    b.putLong(result.time()).put((byte) (result.allowed() ? 1 : 0));
+    long time = result.recordedAt(); // a booking's, which its release by message id gives back
+    b.putLong(time).put((byte) (result.bookedAt() != 0 ? BOOKED : result.allowed() ? 1 : 0));
     for (int i = 0; i < checks; i++) {
       long retryAt = result.retryAt(i);
-      b.putLong(result.used(i)).putLong(retryAt == CounterAlgorithm.NEVER ? -1 : retryAt - result.time());
+      b.putLong(result.used(i)).putLong(retryAt == CounterAlgorithm.NEVER ? -1 : Math.max(0, retryAt - time));
     }
     return b.put(decisionId).putShort((short) decisionId.length).array();
   }
@@ -215,7 +270,8 @@ public final class PartitionStep {
   private static void replay(byte[] remembered, int checks, ReusableResult out) {
     ByteBuffer b = ByteBuffer.wrap(remembered);
     long time = b.getLong();
-    boolean allowed = b.get() == 1;
+    byte decided = b.get();
+    boolean allowed = decided == 1;
     out.reset(checks);
     long[] used = out.usedArray();
     long[] retryAt = out.retryAtArray();
@@ -233,6 +289,9 @@ public final class PartitionStep {
       }
     }
     out.decided(time, allowed);
+    if (decided == BOOKED) {
+      out.bookedAt(time); // answered again as decided at its booked time, every check admitting there
+    }
     out.replayOf(new String(remembered, idAt, idLength, StandardCharsets.ISO_8859_1));
   }
 

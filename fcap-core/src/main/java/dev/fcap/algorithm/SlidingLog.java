@@ -91,6 +91,9 @@ final class SlidingLog implements CounterAlgorithm {
     int n = size(s, from, length);
     int flags = n == 0 ? 0 : s[from];
     long newest = n == 0 ? 0 : Bytes.getLong(s, from + 1);
+    if (n > 0 && newest > now) {
+      return evaluateBooked(s, from, flags, newest, n, spec, now, cost, used, retryAt, at);
+    }
     boolean admitted = true;
     for (int c = 0; c < spec.checks(); c++) {
       long limit = spec.bound(c); // what this message may bring the count to
@@ -127,6 +130,128 @@ final class SlidingLog implements CounterAlgorithm {
     return admitted;
   }
 
+  /**
+   * {@link #evaluate} of a log that holds messages booked after {@code now}: a window that contains
+   * {@code now} may end after it, so each check reads every window the message would join, (s - W, s]
+   * for s in [now, now + W). {@code used} is the fullest of them; {@code retryAt} the first instant
+   * from which none of the windows a message there would join is full ({@link #earliest}).
+   */
+  private static boolean evaluateBooked(byte[] s, int from, int flags, long newest, int n, CounterSpec spec,
+      long now, long cost, long[] used, long[] retryAt, int at) {
+    boolean admitted = true;
+    for (int c = 0; c < spec.checks(); c++) {
+      long limit = spec.bound(c);
+      long window = spec.windowMs(c);
+      used[at + c] = fullest(s, from, flags, newest, n, window, now);
+      long retry = cost > limit ? NEVER : earliest(s, from, flags, newest, n, window, limit - cost, now);
+      retryAt[at + c] = retry;
+      if (retry != now && spec.refuses(c)) {
+        admitted = false;
+      }
+    }
+    return admitted;
+  }
+
+  @Override
+  public boolean books() {
+    return true;
+  }
+
+  @Override
+  public long admitsFrom(byte[] s, int from, int length, CounterSpec spec, long align, long x, long cost) {
+    int n = size(s, from, length);
+    int flags = n == 0 ? 0 : s[from];
+    long newest = n == 0 ? 0 : Bytes.getLong(s, from + 1);
+    long y = x;
+    while (true) { // each round only moves y later, to the end of a full span: it stops
+      long start = y;
+      for (int c = 0; c < spec.checks(); c++) {
+        if (!spec.refuses(c)) {
+          continue;
+        }
+        if (cost > spec.bound(c)) {
+          return NEVER;
+        }
+        y = earliest(s, from, flags, newest, n, spec.windowMs(c), spec.bound(c) - cost, y);
+      }
+      if (y == start) {
+        return y;
+      }
+    }
+  }
+
+  /**
+   * The earliest instant y at or after {@code x} at which a message may be recorded under a check of
+   * {@code window}: every window (s - W, s] it would join, s in [y, y + W), holds at most {@code room}
+   * before it. A sweep over the entries oldest first: entry t is in the windows ending in
+   * [t, t + W), so the cost held by the window ending at s steps up at each t and down at each t + W.
+   * The spans of s where it exceeds {@code room} ("full") are found in order; y moves past each full
+   * span that [y, y + W) meets, and the first full span that begins at or after y + W ends the search.
+   */
+  private static long earliest(byte[] s, int from, int flags, long newest, int n, long window, long room, long x) {
+    long y = x;
+    long held = 0;
+    long fullFrom = 0;
+    boolean full = false;
+    int in = n - 1; // the next entry to enter a window (oldest first)
+    int out = n - 1; // the next entry to leave them
+    while (out >= 0) {
+      long enters = in >= 0 ? time(s, from, flags, newest, in) : Long.MAX_VALUE;
+      long at = Math.min(enters, time(s, from, flags, newest, out) + window);
+      for (; in >= 0 && time(s, from, flags, newest, in) == at; in--) {
+        held += cost(s, from, flags, in);
+      }
+      for (; out >= 0 && time(s, from, flags, newest, out) + window == at; out--) {
+        held -= cost(s, from, flags, out);
+      }
+      if (!full && held > room) {
+        full = true;
+        fullFrom = at;
+      } else if (full && held <= room) {
+        full = false;
+        if (at > y) { // the full span [fullFrom, at) ends after y
+          if (fullFrom >= y + window) {
+            return y;
+          }
+          y = at;
+        }
+      }
+    }
+    return y;
+  }
+
+  /** The most cost any window (s - W, s] holds for s in [x, x + W): the fullest window a message at x joins. */
+  private static long fullest(byte[] s, int from, int flags, long newest, int n, long window, long x) {
+    long held = 0;
+    long most = 0;
+    int in = n - 1;
+    int out = n - 1;
+    while (out >= 0) {
+      long enters = in >= 0 ? time(s, from, flags, newest, in) : Long.MAX_VALUE;
+      long at = Math.min(enters, time(s, from, flags, newest, out) + window);
+      if (at >= x + window) {
+        break; // every later window ends after the message's last one
+      }
+      for (; in >= 0 && time(s, from, flags, newest, in) == at; in--) {
+        held += cost(s, from, flags, in);
+      }
+      for (; out >= 0 && time(s, from, flags, newest, out) + window == at; out--) {
+        held -= cost(s, from, flags, out);
+      }
+      long next = Math.min(in >= 0 ? time(s, from, flags, newest, in) : Long.MAX_VALUE,
+          out >= 0 ? time(s, from, flags, newest, out) + window : Long.MAX_VALUE);
+      if (next > x) { // the windows ending in [at, next) hold this much; some end in [x, x + W)
+        most = Math.max(most, held);
+      }
+    }
+    return most;
+  }
+
+  @Override
+  public byte[] book(byte[] state, CounterSpec spec, long align, long now, long at, long cost) {
+    return insert(state, 0, Bytes.length(state), spec, now, at, cost);
+  }
+
   @Override
   public byte[] record(byte[] s, int from, int length, CounterSpec spec, long align, long now, long cost) {
     int keep = keptByOne(s, from, length, spec, now, cost);
@@ -160,14 +285,19 @@ final class SlidingLog implements CounterAlgorithm {
 
   /** {@link #record} by decoding, inserting, pruning and encoding: any cost, any layout, any clock. */
   private static byte[] recordGeneral(byte[] s, int from, int length, CounterSpec spec, long now, long cost) {
+    return insert(s, from, length, spec, now, now, cost);
+  }
+
+  /** Records a message of {@code cost} at {@code at} (now, or booked later), pruned at {@code now}. */
+  private static byte[] insert(byte[] s, int from, int length, CounterSpec spec, long now, long at, long cost) {
     Entries e = decode(s, from, length, 1);
     int pos = 0;
-    while (pos < e.n && e.times[pos] > now) {
-      pos++; // the clock went back: keep the log ordered newest first
+    while (pos < e.n && e.times[pos] > at) {
+      pos++; // booked later, or the clock went back: keep the log ordered newest first
     }
     System.arraycopy(e.times, pos, e.times, pos + 1, e.n - pos);
     System.arraycopy(e.costs, pos, e.costs, pos + 1, e.n - pos);
-    e.times[pos] = now;
+    e.times[pos] = at;
     e.costs[pos] = cost;
     e.n++;
     return encode(prune(e, spec, now));
@@ -255,7 +385,9 @@ final class SlidingLog implements CounterAlgorithm {
   }
 
   /**
-   * Keeps the entries any check can still read: inside the longest window, within the capacity; the
+   * Keeps the entries any check can still read: every entry after {@code now} (booked), and before it
+   * those inside the longest window, within the capacity (a window that holds an older entry holds
+   * every newer one up to {@code now} too, so it would be over its limit); the
    * whole window when a relaxed check may have let it hold more than the capacity ({@link
    * CounterSpec#keepsWindow}), so that a release never uncovers fewer entries than the window holds.
    */
@@ -264,6 +396,9 @@ final class SlidingLog implements CounterAlgorithm {
     long capacity = spec.keepsWindow() ? Long.MAX_VALUE : capacity(spec);
     long newer = 0;
     int keep = 0;
+    while (keep < e.n && e.times[keep] > now) {
+      keep++; // booked: a window ending after now reads it, and the capacity bounds what is before now
+    }
     while (keep < e.n && e.times[keep] > horizon && newer < capacity) {
       newer += e.costs[keep];
       keep++;

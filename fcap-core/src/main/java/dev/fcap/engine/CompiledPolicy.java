@@ -1,5 +1,6 @@
 package dev.fcap.engine;
 
+import dev.fcap.algorithm.LargeLog;
 import dev.fcap.model.Algorithm;
 import dev.fcap.model.CalendarUnit;
 import dev.fcap.model.Condition;
@@ -169,6 +170,32 @@ final class CompiledPolicy {
       int offsetSeconds = zone.getRules().getOffset(java.time.Instant.ofEpochMilli(now)).getTotalSeconds();
       return -offsetSeconds * 1000L;
     }
+  }
+
+  /**
+   * Why a message with {@code plan} cannot be booked for later, or null if it can: a booking is one
+   * atomic step of the recipient's partition, and only the sliding log keeps each message's own time,
+   * which a message recorded ahead of the others needs (a fixed window, a sliding counter and GCRA
+   * keep totals of the present, and a large log is read in blocks by time).
+   */
+  String whyNotDeferrable(Plan plan, Priority priority) {
+    for (Partition partition : plan.partitions) {
+      for (Group g : partition.groups) {
+        String rule = "rule '" + rule(g.rules[0]).id() + "'";
+        CounterSpec spec = g.spec(priority);
+        if (!partition.recipient) {
+          return rule + " is not keyed by the recipient: a message is deferred only under rules keyed by it";
+        }
+        if (spec.algorithm() != Algorithm.SLIDING_LOG) {
+          return rule + " uses " + spec.algorithm().id() + ": a message is deferred only under sliding-log rules";
+        }
+        if (LargeLog.isLarge(spec)) {
+          return rule + " keeps a large log (a limit above " + LargeLog.LARGE_FROM
+              + "): a message is deferred only under smaller limits";
+        }
+      }
+    }
+    return null;
   }
 
   /** The partitions and counters one set of applicable rules touches. */

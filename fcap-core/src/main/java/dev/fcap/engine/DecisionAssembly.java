@@ -6,6 +6,7 @@ import dev.fcap.model.Rule;
 import dev.fcap.model.Suppression;
 import dev.fcap.model.RuleOutcome;
 import dev.fcap.model.RuleOutcomes;
+import dev.fcap.store.Booking;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionAnswer;
 import dev.fcap.store.PartitionRequest;
@@ -154,6 +155,12 @@ final class DecisionAssembly {
     for (PartitionAnswer r : results) {
       degraded |= r != null && r.degraded();
     }
+    long bookedAt = results.length > 0 ? results[0].bookedAt() : deferredOpening(p, sendAt, suppressed);
+    if (bookedAt != 0) { // not now: booked for later, and released by its id
+      String id = results.length > 0 ? releasableId(p, results[0]) : unrestrictedId(p, time);
+      return Decision.deferred(id, bookedAt - time, blocked, shadowBlocked, rules, degraded, time,
+          p.policy().policy.version(), replayed, bookedAt);
+    }
     Supplier<String> idOnRead = allowed && results.length > 0 ? releaseSealedOnRead(p, results[0]) : null;
     if (idOnRead != null) {
       return Decision.withIdMadeOnRead(idOnRead, true, 0, blocked, shadowBlocked, rules, degraded, time,
@@ -163,6 +170,16 @@ final class DecisionAssembly {
     return new Decision(allowed, id, allowed ? 0 : sendAt < 0 ? -1 : sendAt - time, blocked,
         shadowBlocked, rules, degraded, time, p.policy().policy.version(), replayed, sendAt, null,
         suppressed == null ? null : suppressed.reason());
+  }
+
+  /**
+   * For a deferred message no counter applies to, refused now by a shut send window alone: the
+   * windows' next common opening {@code sendAt}, if it is by the deferral's {@code notAfter} (nothing
+   * is counted, so that is the booking); else 0.
+   */
+  private static long deferredOpening(Prepared p, long sendAt, Suppression suppressed) {
+    Booking booking = p.booking();
+    return booking != null && suppressed == null && sendAt > 0 && sendAt <= booking.notAfter() ? sendAt : 0;
   }
 
   /**
@@ -219,9 +236,10 @@ final class DecisionAssembly {
     if (!releasable) {
       return null;
     }
-    long expiresAt = first.time() + p.recordHorizonMs();
+    long recordedAt = first.recordedAt(); // a booking is released at its booked instant, and kept as long after it
+    long expiresAt = recordedAt + p.recordHorizonMs();
     return p.sealedTail() != null
-        ? ids.seal(p.firstPartition(), p.recordKey(), expiresAt, first.time(), first.incarnation(), p.sealedTail())
+        ? ids.seal(p.firstPartition(), p.recordKey(), expiresAt, recordedAt, first.incarnation(), p.sealedTail())
         : ids.seal(p.firstPartition(), p.recordKey(), expiresAt);
   }
 

@@ -1,6 +1,7 @@
 package dev.fcap.engine;
 
 import dev.fcap.model.Decision;
+import dev.fcap.model.InvalidMessageException;
 import dev.fcap.model.Message;
 import dev.fcap.model.Policy;
 import dev.fcap.model.ReleaseResult;
@@ -67,6 +68,7 @@ public final class Engine implements AutoCloseable {
   private final DecisionAssembly assembly;
   private final Releases releases;
   private final Inspector inspector;
+  private final Clock clock;
 
   private Engine(Builder b) {
     this.store = b.store;
@@ -74,7 +76,9 @@ public final class Engine implements AutoCloseable {
     this.releaseHorizonMs = b.releaseHorizonMs;
     this.callerTime = new CallerTime(b.callerTime);
     this.ids = new DecisionIds(store);
-    this.requests = new RequestBuilder(b.clock, releaseHorizonMs, store.as(SuppressionList.class).orElse(null));
+    this.clock = b.clock;
+    this.requests = new RequestBuilder(b.clock, releaseHorizonMs, store.as(SuppressionList.class).orElse(null),
+        store.books());
     this.assembly = new DecisionAssembly(ids, b.clock, releaseHorizonMs);
     this.releases = new Releases(store, policies, ids, callerTime, b.clock, requests);
     this.inspector = new Inspector(store, policies);
@@ -109,6 +113,22 @@ public final class Engine implements AutoCloseable {
   /** Decides and, if admitted, records the message. */
   public CompletableFuture<Decision> decide(Message message) {
     return run(message, Operation.DECIDE, PartitionRequest.STORE_TIME);
+  }
+
+  /**
+   * Fails unless {@code message}'s deferral ({@link Message#defer()}), if it has one, can be honoured
+   * now: the store books ({@link Store#books()}), every rule that applies to it is a sliding log keyed
+   * by the recipient (below the large-log limit), and its {@code notAfter} is at most 7 days ahead.
+   * {@link #decide} fails the same way; a server asks first, to answer a clear error.
+   *
+   * @throws dev.fcap.model.InvalidMessageException naming the field ({@code defer} or {@code notAfter})
+   */
+  public void requireDeferrable(Message message) {
+    if (message.defer() == null) {
+      return;
+    }
+    CompiledPolicy cp = policies.get(message.tenant());
+    requests.requireDeferrable(cp, cp == null ? null : cp.plan(message), message, clock.millis());
   }
 
   /** Decides without recording anything (dry run). */
@@ -248,7 +268,13 @@ public final class Engine implements AutoCloseable {
     List<Prepared> single = new ArrayList<>();
     List<PartitionRequest> singleRequests = new ArrayList<>();
     for (Message m : messages) {
-      Prepared p = requests.prepare(policies.get(m.tenant()), m, op, PartitionRequest.STORE_TIME);
+      Prepared p;
+      try {
+        p = requests.prepare(policies.get(m.tenant()), m, op, PartitionRequest.STORE_TIME);
+      } catch (InvalidMessageException e) { // a deferral that cannot be honoured: this message's alone
+        out.add(failed(e));
+        continue;
+      }
       if (p.requests().length == 1 && !requests.probes(p.plan(), p.op())) {
         single.add(p);
         singleRequests.add(p.requests()[0]);
@@ -354,7 +380,11 @@ public final class Engine implements AutoCloseable {
     Scratch scratch = Scratch.take();
     Prepared p;
     try {
-      p = requests.prepare(policies.get(message.tenant()), message, op, time, scratch, storeHere != null);
+      try {
+        p = requests.prepare(policies.get(message.tenant()), message, op, time, scratch, storeHere != null);
+      } catch (InvalidMessageException e) { // a deferral that cannot be honoured
+        return failed(e);
+      }
       if (p.requests() == null) { // one partition, in the thread's buffers
         if (!p.waitsForIds(ids)) {
           try {

@@ -2,6 +2,7 @@ package dev.fcap.engine;
 
 import dev.fcap.model.Message;
 import dev.fcap.model.Suppression;
+import dev.fcap.store.Booking;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionRequest;
 
@@ -30,6 +31,8 @@ import dev.fcap.store.PartitionRequest;
  *   <li>{@code windows}: the send windows that apply, judged at the decision's time; null: none applies
  *   <li>{@code suppressed}: the suppression-list entry that refuses the message (its step then only
  *       reads); null: none
+ *   <li>{@code booking}: for a deferred message, what its step may book it at if it may not go now;
+ *       null: not deferred
  * </ul>
  */
 final class Prepared {
@@ -47,6 +50,7 @@ final class Prepared {
   private long time;
   private WindowCheck windows;
   private Suppression suppressed;
+  private Booking booking;
 
   /** An instance to fill ({@link #set}). */
   Prepared() {}
@@ -69,7 +73,18 @@ final class Prepared {
     this.time = time;
     this.windows = windows;
     this.suppressed = suppressed;
+    this.booking = null;
     return this;
+  }
+
+  /** This instance, deferred as {@code booking} says. */
+  Prepared booking(Booking booking) {
+    this.booking = booking;
+    return this;
+  }
+
+  Booking booking() {
+    return booking;
   }
 
   Message message() {

@@ -1,9 +1,11 @@
 package dev.fcap.engine;
 
 import dev.fcap.model.Dimension;
+import dev.fcap.model.InvalidMessageException;
 import dev.fcap.model.Message;
 import dev.fcap.model.Rule;
 import dev.fcap.model.Suppression;
+import dev.fcap.store.Booking;
 import dev.fcap.store.CounterSpec;
 import dev.fcap.store.Idempotency;
 import dev.fcap.store.Operation;
@@ -31,9 +33,12 @@ final class RequestBuilder {
   private final SuppressionList suppressions;
   /** Whether the store reads the recipient's suppression entry in the step ({@link SuppressionCheck}). */
   private final boolean checkInStep;
+  /** Whether the store books deferred messages ({@link dev.fcap.store.Store#books()}). */
+  private final boolean books;
 
-  RequestBuilder(Clock clock, long releaseHorizonMs, SuppressionList suppressions) {
+  RequestBuilder(Clock clock, long releaseHorizonMs, SuppressionList suppressions, boolean books) {
     this.clock = clock;
+    this.books = books;
     this.releaseHorizonMs = releaseHorizonMs;
     this.checkInStep = suppressions != null && suppressions.checkedInStep();
     this.suppressions = checkInStep ? null : suppressions;
@@ -105,9 +110,15 @@ final class RequestBuilder {
           null, time, null, suppressed);
     }
     CompiledPolicy.Plan plan = cp.plan(m);
-    WindowCheck windows = plan.windows.length == 0 ? null
-        : WindowCheck.of(cp, plan, m, time == PartitionRequest.STORE_TIME ? clock.millis() : time);
-    op = suppressed != null && op == Operation.DECIDE ? Operation.CHECK : WindowCheck.effective(op, windows);
+    boolean defers = m.defer() != null && op == Operation.DECIDE && suppressed == null;
+    long base = defers || plan.windows.length > 0 ? time == PartitionRequest.STORE_TIME ? clock.millis() : time : 0;
+    if (defers) {
+      requireDeferrable(cp, plan, m, base);
+    }
+    WindowCheck windows = plan.windows.length == 0 ? null : WindowCheck.of(cp, plan, m, base);
+    // a deferred message stays a DECIDE in a shut window: its step books it for when the window opens
+    op = suppressed != null && op == Operation.DECIDE ? Operation.CHECK
+        : defers ? op : WindowCheck.effective(op, windows);
     long releaseHorizon = releaseHorizonMs < 0 ? cp.messageHorizonMs : releaseHorizonMs;
     int partitions = plan.partitions.length;
     boolean inBuffers = buffered && partitions == 1;
@@ -119,10 +130,49 @@ final class RequestBuilder {
     // request's tail is then not NOT_RELEASABLE)
     Idempotency first = partitions == 0 ? null : built[0].idempotency();
     boolean releasable = first != null && first.tail() != ReleaseRecord.NOT_RELEASABLE;
+    Booking booking = defers ? booking(cp, m, windows, base) : null;
+    if (booking != null && partitions == 1) {
+      built[0].booking(booking);
+    }
     // in the buffers, the scratch's own instance: read only until the scratch is released, as they are
     return (inBuffers ? scratch.prepared : new Prepared()).set(m, cp, plan, op,
         inBuffers ? null : toRequests(built, partitions), partitions == 0 ? null : built[0].partition(), key, horizon,
-        releaseHorizon > 0, releasable, sealedTail, time, windows, suppressed);
+        releaseHorizon > 0, releasable, sealedTail, time, windows, suppressed).booking(booking);
+  }
+
+  /**
+   * Fails unless {@code m}'s deferral can be honoured at {@code base} (the decision's time): the store
+   * books, every rule that applies can be booked under ({@link CompiledPolicy#whyNotDeferrable}), and
+   * its {@code notAfter} lies within the longest deferral. A deferral of a tenant without a policy is
+   * never needed (the message is admitted).
+   *
+   * @throws InvalidMessageException naming {@code defer} or {@code notAfter}
+   */
+  void requireDeferrable(CompiledPolicy cp, CompiledPolicy.Plan plan, Message m, long base) {
+    if (m.defer() == null || cp == null) {
+      return;
+    }
+    if (!books) {
+      throw new InvalidMessageException("defer", "this store cannot book a message for later: deferral needs the "
+          + "embedded store");
+    }
+    String why = cp.whyNotDeferrable(plan, m.priority());
+    if (why != null) {
+      throw new InvalidMessageException("defer", why);
+    }
+    if (m.defer().notAfter() - base > CompiledPolicy.MAX_HORIZON_MS) {
+      throw new InvalidMessageException("notAfter", "notAfter is more than 7 days after the decision ("
+          + (m.defer().notAfter() - base) + " ms)");
+    }
+  }
+
+  /**
+   * What {@code m}'s step may book it at: up to its {@code notAfter} (by default the policy's longest
+   * window after {@code base}), where every enforced send window is open.
+   */
+  private static Booking booking(CompiledPolicy cp, Message m, WindowCheck windows, long base) {
+    long notAfter = m.defer().hasNotAfter() ? m.defer().notAfter() : base + cp.messageHorizonMs;
+    return new Booking(notAfter, windows == null ? null : windows.openSpans(cp, base, notAfter));
   }
 
   /**

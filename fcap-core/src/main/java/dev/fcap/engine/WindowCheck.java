@@ -3,6 +3,7 @@ package dev.fcap.engine;
 import dev.fcap.model.Message;
 import dev.fcap.store.Operation;
 import java.time.ZoneId;
+import java.util.Arrays;
 
 /**
  * The send windows that apply to one message, judged at its decision time by the wall clock of each
@@ -60,6 +61,56 @@ final class WindowCheck {
   long opens(CompiledPolicy cp, int i) {
     WindowSchedule s = cp.schedules[rules[i]];
     return open[i] ? time : s.nextOpening(time, s.zoneFor(zone));
+  }
+
+  /** The most spans {@link #openSpans} lists: two a day for the longest deferral, with room to spare. */
+  static final int MAX_SPANS = 256;
+
+  /**
+   * The instants in [{@code from}, {@code until}] at which every enforced window is open, as sorted
+   * spans {@code [a, b]} (pairs of epoch ms, both ends inclusive), at most {@value #MAX_SPANS}; null
+   * when no enforced window applies (every instant is open). A deferred message may be booked only
+   * inside them ({@link dev.fcap.store.Booking}).
+   */
+  long[] openSpans(CompiledPolicy cp, long from, long until) {
+    if (!anyEnforced()) {
+      return null;
+    }
+    long[] spans = new long[16];
+    int n = 0;
+    long at = from;
+    while (n < 2 * MAX_SPANS) {
+      long opens = earliest(cp, at);
+      if (opens < 0 || opens > until) {
+        break;
+      }
+      long closes = Long.MAX_VALUE;
+      for (int i = 0; i < rules.length; i++) {
+        if (enforced[i]) {
+          WindowSchedule s = cp.schedules[rules[i]];
+          closes = Math.min(closes, s.nextClosing(opens, s.zoneFor(zone), until));
+        }
+      }
+      if (n == spans.length) {
+        spans = Arrays.copyOf(spans, 2 * n);
+      }
+      spans[n++] = opens;
+      spans[n++] = closes == Long.MAX_VALUE ? until : closes - 1;
+      if (closes > until) {
+        break;
+      }
+      at = closes;
+    }
+    return Arrays.copyOf(spans, n);
+  }
+
+  private boolean anyEnforced() {
+    for (boolean e : enforced) {
+      if (e) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**

@@ -109,6 +109,49 @@ final class WindowSchedule {
     return opening;
   }
 
+  /**
+   * The earliest instant after {@code t} and at most {@code until} at which the window is shut in
+   * {@code zone}, or {@code Long.MAX_VALUE} if it stays open through {@code until}. Membership changes
+   * only where the local time reaches an interval's {@code to}, a local midnight (a new date, whose
+   * weekday or closing may differ) or an offset transition, so those are the candidates.
+   */
+  long nextClosing(long t, ZoneId zone, long until) {
+    ZoneRules rules = zone.getRules();
+    long best = Long.MAX_VALUE;
+    long firstDay = Math.floorDiv(ZoneOffsets.localMs(zone, t), MS_PER_DAY) - 1;
+    long lastDay = Math.floorDiv(ZoneOffsets.localMs(zone, until), MS_PER_DAY) + 1;
+    for (long day = firstDay; day <= lastDay; day++) {
+      best = earliestShutAt(rules, day, 0, t, until, zone, best);
+      for (int to : toMs) {
+        best = earliestShutAt(rules, day, to, t, until, zone, best);
+      }
+    }
+    Instant after = Instant.ofEpochMilli(t);
+    for (ZoneOffsetTransition tr = rules.nextTransition(after); tr != null; tr = rules.nextTransition(after)) {
+      long at = tr.toEpochSecond() * 1000L;
+      if (at >= best || at > until) {
+        break;
+      }
+      if (at > t && !isOpen(at, zone)) {
+        return at;
+      }
+      after = tr.getInstant();
+    }
+    return best;
+  }
+
+  /** {@code best}, or an earlier instant in (t, until] whose local time is {@code day} at {@code msOfDay} and shut. */
+  private long earliestShutAt(ZoneRules rules, long day, int msOfDay, long t, long until, ZoneId zone, long best) {
+    LocalDateTime local = LocalDate.ofEpochDay(day).atStartOfDay().plusNanos(msOfDay * 1_000_000L);
+    for (ZoneOffset offset : rules.getValidOffsets(local)) { // none in a gap: the transition is a candidate
+      long at = local.toEpochSecond(offset) * 1000L;
+      if (at > t && at <= until && at < best && !isOpen(at, zone)) {
+        best = at;
+      }
+    }
+    return best;
+  }
+
   /** {@link #nextOpening} for a {@code t} at which the window is shut, computed. */
   private long search(long t, ZoneId zone) {
     ZoneRules rules = zone.getRules();

@@ -31,6 +31,9 @@ import java.util.function.Supplier;
  *       {@code -1} if that never happens
  *   <li>{@code degradedReason}: null unless {@code degraded}; then why the store did not decide:
  *       {@link #STORE_DOWN}, {@link #STORE_FULL} or {@link #STORE_RESET}
+ *   <li>{@code deferred}: true when the message, not admitted now, was booked for {@code sendAt} (it asked
+ *       to be: {@link Message#defer()}): it is recorded there, in every rule, and its {@code decisionId}
+ *       releases the slot; {@code allowed} is false, and the message is to be sent at {@code sendAt}
  *   <li>{@code suppressedReason}: null unless the recipient is on the tenant's suppression list for this
  *       message ({@link Suppression#BLOCKED_BY} is then among {@code blockedBy}): the entry's reason
  * </ul>
@@ -64,18 +67,20 @@ public final class Decision {
   private final long sendAt;
   private final String degradedReason;
   private final String suppressedReason;
+  private final boolean deferred;
 
   public Decision(boolean allowed, String decisionId, long retryAfterMs, List<String> blockedBy,
       List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, long time, long policyVersion,
       boolean replayed, long sendAt, String degradedReason, String suppressedReason) {
     this((Object) decisionId, allowed, retryAfterMs, blockedBy, shadowBlockedBy, rules, degraded, time,
-        policyVersion, replayed, sendAt, degradedReason, suppressedReason);
+        policyVersion, replayed, sendAt, degradedReason, suppressedReason, false);
   }
 
   private Decision(Object decisionId, boolean allowed, long retryAfterMs, List<String> blockedBy,
       List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, long time, long policyVersion,
-      boolean replayed, long sendAt, String degradedReason, String suppressedReason) {
+      boolean replayed, long sendAt, String degradedReason, String suppressedReason, boolean deferred) {
     this.allowed = allowed;
+    this.deferred = deferred;
     this.decisionId = decisionId;
     this.retryAfterMs = retryAfterMs;
     this.blockedBy = List.copyOf(blockedBy);
@@ -115,13 +120,24 @@ public final class Decision {
       List<String> blockedBy, List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, long time,
       long policyVersion, boolean replayed, long sendAt, String suppressedReason) {
     return new Decision(Objects.requireNonNull(makeId, "makeId"), allowed, retryAfterMs, blockedBy, shadowBlockedBy,
-        rules, degraded, time, policyVersion, replayed, sendAt, null, suppressedReason);
+        rules, degraded, time, policyVersion, replayed, sendAt, null, suppressedReason, false);
+  }
+
+  /**
+   * A deferred decision: not admitted now, booked for {@code sendAt} ({@code deferred}); its id
+   * releases the booking (null: none can, a random id is made when first read).
+   */
+  public static Decision deferred(String decisionId, long retryAfterMs, List<String> blockedBy,
+      List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, long time, long policyVersion,
+      boolean replayed, long sendAt) {
+    return new Decision((Object) decisionId, false, retryAfterMs, blockedBy,
+        shadowBlockedBy, rules, degraded, time, policyVersion, replayed, sendAt, null, null, true);
   }
 
   /** This decision marked degraded for {@code reason}. */
   public Decision degradedFor(String reason) {
-    return new Decision(allowed, decisionId(), retryAfterMs, blockedBy, shadowBlockedBy, rules, true, time,
-        policyVersion, replayed, sendAt, reason, suppressedReason);
+    return new Decision((Object) decisionId(), allowed, retryAfterMs, blockedBy, shadowBlockedBy, rules, true, time,
+        policyVersion, replayed, sendAt, reason, suppressedReason, deferred);
   }
 
   /**
@@ -205,19 +221,23 @@ public final class Decision {
     return suppressedReason;
   }
 
+  public boolean deferred() {
+    return deferred;
+  }
+
   @Override
   public boolean equals(Object o) {
     return o == this || o instanceof Decision d && allowed == d.allowed && decisionId().equals(d.decisionId())
         && retryAfterMs == d.retryAfterMs && blockedBy.equals(d.blockedBy) && shadowBlockedBy.equals(d.shadowBlockedBy)
         && rules.equals(d.rules) && degraded == d.degraded && time == d.time && policyVersion == d.policyVersion
         && replayed == d.replayed && sendAt == d.sendAt && Objects.equals(degradedReason, d.degradedReason)
-        && Objects.equals(suppressedReason, d.suppressedReason);
+        && Objects.equals(suppressedReason, d.suppressedReason) && deferred == d.deferred;
   }
 
   @Override
   public int hashCode() {
     return Objects.hash(allowed, decisionId(), retryAfterMs, blockedBy, shadowBlockedBy, rules, degraded, time,
-        policyVersion, replayed, sendAt, degradedReason, suppressedReason);
+        policyVersion, replayed, sendAt, degradedReason, suppressedReason, deferred);
   }
 
   @Override
@@ -225,6 +245,7 @@ public final class Decision {
     return "Decision[allowed=" + allowed + ", decisionId=" + decisionId() + ", retryAfterMs=" + retryAfterMs
         + ", blockedBy=" + blockedBy + ", shadowBlockedBy=" + shadowBlockedBy + ", rules=" + rules + ", degraded="
         + degraded + ", time=" + time + ", policyVersion=" + policyVersion + ", replayed=" + replayed + ", sendAt="
-        + sendAt + ", degradedReason=" + degradedReason + ", suppressedReason=" + suppressedReason + "]";
+        + sendAt + ", degradedReason=" + degradedReason + ", suppressedReason=" + suppressedReason
+        + ", deferred=" + deferred + "]";
   }
 }

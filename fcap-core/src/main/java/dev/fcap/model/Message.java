@@ -16,7 +16,8 @@ import java.util.Objects;
  * (default {@link Priority#NORMAL}) chooses how much of a rule's limit the message may use
  * ({@link Headroom}). {@link #override()} makes every enforced rule count the message without refusing
  * it (a message that must go and must still use up the recipient's caps); it needs the caller's
- * authority, which the server checks.
+ * authority, which the server checks. {@link #defer()} (null: none) asks that the message be booked for
+ * the earliest instant every rule admits it if it may not go now ({@link Defer}).
  */
 public record Message(
     String tenant,
@@ -31,7 +32,8 @@ public record Message(
     String messageId,
     ZoneId timeZone,
     Priority priority,
-    boolean override) {
+    boolean override,
+    Defer defer) {
 
   public static final String DEFAULT_TENANT = "default";
   public static final int MAX_ID_LENGTH = 1024;
@@ -62,6 +64,13 @@ public record Message(
       throw new InvalidMessageException("cost", "cost must be between 1 and " + MAX_COST + ", got " + cost);
     }
     optionalId("messageId", messageId);
+  }
+
+  public Message(String tenant, String recipient, String channel, String sender, String category, String content,
+      String contentKey, Map<String, String> attributes, long cost, String messageId, ZoneId timeZone,
+      Priority priority, boolean override) {
+    this(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost, messageId, timeZone,
+        priority, override, null);
   }
 
   public Message(String tenant, String recipient, String channel, String sender, String category, String content,
@@ -110,7 +119,13 @@ public record Message(
   /** The same message with another cost. */
   public Message withCost(long newCost) {
     return new Message(tenant, recipient, channel, sender, category, content, contentKey, attributes, newCost,
-        messageId, timeZone, priority, override);
+        messageId, timeZone, priority, override, defer);
+  }
+
+  /** The same message, deferred as {@code newDefer} says (null: not deferred). */
+  public Message withDefer(Defer newDefer) {
+    return new Message(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost,
+        messageId, timeZone, priority, override, newDefer);
   }
 
   /** Builds a {@link Message}; every field but the recipient is optional. */
@@ -128,8 +143,15 @@ public record Message(
     private ZoneId timeZone;
     private Priority priority;
     private boolean override;
+    private Defer defer;
 
     private Builder() {}
+
+    /** Books the message for later if it may not go now ({@link Defer}); optional, none by default. */
+    public Builder defer(Defer defer) {
+      this.defer = defer;
+      return this;
+    }
 
     /** Counted by every enforced rule without being refused by any; the server asks for the authority. */
     public Builder override(boolean override) {
@@ -209,7 +231,7 @@ public record Message(
 
     public Message build() {
       return new Message(tenant, recipient, channel, sender, category, content, contentKey, attributes, cost,
-          messageId, timeZone, priority, override);
+          messageId, timeZone, priority, override, defer);
     }
   }
 }

@@ -73,6 +73,11 @@ public abstract class ForwardingStore implements Store {
   }
 
   @Override
+  public boolean books() {
+    return delegate.books();
+  }
+
+  @Override
   public <T> Optional<T> as(Class<T> type) {
     return type.isInstance(this) ? Optional.of(type.cast(this)) : delegate.as(type);
   }

@@ -45,6 +45,20 @@ public interface PartitionAnswer {
     return null;
   }
 
+  /**
+   * For a deferred DECIDE ({@link PartitionRequest#booking()}) not admitted at {@link #time()}: the
+   * later instant the message was recorded at (booked), else 0. A booked answer is not
+   * {@link #allowed()}; its checks report the decision at {@link #time()}.
+   */
+  default long bookedAt() {
+    return 0;
+  }
+
+  /** The instant the message was recorded at, if it was: {@link #bookedAt()}, else {@link #time()}. */
+  default long recordedAt() {
+    return bookedAt() != 0 ? bookedAt() : time();
+  }
+
   /** Whether check {@code check} admitted the message. */
   default boolean admits(int check) {
     return retryAt(check) == time();

@@ -15,16 +15,24 @@ import java.util.List;
  *     it to pick the failure policy's action
  * @param suppression null, or the message's scope for a store that reads the recipient's suppression
  *     entry in the step ({@link SuppressionCheck})
+ * @param booking null, or for a deferred DECIDE the instants it may be recorded at instead of now
+ *     ({@link Booking}); only a store that {@link Store#books()} is given one
  */
 public record PartitionRequest(
     byte[] partition, Operation operation, long time, long cost, List<CounterRequest> counters, long eventTime,
-    Idempotency idempotency, String category, SuppressionCheck suppression) {
+    Idempotency idempotency, String category, SuppressionCheck suppression, Booking booking) {
 
   /** Asks the store to read its own clock. */
   public static final long STORE_TIME = Long.MIN_VALUE;
 
   public PartitionRequest {
     counters = List.copyOf(counters);
+  }
+
+  /** A request that books nothing. */
+  public PartitionRequest(byte[] partition, Operation operation, long time, long cost, List<CounterRequest> counters,
+      long eventTime, Idempotency idempotency, String category, SuppressionCheck suppression) {
+    this(partition, operation, time, cost, counters, eventTime, idempotency, category, suppression, null);
   }
 
   /** A request that reads no suppression entry. */
@@ -40,12 +48,12 @@ public record PartitionRequest(
 
   /** This request for a message of {@code category}. */
   public PartitionRequest withCategory(String category) {
-    return new PartitionRequest(partition, operation, time, cost, counters, eventTime, idempotency, category, suppression);
+    return new PartitionRequest(partition, operation, time, cost, counters, eventTime, idempotency, category, suppression, booking);
   }
 
   /** This request at a caller-supplied time (a replay of a step decided elsewhere at {@code at}). */
   public PartitionRequest at(long at) {
-    return new PartitionRequest(partition, operation, at, cost, counters, eventTime, idempotency, category, suppression);
+    return new PartitionRequest(partition, operation, at, cost, counters, eventTime, idempotency, category, suppression, booking);
   }
 
   public static PartitionRequest of(byte[] partition, Operation op, long time, long cost, List<CounterRequest> counters) {
@@ -57,17 +65,18 @@ public record PartitionRequest(
    * decision); a message id it carries is forgotten with it.
    */
   public PartitionRequest asRelease(long recordedAt) {
-    return new PartitionRequest(partition, Operation.RELEASE, time, cost, counters, recordedAt, idempotency, category, null);
+    return new PartitionRequest(partition, Operation.RELEASE, time, cost, counters, recordedAt, idempotency, category, null, null);
   }
 
   /** This request as a dry run. */
   public PartitionRequest asCheck() {
-    return new PartitionRequest(partition, Operation.CHECK, time, cost, counters, eventTime, idempotency, category, suppression);
+    return new PartitionRequest(partition, Operation.CHECK, time, cost, counters, eventTime, idempotency, category,
+        suppression, null);
   }
 
   /** This request, remembering (or, for a release, forgetting) a message id. */
   public PartitionRequest withIdempotency(Idempotency id) {
-    return new PartitionRequest(partition, operation, time, cost, counters, eventTime, id, category, suppression);
+    return new PartitionRequest(partition, operation, time, cost, counters, eventTime, id, category, suppression, booking);
   }
 
   /** The number of checks over all counters: the length of the result arrays. */

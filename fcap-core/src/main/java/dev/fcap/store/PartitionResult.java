@@ -21,7 +21,12 @@ import dev.fcap.model.Suppression;
  *     the message (the step was then a dry run), else null
  */
 public record PartitionResult(long time, boolean allowed, long[] used, long[] retryAt, String replayOf,
-    boolean degraded, long incarnation, Suppression suppressed) implements PartitionAnswer {
+    boolean degraded, long incarnation, Suppression suppressed, long bookedAt) implements PartitionAnswer {
+
+  public PartitionResult(long time, boolean allowed, long[] used, long[] retryAt, String replayOf,
+      boolean degraded, long incarnation, Suppression suppressed) {
+    this(time, allowed, used, retryAt, replayOf, degraded, incarnation, suppressed, 0);
+  }
 
   public PartitionResult(long time, boolean allowed, long[] used, long[] retryAt, String replayOf,
       boolean degraded, long incarnation) {
@@ -61,11 +66,11 @@ public record PartitionResult(long time, boolean allowed, long[] used, long[] re
 
   /** This result, marked as decided by an outage store. */
   public PartitionResult asDegraded() {
-    return new PartitionResult(time, allowed, used, retryAt, replayOf, true, incarnation, suppressed);
+    return new PartitionResult(time, allowed, used, retryAt, replayOf, true, incarnation, suppressed, bookedAt);
   }
 
   /** This result, answering the partition's {@code incarnation}. */
   public PartitionResult withIncarnation(long incarnation) {
-    return new PartitionResult(time, allowed, used, retryAt, replayOf, degraded, incarnation, suppressed);
+    return new PartitionResult(time, allowed, used, retryAt, replayOf, degraded, incarnation, suppressed, bookedAt);
   }
 }

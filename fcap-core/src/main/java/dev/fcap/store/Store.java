@@ -94,6 +94,15 @@ public interface Store extends AutoCloseable {
   }
 
   /**
+   * Whether this store books deferred messages: it honours a request's {@link Booking} (recording a
+   * message not admitted now at a later instant) and reads messages recorded ahead exactly. A store
+   * that does not is never given a booking: the engine refuses the deferral. The default is false.
+   */
+  default boolean books() {
+    return false;
+  }
+
+  /**
    * This store or the layer under it of type {@code type}: decorators override this to look at
    * themselves, then at their delegate.
    */

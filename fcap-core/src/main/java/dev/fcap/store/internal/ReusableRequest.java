@@ -1,5 +1,6 @@
 package dev.fcap.store.internal;
 
+import dev.fcap.store.Booking;
 import dev.fcap.store.CounterRequest;
 import dev.fcap.store.CounterSpec;
 import dev.fcap.store.Idempotency;
@@ -32,6 +33,7 @@ public final class ReusableRequest {
   private Idempotency idempotency;
   private String category;
   private SuppressionCheck suppression;
+  private Booking booking;
   private int count;
   private byte[][] keys = new byte[4][];
   private CounterSpec[] specs = new CounterSpec[4];
@@ -50,6 +52,7 @@ public final class ReusableRequest {
     this.idempotency = idempotency;
     this.category = category;
     this.suppression = null;
+    this.booking = null;
     Arrays.fill(keys, 0, count, null); // keep no earlier key alive
     Arrays.fill(given, 0, count, null);
     this.count = 0;
@@ -66,6 +69,7 @@ public final class ReusableRequest {
     set(request.partition(), request.operation(), request.time(), request.cost(), request.eventTime(),
         request.idempotency(), request.category());
     this.suppression = request.suppression();
+    this.booking = request.booking();
     List<CounterRequest> counters = request.counters();
     for (int i = 0; i < counters.size(); i++) {
       addCounter(counters.get(i));
@@ -109,6 +113,15 @@ public final class ReusableRequest {
     return suppression;
   }
 
+  /** Asks the store to book the message if it is not admitted now (null: not); after {@link #set}. */
+  public void booking(Booking booking) {
+    this.booking = booking;
+  }
+
+  public Booking booking() {
+    return booking;
+  }
+
   /** An immutable request of the same content; it shares this one's arrays (see the class note). */
   public PartitionRequest toRequest() {
     List<CounterRequest> counters = switch (count) { // one or two: no array to copy into the list
@@ -124,7 +137,7 @@ public final class ReusableRequest {
       }
     };
     return new PartitionRequest(partition, operation, time, cost, counters, eventTime, idempotency, category,
-        suppression);
+        suppression, booking);
   }
 
   private CounterRequest counter(int i) {

@@ -22,6 +22,7 @@ public final class ReusableResult implements PartitionAnswer {
   private long[] retryAt = new long[8];
   private String replayOf;
   private long incarnation;
+  private long bookedAt;
 
   /** Starts a new answer of {@code checks} checks, every figure 0: the last answer is gone. */
   public void reset(int checks) {
@@ -37,6 +38,7 @@ public final class ReusableResult implements PartitionAnswer {
     this.allowed = false;
     this.replayOf = null;
     this.incarnation = 0;
+    this.bookedAt = 0;
   }
 
   /** Where check i's {@link #used(int)} is written: index i; at least {@link #checks()} long. */
@@ -65,10 +67,20 @@ public final class ReusableResult implements PartitionAnswer {
     this.incarnation = incarnation;
   }
 
+  /** Marks this answer as booked: the message was recorded at {@code at} (see {@link PartitionAnswer#bookedAt()}). */
+  public void bookedAt(long at) {
+    this.bookedAt = at;
+  }
+
+  @Override
+  public long bookedAt() {
+    return bookedAt;
+  }
+
   /** An immutable copy, as {@link dev.fcap.store.Store#apply} answers. */
   public PartitionResult toResult() {
     return new PartitionResult(time, allowed, Arrays.copyOf(used, checks), Arrays.copyOf(retryAt, checks), replayOf,
-        false, incarnation);
+        false, incarnation, null, bookedAt);
   }
 
   @Override

@@ -162,6 +162,12 @@ public final class MemoryStore implements CallingThreadStore {
     return true;
   }
 
+  /** Its steps book deferred messages ({@code PartitionStep}); a booked message is journaled like any record. */
+  @Override
+  public boolean books() {
+    return true;
+  }
+
   /** Unless it syncs every write (a decision then waits for its sync, on the journal's thread). */
   @Override
   public boolean answersOnCallingThread() {
@@ -284,12 +290,14 @@ public final class MemoryStore implements CallingThreadStore {
   /**
    * Whether a decision that made a new record of {@code record} can be journaled as its step
    * ({@link JournalDelta}), replayed by {@link #replay} at recovery: a DECIDE on a record that exists,
-   * that reads and writes nothing but that record (no large log of the partition, no remembered
+   * not deferred (the delta does not carry what a booking may book at), that reads and writes nothing
+   * but that record (no large log of the partition, no remembered
    * decision in a record of its own, written or looked up there).
    */
   private static boolean replayable(Segment segment, ReusableRequest request, byte[] record, LargeLog[] large,
       boolean entryBeside, boolean lookedUpBeside) {
-    return record != null && request.operation() == Operation.DECIDE && large == null && !entryBeside
+    return record != null && request.operation() == Operation.DECIDE && request.booking() == null && large == null
+        && !entryBeside
         && !lookedUpBeside && (segment.large.isEmpty() || segment.large.of(request.partition()).isEmpty())
         && JournalDelta.fits(request);
   }

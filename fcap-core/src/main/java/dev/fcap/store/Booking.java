@@ -1,0 +1,48 @@
+package dev.fcap.store;
+
+import java.util.Arrays;
+
+/**
+ * What a deferred decision asks of its partition's step besides the decision now: if the message is not
+ * admitted at the step's time, record it at the earliest instant T at or after that time, at most
+ * {@code notAfter}, at which every counter of the request admits it (counting every message recorded
+ * for later) and which lies in {@code open}; if there is none, nothing is recorded.
+ *
+ * @param notAfter the latest instant the message may be booked at (epoch ms)
+ * @param open the instants the message may go at, as sorted, disjoint spans {@code [open[2k],
+ *     open[2k + 1])} of epoch ms (the engine's send windows, every one open); null: any instant
+ */
+public record Booking(long notAfter, long[] open) {
+
+  /** The first instant at or after {@code t} that may be booked (in {@code open}, at most {@code notAfter}), or -1. */
+  public long firstOpen(long t) {
+    if (t > notAfter) {
+      return -1;
+    }
+    if (open == null) {
+      return t;
+    }
+    for (int k = 0; k < open.length; k += 2) {
+      if (t <= open[k + 1]) {
+        long at = Math.max(t, open[k]);
+        return at <= notAfter ? at : -1;
+      }
+    }
+    return -1;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof Booking b && notAfter == b.notAfter && Arrays.equals(open, b.open);
+  }
+
+  @Override
+  public int hashCode() {
+    return Long.hashCode(notAfter) * 31 + Arrays.hashCode(open);
+  }
+
+  @Override
+  public String toString() {
+    return "Booking[notAfter=" + notAfter + ", open=" + Arrays.toString(open) + "]";
+  }
+}
