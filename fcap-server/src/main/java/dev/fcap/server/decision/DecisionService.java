@@ -3,6 +3,7 @@ package dev.fcap.server.decision;
 import dev.fcap.engine.Engine;
 import dev.fcap.engine.Inspection;
 import dev.fcap.model.Decision;
+import dev.fcap.model.InvalidMessageException;
 import dev.fcap.model.Message;
 import dev.fcap.model.Policy;
 import dev.fcap.server.audit.AuditLog;
@@ -96,6 +97,9 @@ public final class DecisionService {
 
   public CompletableFuture<Decision> decide(Principal who, Message m, boolean dryRun) {
     authorize(who, m);
+    if (!dryRun) {
+      requireDeferrable(m);
+    }
     long start = System.nanoTime();
     long outages = failover.outages();
     CompletableFuture<Decision> d = dryRun ? engine.check(m) : engine.decide(m);
@@ -135,6 +139,9 @@ public final class DecisionService {
       try {
         Message m = read.apply(i);
         authorize(who, m);
+        if (!dryRun) {
+          requireDeferrable(m);
+        }
         valid.add(m);
         positions.add(i);
       } catch (ApiException e) {
@@ -190,6 +197,20 @@ public final class DecisionService {
   }
 
   /** A decision needs {@link Role#DECIDE}; an override also {@link Role#OVERRIDE}, asked by name. */
+  /**
+   * A deferral the engine cannot honour ({@link Engine#requireDeferrable}) is the caller's error: 400
+   * {@code defer_unsupported} naming {@code defer} (the store, or the rule that cannot book), or
+   * {@code invalid_field} naming {@code notAfter}. A dry run books nothing and is not asked.
+   */
+  private void requireDeferrable(Message m) {
+    try {
+      engine.requireDeferrable(m);
+    } catch (InvalidMessageException e) {
+      throw ApiException.badRequest("defer".equals(e.field()) ? "defer_unsupported" : "invalid_field", e.getMessage(),
+          e.field());
+    }
+  }
+
   private static void authorize(Principal who, Message m) {
     who.require(Role.DECIDE, m.tenant());
     if (m.override()) {
