@@ -156,7 +156,8 @@ public final class PartitionStep {
       at += spec.checks();
     }
     Booking booking = request.booking();
-    if (booking != null && request.operation() == Operation.DECIDE && (!allowed || booking.firstOpen(now) != now)) {
+    if (booking != null && request.operation() == Operation.DECIDE
+        && (!allowed || !booking.admitsNow())) {
       out.decided(now, false); // not now: booked for later if some instant admits, else refused
       long bookAt = large == null ? bookingTime(request, now, states, booking) : -1;
       if (bookAt >= 0) {

@@ -195,9 +195,10 @@ final class Releases {
         // a period judged in another zone could take a unit of the next period (never over-admit)
       }
     }
+    // the latest caller time, not the event's: a booked message's lies ahead, and its partition must not
+    // jump there (a store decides a partition at its latest write's time at the earliest anyway)
     long at = callerTime.releaseTime(PartitionRequest.STORE_TIME);
-    return new PartitionRequest(partition, Operation.RELEASE,
-        at == PartitionRequest.STORE_TIME ? at : Math.max(at, recordedAt), record.cost(), counters, recordedAt,
+    return new PartitionRequest(partition, Operation.RELEASE, at, record.cost(), counters, recordedAt,
         claim != null ? claim : new Idempotency(key, 1, ReleaseRecord.NOT_RELEASABLE, true), null);
   }
 }

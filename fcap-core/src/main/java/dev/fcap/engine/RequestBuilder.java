@@ -172,7 +172,8 @@ final class RequestBuilder {
    */
   private static Booking booking(CompiledPolicy cp, Message m, WindowCheck windows, long base) {
     long notAfter = m.defer().hasNotAfter() ? m.defer().notAfter() : base + cp.messageHorizonMs;
-    return new Booking(notAfter, windows == null ? null : windows.openSpans(cp, base, notAfter));
+    return new Booking(notAfter, windows == null ? null : windows.openSpans(cp, base, notAfter),
+        windows == null || !windows.shut);
   }
 
   /**

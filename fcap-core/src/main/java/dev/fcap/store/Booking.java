@@ -11,8 +11,12 @@ import java.util.Arrays;
  * @param notAfter the latest instant the message may be booked at (epoch ms)
  * @param open the instants the message may go at, as sorted, disjoint spans {@code [open[2k],
  *     open[2k + 1])} of epoch ms (the engine's send windows, every one open); null: any instant
+ * @param admitsNow whether the message may be admitted at the step's time, its counters permitting,
+ *     as any message is: the engine found every send window open at the decision's time (judged there,
+ *     as for a message not deferred, also when a clock step back has the step decide later); false:
+ *     only a booking can record it
  */
-public record Booking(long notAfter, long[] open) {
+public record Booking(long notAfter, long[] open, boolean admitsNow) {
 
   /** The first instant at or after {@code t} that may be booked (in {@code open}, at most {@code notAfter}), or -1. */
   public long firstOpen(long t) {
@@ -33,16 +37,16 @@ public record Booking(long notAfter, long[] open) {
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof Booking b && notAfter == b.notAfter && Arrays.equals(open, b.open);
+    return o instanceof Booking b && notAfter == b.notAfter && Arrays.equals(open, b.open) && admitsNow == b.admitsNow;
   }
 
   @Override
   public int hashCode() {
-    return Long.hashCode(notAfter) * 31 + Arrays.hashCode(open);
+    return (Long.hashCode(notAfter) * 31 + Arrays.hashCode(open)) * 31 + Boolean.hashCode(admitsNow);
   }
 
   @Override
   public String toString() {
-    return "Booking[notAfter=" + notAfter + ", open=" + Arrays.toString(open) + "]";
+    return "Booking[notAfter=" + notAfter + ", open=" + Arrays.toString(open) + ", admitsNow=" + admitsNow + "]";
   }
 }

@@ -1,0 +1,194 @@
+package dev.fcap.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fcap.model.Algorithm;
+import dev.fcap.model.Decision;
+import dev.fcap.model.Defer;
+import dev.fcap.model.Dimension;
+import dev.fcap.model.InvalidMessageException;
+import dev.fcap.model.Message;
+import dev.fcap.model.Mode;
+import dev.fcap.model.Policy;
+import dev.fcap.model.Rule;
+import dev.fcap.model.SendWindow;
+import dev.fcap.store.ForwardingStore;
+import dev.fcap.store.ManualClock;
+import dev.fcap.store.memory.Durability;
+import dev.fcap.store.memory.MemoryStore;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.DayOfWeek;
+import java.time.Duration;
+import java.time.LocalTime;
+import java.time.ZoneOffset;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletionException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Deferred decisions, case by case: what is booked where, what a release gives back, a retry of the
+ * same message id, a past {@code notAfter}, send windows alone, durability, and the deferrals the
+ * engine refuses. The random cases are {@code DeferralOracleProperties}'.
+ */
+class DeferralTest {
+  private static final long T0 = ManualClock.START;
+  private static final Rule TWO_PER_MINUTE = Rule.of("two-per-minute", 2, Duration.ofMinutes(1), Dimension.RECIPIENT);
+
+  private final ManualClock clock = new ManualClock(T0);
+
+  private Engine engine(Policy policy) {
+    return Engine.builder(MemoryStore.builder().clock(clock).build()).clock(clock).callerTime(true)
+        .policy(policy).build();
+  }
+
+  private static Policy policy(Rule... rules) {
+    return new Policy("default", 1, List.of(rules));
+  }
+
+  private static Message deferred(String recipient) {
+    return Message.builder(recipient).defer(Defer.BY_DEFAULT).build();
+  }
+
+  @Test
+  void aMessageAtItsLimitIsBookedWhenItsOldestLeavesTheWindowAndTheNextAfterIt() {
+    Engine engine = engine(policy(TWO_PER_MINUTE));
+    assertThat(engine.decideAt(deferred("a"), T0).join().allowed()).isTrue();
+    assertThat(engine.decideAt(deferred("a"), T0 + 10_000).join().allowed()).isTrue();
+    Decision first = engine.decideAt(deferred("a"), T0 + 20_000).join();
+    Decision second = engine.decideAt(deferred("a"), T0 + 20_000).join();
+    assertThat(first.allowed()).isFalse();
+    assertThat(first.deferred()).isTrue();
+    assertThat(first.sendAt()).isEqualTo(T0 + 60_000);
+    assertThat(first.retryAfterMs()).isEqualTo(40_000);
+    assertThat(first.blockedBy()).containsExactly("two-per-minute");
+    assertThat(second.sendAt()).isEqualTo(T0 + 70_000);
+    // a plain message now sees the bookings: the windows ending in the next minute hold them
+    Decision plain = engine.decideAt(Message.builder("a").build(), T0 + 65_000).join();
+    assertThat(plain.allowed()).isFalse();
+    assertThat(plain.deferred()).isFalse();
+    assertThat(plain.sendAt()).isEqualTo(T0 + 120_000);
+  }
+
+  @Test
+  void releasingABookingGivesItsSlotToTheNextDeferral() {
+    Engine engine = engine(policy(TWO_PER_MINUTE));
+    engine.decideAt(deferred("a"), T0).join();
+    engine.decideAt(deferred("a"), T0 + 10_000).join();
+    Decision booked = engine.decideAt(deferred("a"), T0 + 20_000).join();
+    assertThat(engine.decideAt(deferred("a"), T0 + 21_000).join().sendAt()).isEqualTo(T0 + 70_000);
+    assertThat(engine.release(booked.decisionId()).join()).isTrue();
+    assertThat(engine.decideAt(deferred("a"), T0 + 22_000).join().sendAt()).isEqualTo(T0 + 60_000);
+  }
+
+  @Test
+  void aRetryOfTheSameMessageIdAnswersTheSameBookingAndItsReleaseByMessageIdGivesItBack() {
+    Engine engine = engine(policy(TWO_PER_MINUTE));
+    engine.decideAt(deferred("a"), T0).join();
+    engine.decideAt(deferred("a"), T0 + 10_000).join();
+    Message m = Message.builder("a").messageId("order-7").defer(Defer.BY_DEFAULT).build();
+    Decision booked = engine.decideAt(m, T0 + 20_000).join();
+    Decision again = engine.decideAt(m, T0 + 30_000).join();
+    assertThat(again.replayed()).isTrue();
+    assertThat(again.deferred()).isTrue();
+    assertThat(again.sendAt()).isEqualTo(booked.sendAt()).isEqualTo(T0 + 60_000);
+    assertThat(again.decisionId()).isEqualTo(booked.decisionId());
+    assertThat(engine.releaseMessage(m).join()).isTrue();
+    assertThat(engine.decideAt(deferred("a"), T0 + 31_000).join().sendAt()).isEqualTo(T0 + 60_000);
+  }
+
+  @Test
+  void aDeferralWhoseNotAfterHasPassedIsAdmittedNowLikeAnyMessageAndRefusedWhenFull() {
+    Engine engine = engine(policy(TWO_PER_MINUTE));
+    Message late = Message.builder("a").defer(new Defer(T0 - 1)).build();
+    assertThat(engine.decideAt(late, T0).join().allowed()).isTrue();
+    assertThat(engine.decideAt(late, T0 + 1).join().allowed()).isTrue();
+    Decision refused = engine.decideAt(late, T0 + 2).join();
+    assertThat(refused.allowed()).isFalse();
+    assertThat(refused.deferred()).isFalse();
+    assertThat(refused.sendAt()).isEqualTo(T0 + 60_000);
+    // both admissions were counted: the booking that follows is after both leave the window
+    assertThat(engine.decideAt(deferred("a"), T0 + 3).join().sendAt()).isEqualTo(T0 + 60_000);
+    assertThat(engine.decideAt(deferred("a"), T0 + 4).join().sendAt()).isEqualTo(T0 + 60_001);
+  }
+
+  @Test
+  void aBookingIsNeverLaterThanNotAfter() {
+    Engine engine = engine(policy(TWO_PER_MINUTE));
+    engine.decideAt(deferred("a"), T0).join();
+    engine.decideAt(deferred("a"), T0 + 10_000).join();
+    Decision tooSoon = engine.decideAt(Message.builder("a").defer(new Defer(T0 + 59_999)).build(), T0 + 20_000).join();
+    assertThat(tooSoon.deferred()).isFalse();
+    assertThat(tooSoon.sendAt()).isEqualTo(T0 + 60_000);
+    Decision justInTime = engine.decideAt(Message.builder("a").defer(new Defer(T0 + 60_000)).build(), T0 + 20_000)
+        .join();
+    assertThat(justInTime.deferred()).isTrue();
+    assertThat(justInTime.sendAt()).isEqualTo(T0 + 60_000);
+  }
+
+  @Test
+  void aShutSendWindowAloneBooksItsNextOpening() {
+    SendWindow daytime = new SendWindow(ZoneOffset.UTC, List.of(new SendWindow.Interval(EnumSet.allOf(DayOfWeek.class),
+        LocalTime.of(8, 0), LocalTime.of(20, 0))), Set.of());
+    Engine engine = engine(policy(Rule.ofSendWindow("daytime", null, daytime, null, null, Mode.ENFORCE), TWO_PER_MINUTE));
+    long night = T0 + Duration.ofHours(22).toMillis(); // 2026-01-01T22:00Z
+    Decision d = engine.decideAt(Message.builder("a").defer(new Defer(night + Duration.ofDays(1).toMillis())).build(),
+        night).join();
+    assertThat(d.deferred()).isTrue();
+    assertThat(d.sendAt()).isEqualTo(T0 + Duration.ofHours(32).toMillis()); // 08:00 the next day
+    assertThat(d.blockedBy()).containsExactly("daytime");
+  }
+
+  @Test
+  void bookingsSurviveARestartOfTheDurableStore(@TempDir Path dir) throws Exception {
+    Policy policy = policy(TWO_PER_MINUTE);
+    try (Engine engine = Engine.builder(MemoryStore.builder().clock(clock).durable(Durability.everyWrite(dir)).build())
+        .clock(clock).callerTime(true).policy(policy).build()) {
+      engine.decideAt(deferred("a"), T0).join();
+      engine.decideAt(deferred("a"), T0 + 10_000).join();
+      assertThat(engine.decideAt(deferred("a"), T0 + 20_000).join().sendAt()).isEqualTo(T0 + 60_000);
+    }
+    assertThat(Files.list(dir).count()).isPositive();
+    try (Engine engine = Engine.builder(MemoryStore.builder().clock(clock).durable(Durability.everyWrite(dir)).build())
+        .clock(clock).callerTime(true).policy(policy).build()) {
+      assertThat(engine.decideAt(deferred("a"), T0 + 30_000).join().sendAt()).isEqualTo(T0 + 70_000);
+    }
+  }
+
+  @Test
+  void aDeferralTheEngineCannotHonourIsRefusedNamingWhy() {
+    Rule gcra = new Rule("smooth", null, 10, Duration.ofMinutes(1), List.of(Dimension.RECIPIENT), null, null,
+        Algorithm.GCRA, 0, Mode.ENFORCE, null);
+    Rule perChannel = Rule.of("per-channel", 100, Duration.ofMinutes(1), Dimension.CHANNEL);
+    Rule large = Rule.of("large", 5000, Duration.ofHours(1), Dimension.RECIPIENT);
+    assertRefused(engine(policy(TWO_PER_MINUTE, gcra)), deferred("a"), "defer", "rule 'smooth' uses gcra");
+    assertRefused(engine(policy(perChannel)), Message.builder("a").channel("sms").defer(Defer.BY_DEFAULT).build(),
+        "defer", "rule 'per-channel' is not keyed by the recipient");
+    assertRefused(engine(policy(large)), deferred("a"), "defer", "rule 'large' keeps a large log");
+    assertRefused(engine(policy(TWO_PER_MINUTE)), Message.builder("a").defer(new Defer(T0 + Duration.ofDays(8).toMillis()))
+        .build(), "notAfter", "more than 7 days");
+    Engine notBooking = Engine.builder(new ForwardingStore(MemoryStore.builder().clock(clock).build()) {
+      @Override
+      public boolean books() {
+        return false;
+      }
+    }).clock(clock).callerTime(true).policy(policy(TWO_PER_MINUTE)).build();
+    assertRefused(notBooking, deferred("a"), "defer", "cannot book");
+    // a dry run books nothing, so it is not refused
+    assertThat(notBooking.checkAt(deferred("a"), T0).join().allowed()).isTrue();
+  }
+
+  private void assertRefused(Engine engine, Message m, String field, String why) {
+    assertThatThrownBy(() -> engine.requireDeferrable(m)).isInstanceOf(InvalidMessageException.class)
+        .hasMessageContaining(why).extracting(e -> ((InvalidMessageException) e).field()).isEqualTo(field);
+    assertThatThrownBy(() -> engine.decideAt(m, T0).join()).isInstanceOf(CompletionException.class)
+        .hasCauseInstanceOf(InvalidMessageException.class);
+    // and nothing was recorded: the same message without a deferral is admitted as the first
+    Decision plain = engine.decideAt(m.withDefer(null), T0).join();
+    assertThat(plain.rules()).allSatisfy(o -> assertThat(o.used()).isZero());
+  }
+}

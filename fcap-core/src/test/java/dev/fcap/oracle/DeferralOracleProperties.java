@@ -1,0 +1,282 @@
+package dev.fcap.oracle;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fcap.engine.Engine;
+import dev.fcap.model.Algorithm;
+import dev.fcap.model.Decision;
+import dev.fcap.model.Defer;
+import dev.fcap.model.Dimension;
+import dev.fcap.model.Headroom;
+import dev.fcap.model.Message;
+import dev.fcap.model.Mode;
+import dev.fcap.model.Policy;
+import dev.fcap.model.Priority;
+import dev.fcap.model.Rule;
+import dev.fcap.model.SendWindow;
+import dev.fcap.store.ForwardingStore;
+import dev.fcap.store.ManualClock;
+import dev.fcap.store.Store;
+import dev.fcap.store.memory.MemoryStore;
+import java.time.DayOfWeek;
+import java.time.Duration;
+import java.time.LocalTime;
+import java.time.ZoneId;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.function.UnaryOperator;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+
+/**
+ * Deferred decisions on the embedded store against the {@link DeferralOracle}: random policies of
+ * sliding-log rules (shared logs, headroom) and send windows in zones with daylight saving, random
+ * traffic of deferred and plain messages (default and explicit {@code notAfter}, some already past),
+ * message-id retries, releases of admitted and booked decisions, limit edits, resets and clock steps
+ * back. Every decision's verdict, {@code deferred}, {@code sendAt} and blocking rules must agree, and
+ * no admission or booking may put any window over its limit.
+ */
+class DeferralOracleProperties {
+  /** Bookings over every try: a policy that never refuses books nothing, but the property as a whole must. */
+  private static final java.util.concurrent.atomic.AtomicLong BOOKED = new java.util.concurrent.atomic.AtomicLong();
+
+  @net.jqwik.api.lifecycle.AfterContainer
+  static void someDecisionsWereBooked() {
+    assertThat(BOOKED.get()).as("bookings over every try").isGreaterThan(100);
+  }
+  static final int STEPS = Integer.getInteger("fcap.oracle.steps", 1500);
+  private static final long START = 1_772_884_800_000L; // 2026-03-07T12:00:00Z: New York springs forward the next night
+  private static final ZoneId[] ZONES = {ZoneId.of("UTC"), ZoneId.of("America/New_York"), ZoneId.of("Asia/Kolkata"),
+      ZoneId.of("Australia/Lord_Howe")};
+  private static final long[] WINDOWS = {5_000, 30_000, 120_000, 1_200_000, 10_800_000, 86_400_000};
+
+  @Property(tries = 40)
+  void deferredDecisionsAgreeWithTheOracle(@ForAll long seed) {
+    check(seed, store -> store);
+  }
+
+  @Property(tries = 15)
+  void deferredDecisionsThroughTheStoresFuturesAgreeWithTheOracle(@ForAll long seed) {
+    check(seed, store -> new ForwardingStore(store) {});
+  }
+
+  private static void check(long seed, UnaryOperator<Store> path) {
+    SplittableRandom random = new SplittableRandom(seed);
+    Policy policy = randomPolicy(random);
+    ManualClock clock = new ManualClock(START);
+    Engine engine = Engine.builder(path.apply(MemoryStore.builder().clock(clock).segments(2).build()))
+        .clock(clock).callerTime(true).releaseHorizon(Duration.ofDays(7)).policy(policy).build();
+    Run run = new Run(seed, policy, OracleRun.engine(engine));
+    run.steps(random, STEPS);
+    assertThat(run.over).as("seed %d: %s", seed, run.first).isZero();
+    assertThat(run.mismatches).as("seed %d: %s", seed, run.first).isZero();
+    BOOKED.addAndGet(run.deferred);
+  }
+
+  /** One stream of traffic into a target and the oracle. */
+  static final class Run {
+    final long seed;
+    final OracleRun.Target target;
+    final DeferralOracle oracle;
+    Policy policy;
+    /** Live decisions the target may release: {decision id, recipient}. */
+    final List<String[]> releasable = new ArrayList<>();
+    long now = START;
+    long over;
+    long mismatches;
+    long deferred;
+    long admitted;
+    final List<String> first = new ArrayList<>();
+
+    Run(long seed, Policy policy, OracleRun.Target target) {
+      this.seed = seed;
+      this.policy = policy;
+      this.target = target;
+      this.oracle = new DeferralOracle(policy);
+    }
+
+    void steps(SplittableRandom random, int steps) {
+      try (target) {
+        for (int s = 0; s < steps; s++) {
+          int what = random.nextInt(1000);
+          if (what < 80 && !releasable.isEmpty()) {
+            release(random);
+          } else if (what < 85) {
+            String recipient = "r" + random.nextInt(4);
+            target.reset(policy.tenant(), recipient);
+            oracle.reset(recipient);
+            releasable.removeIf(d -> d[1].equals(recipient)); // forgotten with the recipient's counts
+          } else if (what < 88) {
+            policy = editLimit(policy, random);
+            target.setPolicy(policy);
+            oracle.setPolicy(policy);
+          } else {
+            decide(random, s);
+          }
+        }
+      }
+    }
+
+    private void release(SplittableRandom random) {
+      int at = random.nextInt(releasable.size());
+      String[] d = releasable.remove(at);
+      String id = d[0];
+      boolean released = target.release(id);
+      if (!released) {
+        mismatch("release of " + id + " answered false");
+      }
+      oracle.release(id);
+      oracle.releaseAnswer(id);
+    }
+
+    private void decide(SplittableRandom random, int step) {
+      advance(random);
+      Message m = randomMessage(random);
+      Decision actual = target.decide(m, now, false);
+      DeferralOracle.Expected want = oracle.decide(m, now, actual.decisionId());
+      if (oracle.overAdmits(m, actual)) {
+        over++;
+        note(step, m, "over-admission: " + actual);
+      }
+      List<String> wrong = new ArrayList<>();
+      if (actual.allowed() != want.allowed()) {
+        wrong.add("allowed " + actual.allowed() + ", oracle " + want.allowed());
+      }
+      if (actual.deferred() != want.deferred()) {
+        wrong.add("deferred " + actual.deferred() + ", oracle " + want.deferred());
+      }
+      if (actual.sendAt() != want.sendAt()) {
+        wrong.add("sendAt " + actual.sendAt() + ", oracle " + want.sendAt());
+      }
+      if (actual.replayed() != want.replayed()) {
+        wrong.add("replayed " + actual.replayed() + ", oracle " + want.replayed());
+      }
+      if (want.blockedBy() != null && !actual.blockedBy().equals(want.blockedBy())) {
+        wrong.add("blockedBy " + actual.blockedBy() + ", oracle " + want.blockedBy());
+      }
+      if (!wrong.isEmpty()) {
+        mismatches++;
+        note(step, m, wrong + " " + actual);
+      }
+      deferred += actual.deferred() && !actual.replayed() ? 1 : 0;
+      admitted += actual.allowed() && !actual.replayed() ? 1 : 0;
+      if ((actual.allowed() || actual.deferred()) && !actual.replayed() && oracle.holds(actual.decisionId())) {
+        releasable.add(new String[] {actual.decisionId(), m.recipient()});
+      }
+    }
+
+    private void mismatch(String what) {
+      mismatches++;
+      if (first.size() < 10) {
+        first.add(what);
+      }
+    }
+
+    private void note(int step, Message m, String what) {
+      if (first.size() < 10) {
+        first.add("seed " + seed + " step " + step + " at " + now + " " + m + ": " + what);
+      }
+    }
+
+    /** Mostly small steps, now and then hours or a day, now and then back; within 5 days of the start. */
+    private void advance(SplittableRandom random) {
+      int kind = random.nextInt(100);
+      if (kind < 5) {
+        now -= random.nextLong(20_000); // the clock steps back: the partition decides at its latest time
+      } else if (kind < 8 && now < START + 4 * 86_400_000L) {
+        now += random.nextLong(10_800_000);
+      } else if (kind < 9 && now < START + 4 * 86_400_000L) {
+        now += 86_400_000 + random.nextLong(3_600_000);
+      } else if (kind < 30) {
+        now += 0;
+      } else {
+        now += random.nextLong(20_000);
+      }
+    }
+
+    private Message randomMessage(SplittableRandom random) {
+      Message.Builder b = Message.builder("r" + random.nextInt(4)).content("c" + random.nextInt(3))
+          .priority(Priority.values()[random.nextInt(Priority.values().length)])
+          .cost(random.nextInt(5) == 0 ? 2 : 1);
+      if (random.nextInt(3) == 0) {
+        b.timeZone(ZONES[random.nextInt(ZONES.length)]);
+      }
+      if (random.nextInt(6) == 0) {
+        b.messageId("m" + random.nextInt(6));
+      }
+      int defer = random.nextInt(10);
+      if (defer < 3) {
+        b.defer(Defer.BY_DEFAULT);
+      } else if (defer < 6) {
+        b.defer(new Defer(now + random.nextLong(2 * 86_400_000L)));
+      } else if (defer == 6) {
+        b.defer(new Defer(Math.max(1, now - random.nextLong(60_000)))); // already past: nothing can be booked
+      }
+      return b.build();
+    }
+  }
+
+  static Policy randomPolicy(SplittableRandom random) {
+    List<Rule> rules = new ArrayList<>();
+    int counting = 1 + random.nextInt(3);
+    for (int i = 0; i < counting; i++) {
+      List<Dimension> key = random.nextBoolean() ? List.of(Dimension.RECIPIENT)
+          : List.of(Dimension.RECIPIENT, Dimension.CONTENT);
+      long limit = 1 + random.nextInt(5);
+      Rule r = new Rule("r" + i, null, limit, Duration.ofMillis(WINDOWS[random.nextInt(WINDOWS.length)]), key, null,
+          null, Algorithm.SLIDING_LOG, 0, Mode.ENFORCE, null);
+      if (random.nextInt(3) == 0) {
+        long low = random.nextLong(limit + 1);
+        long normal = random.nextLong(low + 1);
+        r = r.withHeadroom(new Headroom(random.nextLong(normal + 1), normal, low));
+      }
+      rules.add(r);
+    }
+    for (int i = random.nextInt(3); i > 0; i--) {
+      rules.add(random.nextInt(rules.size() + 1), sendWindow(random, "w" + i));
+    }
+    ZoneId zone = random.nextInt(3) == 0 ? ZONES[random.nextInt(ZONES.length)] : null;
+    return new Policy("default", 1, rules, zone);
+  }
+
+  private static Rule sendWindow(SplittableRandom random, String id) {
+    List<SendWindow.Interval> allow = new ArrayList<>();
+    for (int i = 1 + random.nextInt(2); i > 0; i--) {
+      Set<DayOfWeek> days = EnumSet.allOf(DayOfWeek.class);
+      if (random.nextInt(3) == 0) {
+        days.remove(DayOfWeek.values()[random.nextInt(7)]);
+        days.remove(DayOfWeek.values()[random.nextInt(7)]);
+      }
+      LocalTime from = LocalTime.of(random.nextInt(24), random.nextInt(4) * 15);
+      LocalTime to = LocalTime.of(random.nextInt(24), random.nextInt(4) * 15);
+      if (from.equals(to)) {
+        to = to.plusMinutes(30);
+      }
+      allow.add(new SendWindow.Interval(days, from, to));
+    }
+    ZoneId zone = random.nextBoolean() ? null : ZONES[random.nextInt(ZONES.length)];
+    return Rule.ofSendWindow(id, null, new SendWindow(zone, allow, Set.of()), null, null, Mode.ENFORCE);
+  }
+
+  /**
+   * A counting rule's limit raised, its window kept: what retention dropped under the rules before is
+   * then never read (a lower limit keeps fewer entries, and a release of a kept one would uncover a
+   * window that also held dropped ones; a longer window would read entries dropped as too old).
+   */
+  private static Policy editLimit(Policy p, SplittableRandom random) {
+    List<Rule> rules = new ArrayList<>(p.rules());
+    int i = random.nextInt(rules.size());
+    Rule r = rules.get(i);
+    if (r.isSendWindow()) {
+      return p;
+    }
+    long limit = r.limit() + 1 + random.nextInt(2);
+    Headroom h = r.headroom();
+    rules.set(i, new Rule(r.id(), null, limit, r.window(), r.key(), null, null, Algorithm.SLIDING_LOG, 0, Mode.ENFORCE,
+        null).withHeadroom(new Headroom(Math.min(h.high(), limit), Math.min(h.normal(), limit), Math.min(h.low(), limit))));
+    return new Policy(p.tenant(), p.version() + 1, rules, p.timeZone());
+  }
+}
