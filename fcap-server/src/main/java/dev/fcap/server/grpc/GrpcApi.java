@@ -205,13 +205,13 @@ public final class GrpcApi extends FcapServiceGrpc.FcapServiceImplBase {
       throw ApiException.badRequest("invalid_field", "cost must be between 1 and " + Message.MAX_COST + ", got "
           + cost, "cost");
     }
-    Defer defer = defer(m);
     Message message = Messages.of(m.hasTenant() ? m.getTenant() : null, m.getRecipient(),
-        m.hasChannel() ? m.getChannel() : null,
-        m.hasSender() ? m.getSender() : null, m.hasCategory() ? m.getCategory() : null,
+        m.hasChannel() ? m.getChannel() : null, m.hasSender() ? m.getSender() : null,
+        m.hasCategory() ? m.getCategory() : null,
         m.hasContent() ? m.getContent() : null, m.hasContentKey() ? m.getContentKey() : null, m.getAttributesMap(),
         cost, m.hasMessageId() ? m.getMessageId() : null, m.hasTimeZone() ? Messages.timeZone(m.getTimeZone()) : null,
         m.hasPriority() ? Messages.priority(m.getPriority()) : null, m.getOverride());
+    Defer defer = defer(m);
     return defer == null ? message : message.withDefer(defer);
   }
 
