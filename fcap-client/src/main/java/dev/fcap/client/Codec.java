@@ -43,6 +43,12 @@ final class Codec {
     if (m.timeZone() != null) {
       n.put("timeZone", m.timeZone().getId());
     }
+    if (m.defer() != null) {
+      n.put("defer", true);
+      if (m.defer().notAfter() != null) {
+        n.put("notAfter", m.defer().notAfter().toEpochMilli());
+      }
+    }
     return n;
   }
 
@@ -103,7 +109,8 @@ final class Codec {
     return new Decision(n.path("allowed").asBoolean(), n.path("decisionId").asText(null),
         n.path("retryAfterMs").asLong(), strings(n.path("blockedBy")), strings(n.path("shadowBlockedBy")), rules,
         n.path("degraded").asBoolean(), n.path("replayed").asBoolean(), n.path("policyVersion").asLong(),
-        n.path("time").asLong(), id, false, null, n.path("sendAt").asLong(0), n.path("suppressedReason").asText(null));
+        n.path("time").asLong(), id, false, null, n.path("sendAt").asLong(0), n.path("suppressedReason").asText(null),
+        n.path("deferred").asBoolean());
   }
 
   static Suppression suppression(JsonNode n) {

@@ -26,16 +26,28 @@ import java.util.List;
  *     windows; -1 if never
  * @param suppressedReason null unless the recipient is on the tenant's suppression list for this message
  *     ({@code blockedBy} then starts with {@code suppressed}): the entry's reason
+ * @param deferred the message asked to be deferred ({@link Message#defer()}) and the server booked it for
+ *     {@code sendAt}: {@code allowed} is false; send it at {@code sendAt}, or release {@code decisionId} to
+ *     give the slot back. Never for a fallback decision
  */
 public record Decision(boolean allowed, String decisionId, long retryAfterMs, List<String> blockedBy,
     List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, boolean replayed, long policyVersion,
     long time,
-    String messageId, boolean fallback, String fallbackReason, long sendAt, String suppressedReason) {
+    String messageId, boolean fallback, String fallbackReason, long sendAt, String suppressedReason,
+    boolean deferred) {
 
   public Decision {
     blockedBy = List.copyOf(blockedBy);
     shadowBlockedBy = List.copyOf(shadowBlockedBy);
     rules = List.copyOf(rules);
+  }
+
+  /** A decision that was not deferred. */
+  public Decision(boolean allowed, String decisionId, long retryAfterMs, List<String> blockedBy,
+      List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, boolean replayed, long policyVersion,
+      long time, String messageId, boolean fallback, String fallbackReason, long sendAt, String suppressedReason) {
+    this(allowed, decisionId, retryAfterMs, blockedBy, shadowBlockedBy, rules, degraded, replayed, policyVersion, time,
+        messageId, fallback, fallbackReason, sendAt, suppressedReason, false);
   }
 
   /** A decision of no suppression. */

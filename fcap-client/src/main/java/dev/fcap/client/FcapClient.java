@@ -70,7 +70,20 @@ public final class FcapClient implements AutoCloseable {
     return decision(message, false);
   }
 
-  /** What {@link #decide} would answer now, recording nothing (a dry run). */
+  /**
+   * Decides {@code message}, booking it for later if it may not go now: {@link Decision#deferred()}
+   * then says it was booked for {@link Decision#sendAt()} ({@link Defer}). The same as
+   * {@code decide(message.withDefer(defer))}.
+   */
+  public Decision decide(Message message, Defer defer) {
+    return join(decideAsync(message, defer));
+  }
+
+  public CompletableFuture<Decision> decideAsync(Message message, Defer defer) {
+    return decideAsync(message.withDefer(Objects.requireNonNull(defer, "defer")));
+  }
+
+  /** What {@link #decide} would answer now, recording nothing (a dry run; a deferral books nothing). */
   public Decision check(Message message) {
     return join(checkAsync(message));
   }
@@ -194,8 +207,9 @@ public final class FcapClient implements AutoCloseable {
     if (message.messageId() == null) {
       throw new IllegalArgumentException("release by message needs the message's messageId");
     }
-    return transport.call("POST", "/v1/messages/release", Codec.bytes(Codec.message(message, message.messageId())),
-        true).thenApply(a -> a.body().path("released").asBoolean());
+    // the message names a decision here: its deferral is no part of the name
+    return transport.call("POST", "/v1/messages/release",
+        Codec.bytes(Codec.message(message.withDefer(null), message.messageId())), true).thenApply(a -> a.body().path("released").asBoolean());
   }
 
   // --- recipients --------------------------------------------------------------------------------

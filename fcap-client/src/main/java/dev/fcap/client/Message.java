@@ -27,6 +27,7 @@ public final class Message {
   private final ZoneId timeZone;
   private final Priority priority;
   private final boolean override;
+  private final Defer defer;
 
   private Message(Builder b) {
     this.tenant = b.tenant;
@@ -42,6 +43,7 @@ public final class Message {
     this.timeZone = b.timeZone;
     this.priority = b.priority;
     this.override = b.override;
+    this.defer = b.defer;
   }
 
   /** A message to {@code recipient} with nothing else set. */
@@ -57,7 +59,7 @@ public final class Message {
   public Builder toBuilder() {
     Builder b = new Builder(recipient).tenant(tenant).channel(channel).sender(sender).category(category)
         .content(content).contentKey(contentKey).attributes(attributes).messageId(messageId)
-        .timeZone(timeZone).priority(priority).override(override);
+        .timeZone(timeZone).priority(priority).override(override).defer(defer);
     b.cost = cost;
     return b;
   }
@@ -124,10 +126,21 @@ public final class Message {
     return priority;
   }
 
+  /** Whether and until when to book the message if it may not go now; null: not deferred. */
+  public Defer defer() {
+    return defer;
+  }
+
+  /** This message, deferred as {@code newDefer} says (null: not deferred). */
+  public Message withDefer(Defer newDefer) {
+    return toBuilder().defer(newDefer).build();
+  }
+
   @Override
   public String toString() {
     return "Message[tenant=" + tenant + ", recipient=" + recipient + ", channel=" + channel + ", category=" + category
-        + ", cost=" + cost + ", messageId=" + messageId + ", timeZone=" + timeZone + ", priority=" + priority + "]";
+        + ", cost=" + cost + ", messageId=" + messageId + ", timeZone=" + timeZone + ", priority=" + priority
+        + ", defer=" + defer + "]";
   }
 
   /** Mutable, not thread-safe; {@link #build()} makes the immutable message. Nulls mean "not set". */
@@ -145,6 +158,7 @@ public final class Message {
     private ZoneId timeZone;
     private Priority priority;
     private boolean override;
+    private Defer defer;
 
     private Builder(String recipient) {
       this.recipient = Objects.requireNonNull(recipient, "recipient");
@@ -229,6 +243,15 @@ public final class Message {
      */
     public Builder override(boolean override) {
       this.override = override;
+      return this;
+    }
+
+    /**
+     * Books the message for later if it may not go now ({@link Defer#BY_DEFAULT}, or
+     * {@link Defer#until}); null, the default: refused as usual.
+     */
+    public Builder defer(Defer defer) {
+      this.defer = defer;
       return this;
     }
 

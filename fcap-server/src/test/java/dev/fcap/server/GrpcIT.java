@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.linecorp.armeria.client.grpc.GrpcClients;
+import dev.fcap.server.grpc.v1.BatchItem;
 import dev.fcap.server.grpc.v1.BatchReply;
 import dev.fcap.server.grpc.v1.BatchRequest;
 import dev.fcap.server.grpc.v1.DecideRequest;
@@ -16,6 +17,7 @@ import dev.fcap.server.grpc.v1.ReleaseRequest;
 import dev.fcap.server.grpc.v1.RulesRequest;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -45,6 +47,107 @@ class GrpcIT {
   @AfterAll
   static void stop() {
     s.close();
+  }
+
+  private static final long HOUR = 3_600_000;
+  /** Sliding-log rules keyed by the recipient book; the fixed-window one cannot. */
+  private static final String BOOKABLE_RULES = """
+      policies:
+        - tenant: default
+          rules:
+            - {id: two-per-hour, limit: 2, window: 1h, key: [recipient]}
+            - {id: one-digest-a-day, limit: 1, window: 1d, key: [recipient], algorithm: fixed-window,
+               match: {category: [digest]}}
+      """;
+
+  static Message.Builder deferred(String recipient) {
+    return Message.newBuilder().setRecipient(recipient).setDefer(true);
+  }
+
+  static DecideRequest decide(Message.Builder m) {
+    return DecideRequest.newBuilder().setMessage(m).build();
+  }
+
+  @Test
+  void aDeferredDecisionBooksTheSlotItsIdReleases() {
+    try (TestServer booking = TestServer.start(BOOKABLE_RULES, Map.of())) {
+      FcapServiceBlockingStub stub = GrpcClients.builder(booking.base()).build(FcapServiceBlockingStub.class);
+      Decision first = stub.decide(decide(deferred("gd")));
+      assertThat(first.getAllowed()).as("admitted now: the deferral changes nothing").isTrue();
+      assertThat(first.getDeferred()).isFalse();
+      assertThat(stub.decide(decide(deferred("gd"))).getAllowed()).isTrue();
+      Decision tooSoon = stub.decide(decide(deferred("gd").setNotAfterMs(first.getTime() + 60_000)));
+      assertThat(tooSoon.getAllowed()).isFalse();
+      assertThat(tooSoon.getDeferred()).as("no slot by notAfter: refused as without defer").isFalse();
+
+      Decision d = stub.decide(decide(deferred("gd").setMessageId("m-1")));
+      assertThat(d.getAllowed()).isFalse();
+      assertThat(d.getDeferred()).isTrue();
+      assertThat(d.getSendAt()).as("when the first admitted message leaves the hour").isEqualTo(first.getTime() + HOUR);
+      assertThat(d.getRetryAfterMs()).isEqualTo(d.getSendAt() - d.getTime());
+      assertThat(d.getBlockedByList()).containsExactly("two-per-hour");
+      Decision again = stub.decide(decide(deferred("gd").setMessageId("m-1")));
+      assertThat(again.getReplayed()).isTrue();
+      assertThat(again.getDeferred()).isTrue();
+      assertThat(again.getSendAt()).as("a retry answers the same booking").isEqualTo(d.getSendAt());
+
+      assertThat(stub.release(ReleaseRequest.newBuilder().setDecisionId(d.getDecisionId()).build()).getReleased())
+          .isTrue();
+      Decision rebooked = stub.decide(decide(deferred("gd")));
+      assertThat(rebooked.getDeferred()).isTrue();
+      assertThat(rebooked.getSendAt()).as("the released slot is free again").isEqualTo(d.getSendAt());
+    }
+  }
+
+  @Test
+  void eachDeferredMessageOfABatchSeesTheBookingsBeforeIt() {
+    try (TestServer booking = TestServer.start(BOOKABLE_RULES, Map.of())) {
+      FcapServiceBlockingStub stub = GrpcClients.builder(booking.base()).build(FcapServiceBlockingStub.class);
+      BatchRequest.Builder batch = BatchRequest.newBuilder();
+      for (int i = 0; i < 5; i++) {
+        batch.addRequests(deferred("gb"));
+      }
+      List<Decision> d = stub.decideBatch(batch.build()).getResultsList().stream().map(BatchItem::getDecision)
+          .toList();
+      assertThat(d).extracting(Decision::getAllowed).containsExactly(true, true, false, false, false);
+      assertThat(d).extracting(Decision::getDeferred).containsExactly(false, false, true, true, true);
+      assertThat(d.get(2).getSendAt()).isEqualTo(d.get(0).getTime() + HOUR);
+      assertThat(d.get(3).getSendAt()).isEqualTo(d.get(1).getTime() + HOUR);
+      assertThat(d.get(4).getSendAt()).as("the hour after the two booked before it").isEqualTo(d.get(2).getSendAt()
+          + HOUR);
+      assertThat(d).extracting(Decision::getDecisionId).doesNotHaveDuplicates();
+    }
+  }
+
+  @Test
+  void aDeferralTheServerCannotHonourIsInvalidArgumentNamingItsField() {
+    try (TestServer booking = TestServer.start(BOOKABLE_RULES, Map.of())) {
+      FcapServiceBlockingStub stub = GrpcClients.builder(booking.base()).build(FcapServiceBlockingStub.class);
+      assertThatThrownBy(() -> stub.decide(decide(deferred("gu").setCategory("digest"))))
+          .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+            assertThat(e.getStatus().getDescription()).startsWith("defer_unsupported: ")
+                .contains("one-digest-a-day").endsWith("(field defer)");
+          });
+      assertThatThrownBy(() -> stub.decide(decide(Message.newBuilder().setRecipient("gu").setNotAfterMs(1))))
+          .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+            assertThat(e.getStatus().getDescription()).startsWith("invalid_field: ").endsWith("(field notAfter)");
+          });
+      long eightDays = System.currentTimeMillis() + 8 * 24 * HOUR;
+      assertThatThrownBy(() -> stub.decide(decide(deferred("gu").setNotAfterMs(eightDays))))
+          .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
+              assertThat(e.getStatus().getDescription()).startsWith("invalid_field: ").endsWith("(field notAfter)"));
+      BatchReply reply = stub.decideBatch(BatchRequest.newBuilder().addRequests(deferred("gu"))
+          .addRequests(deferred("gu").setCategory("digest")).addRequests(deferred("gu").setNotAfterMs(-5)).build());
+      assertThat(reply.getResults(0).getDecision().getAllowed()).isTrue();
+      assertThat(reply.getResults(1).getError().getCode()).isEqualTo("defer_unsupported");
+      assertThat(reply.getResults(1).getError().getField()).isEqualTo("defer");
+      assertThat(reply.getResults(2).getError().getCode()).isEqualTo("invalid_field");
+      assertThat(reply.getResults(2).getError().getField()).isEqualTo("notAfter");
+      assertThat(stub.inspect(RecipientRequest.newBuilder().setRecipient("gu").build()).getCountersList().stream()
+          .mapToLong(c -> c.getUsed()).sum()).as("only the valid item counted").isEqualTo(1);
+    }
   }
 
   static DecideRequest msg(String recipient, String content) {

@@ -1,8 +1,12 @@
 package dev.fcap.spring;
 
 import dev.fcap.client.Decision;
+import dev.fcap.client.Defer;
 import dev.fcap.client.Message;
 import java.lang.reflect.Method;
+import java.time.DateTimeException;
+import java.time.Instant;
+import java.time.temporal.TemporalAccessor;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
@@ -39,6 +43,8 @@ final class CapBeforeSendPostProcessor extends AbstractBeanFactoryAwareAdvisingP
     private final SpelExpressionParser parser = new SpelExpressionParser();
     private final ParameterNameDiscoverer names = new DefaultParameterNameDiscoverer();
     private final Map<String, Expression> expressions = new ConcurrentHashMap<>();
+    /** Per method, the positions of its {@link Decision} parameters (most have none). */
+    private final Map<Method, int[]> decisionParameters = new ConcurrentHashMap<>();
     private static final Pattern NAMED_VARIABLE = Pattern.compile("#([A-Za-z_$][A-Za-z0-9_$]*)");
     private static final Pattern POSITIONAL = Pattern.compile("[pa]\\d+");
 
@@ -64,11 +70,16 @@ final class CapBeforeSendPostProcessor extends AbstractBeanFactoryAwareAdvisingP
       Message message = Message.builder(recipient).tenant(literal(cap.tenant())).channel(literal(cap.channel()))
           .sender(literal(cap.sender())).category(literal(cap.category())).content(eval(cap.content(), context))
           .contentKey(eval(cap.contentKey(), context)).timeZone(zone(cap, method, context))
-          .priority(cap.priority()).build();
+          .priority(cap.priority()).defer(defer(cap, method, context)).build();
       Fcap f = fcap.getObject();
       Decision d = f.decide(message);
-      if (!d.allowed()) {
+      int[] slots = decisionParameters.computeIfAbsent(method, Interceptor::decisionParameters);
+      // a deferred decision is the method's to schedule only if it can receive it
+      if (!d.allowed() && !(d.deferred() && slots.length > 0)) {
         throw new MessageCappedException(d);
+      }
+      for (int i : slots) {
+        invocation.getArguments()[i] = d;
       }
       try {
         return invocation.proceed();
@@ -89,7 +100,7 @@ final class CapBeforeSendPostProcessor extends AbstractBeanFactoryAwareAdvisingP
       if (method.getParameterCount() == 0 || names.getParameterNames(method) != null) {
         return;
       }
-      for (String expression : new String[] {cap.recipient(), cap.content(), cap.contentKey()}) {
+      for (String expression : new String[] {cap.recipient(), cap.content(), cap.contentKey(), cap.notAfter()}) {
         Matcher m = NAMED_VARIABLE.matcher(expression);
         while (m.find()) {
           if (!POSITIONAL.matcher(m.group(1)).matches() && !m.group(1).equals("root") && !m.group(1).equals("this")) {
@@ -124,6 +135,38 @@ final class CapBeforeSendPostProcessor extends AbstractBeanFactoryAwareAdvisingP
       } catch (java.time.DateTimeException e) {
         throw new IllegalArgumentException("@CapBeforeSend on " + method + ": timeZone '" + cap.timeZone()
             + "' is '" + v + "', not a time zone; give an IANA id such as America/New_York", e);
+      }
+    }
+
+    private static int[] decisionParameters(Method method) {
+      Class<?>[] types = method.getParameterTypes();
+      return java.util.stream.IntStream.range(0, types.length).filter(i -> types[i] == Decision.class).toArray();
+    }
+
+    /** The message's deferral (null: none): {@code notAfter}'s value as an instant, or the default. */
+    private Defer defer(CapBeforeSend cap, Method method, MethodBasedEvaluationContext context) {
+      if (!cap.defer()) {
+        if (!cap.notAfter().isEmpty()) {
+          throw new IllegalStateException("@CapBeforeSend on " + method + ": notAfter '" + cap.notAfter()
+              + "' needs defer = true");
+        }
+        return null;
+      }
+      if (cap.notAfter().isEmpty()) {
+        return Defer.BY_DEFAULT;
+      }
+      Object v = expressions.computeIfAbsent(cap.notAfter(), parser::parseExpression).getValue(context);
+      if (v == null) {
+        return Defer.BY_DEFAULT;
+      }
+      try {
+        Instant at = v instanceof Number n ? Instant.ofEpochMilli(n.longValue())
+            : v instanceof TemporalAccessor t ? Instant.from(t) : Instant.parse(v.toString());
+        return Defer.until(at);
+      } catch (DateTimeException | IllegalArgumentException e) {
+        throw new IllegalArgumentException("@CapBeforeSend on " + method + ": notAfter '" + cap.notAfter() + "' is '"
+            + v + "', not an instant after 1970; give an Instant, epoch milliseconds or ISO-8601 text such as "
+            + "2026-12-01T09:00:00Z", e);
       }
     }
 

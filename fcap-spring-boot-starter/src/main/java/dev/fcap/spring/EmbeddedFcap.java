@@ -27,7 +27,10 @@ final class EmbeddedFcap implements Fcap, AutoCloseable {
 
   @Override
   public Decision decide(Message message) {
-    return convert(engine.decide(core(message)).join(), message);
+    dev.fcap.model.Message m = core(message);
+    // a deferral the store or rules cannot honour fails here, naming defer or notAfter, not inside a future
+    engine.requireDeferrable(m);
+    return convert(engine.decide(m).join(), message);
   }
 
   @Override
@@ -60,11 +63,16 @@ final class EmbeddedFcap implements Fcap, AutoCloseable {
         .sender(m.sender()).category(m.category()).content(m.content()).contentKey(m.contentKey())
         .attributes(m.attributes()).cost(m.cost()).messageId(m.messageId()).timeZone(m.timeZone())
         .priority(m.priority() == null ? null : dev.fcap.model.Priority.valueOf(m.priority().name()))
-        .override(m.override());
+        .override(m.override()).defer(defer(m.defer()));
     if (m.tenant() != null) {
       b.tenant(m.tenant());
     }
     return b.build();
+  }
+
+  private static dev.fcap.model.Defer defer(dev.fcap.client.Defer d) {
+    return d == null ? null : d.notAfter() == null ? dev.fcap.model.Defer.BY_DEFAULT
+        : dev.fcap.model.Defer.until(d.notAfter());
   }
 
   private static Decision convert(dev.fcap.model.Decision d, Message m) {
@@ -72,6 +80,6 @@ final class EmbeddedFcap implements Fcap, AutoCloseable {
         r.remaining(), r.allowed(), r.enforced(), r.retryAfterMs(), r.sendAt(), r.bound())).toList();
     return new Decision(d.allowed(), d.decisionId(), d.retryAfterMs(), d.blockedBy(), d.shadowBlockedBy(), rules,
         d.degraded(), d.replayed(), d.policyVersion(), d.time(), m.messageId(), false, null, d.sendAt(),
-        d.suppressedReason());
+        d.suppressedReason(), d.deferred());
   }
 }

@@ -8,14 +8,16 @@ import io.micrometer.core.instrument.Timer;
 
 /**
  * Micrometer metrics of the application's decisions: {@code fcap.decisions{outcome, mode}} with outcome
- * {@code allowed}, {@code denied}, {@code fallback_allowed} or {@code fallback_denied}, and the
- * latency {@code fcap.decision.latency{mode}}. Checks are not counted (they change nothing).
+ * {@code allowed}, {@code denied}, {@code deferred} (booked for later), {@code fallback_allowed} or
+ * {@code fallback_denied}, and the latency {@code fcap.decision.latency{mode}}. Checks are not counted
+ * (they change nothing).
  */
 final class MeteredFcap implements Fcap, AutoCloseable {
   private final Fcap delegate;
   private final Timer latency;
   private final Counter allowed;
   private final Counter denied;
+  private final Counter deferred;
   private final Counter fallbackAllowed;
   private final Counter fallbackDenied;
 
@@ -25,6 +27,7 @@ final class MeteredFcap implements Fcap, AutoCloseable {
         .tag("mode", delegate.mode()).register(registry);
     this.allowed = counter(registry, "allowed");
     this.denied = counter(registry, "denied");
+    this.deferred = counter(registry, "deferred");
     this.fallbackAllowed = counter(registry, "fallback_allowed");
     this.fallbackDenied = counter(registry, "fallback_denied");
   }
@@ -37,7 +40,8 @@ final class MeteredFcap implements Fcap, AutoCloseable {
   @Override
   public Decision decide(Message message) {
     Decision d = latency.record(() -> delegate.decide(message));
-    (d.fallback() ? d.allowed() ? fallbackAllowed : fallbackDenied : d.allowed() ? allowed : denied).increment();
+    (d.fallback() ? d.allowed() ? fallbackAllowed : fallbackDenied
+        : d.allowed() ? allowed : d.deferred() ? deferred : denied).increment();
     return d;
   }
 

@@ -4,6 +4,7 @@ import com.linecorp.armeria.common.HttpHeaderNames;
 import com.linecorp.armeria.common.RequestHeaders;
 import com.linecorp.armeria.server.ServiceRequestContext;
 import dev.fcap.engine.CounterView;
+import dev.fcap.model.Defer;
 import dev.fcap.model.Message;
 import dev.fcap.model.Policy;
 import dev.fcap.policy.PolicyParser;
@@ -204,17 +205,41 @@ public final class GrpcApi extends FcapServiceGrpc.FcapServiceImplBase {
       throw ApiException.badRequest("invalid_field", "cost must be between 1 and " + Message.MAX_COST + ", got "
           + cost, "cost");
     }
-    return Messages.of(m.hasTenant() ? m.getTenant() : null, m.getRecipient(), m.hasChannel() ? m.getChannel() : null,
-        m.hasSender() ? m.getSender() : null, m.hasCategory() ? m.getCategory() : null,
+    Message message = Messages.of(m.hasTenant() ? m.getTenant() : null, m.getRecipient(),
+        m.hasChannel() ? m.getChannel() : null, m.hasSender() ? m.getSender() : null,
+        m.hasCategory() ? m.getCategory() : null,
         m.hasContent() ? m.getContent() : null, m.hasContentKey() ? m.getContentKey() : null, m.getAttributesMap(),
         cost, m.hasMessageId() ? m.getMessageId() : null, m.hasTimeZone() ? Messages.timeZone(m.getTimeZone()) : null,
         m.hasPriority() ? Messages.priority(m.getPriority()) : null, m.getOverride());
+    Defer defer = defer(m);
+    return defer == null ? message : message.withDefer(defer);
+  }
+
+  /**
+   * The message's deferral (null: none). A latest instant without {@code defer}, or a negative one, is
+   * a 400 naming {@code notAfter} (the HTTP field's name), as over HTTP; whether the store and rules can
+   * book it is the {@link DecisionService}'s to say.
+   */
+  private static Defer defer(dev.fcap.server.grpc.v1.Message m) {
+    long notAfter = m.getNotAfterMs();
+    if (!m.getDefer()) {
+      if (notAfter != 0) {
+        throw ApiException.badRequest("invalid_field", "notAfter is set without defer: set defer to book the message "
+            + "for later, or leave notAfter out", "notAfter");
+      }
+      return null;
+    }
+    if (notAfter < 0) {
+      throw ApiException.badRequest("invalid_field", "notAfter must be an instant after 1970 (epoch ms), got "
+          + notAfter, "notAfter");
+    }
+    return new Defer(notAfter);
   }
 
   private static Decision decision(dev.fcap.model.Decision d) {
     Decision.Builder b = Decision.newBuilder().setAllowed(d.allowed()).setDecisionId(d.decisionId())
         .setRetryAfterMs(d.retryAfterMs()).setDegraded(d.degraded()).setPolicyVersion(d.policyVersion())
-        .setTime(d.time()).setReplayed(d.replayed());
+        .setTime(d.time()).setReplayed(d.replayed()).setDeferred(d.deferred());
     if (!d.allowed()) {
       b.setSendAt(d.sendAt());
     }
