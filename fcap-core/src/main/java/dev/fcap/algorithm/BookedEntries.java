@@ -3,7 +3,7 @@ package dev.fcap.algorithm;
 /**
  * The messages a sliding log holds for later: a deferred message is recorded at the instant it was
  * booked for, so a log's entries after an instant are its bookings still to come. Read-only, for
- * inspection.
+ * inspection; public only because the engine's inspector sits in another package.
  */
 public final class BookedEntries {
   private static final long[] NONE = new long[0];
