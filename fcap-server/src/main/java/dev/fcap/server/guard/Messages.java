@@ -6,8 +6,8 @@ import dev.fcap.model.Message;
 import dev.fcap.model.Priority;
 import java.time.DateTimeException;
 import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.time.ZoneId;
+import java.time.format.DateTimeParseException;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
@@ -85,8 +85,8 @@ public final class Messages {
 
   /**
    * The deferral a message asks for: none unless {@code defer}; {@code notAfter} (epoch ms, null: the
-   * policy's longest window) without {@code defer} is a 400 {@code invalid_field} naming it, since the
-   * caller surely meant to defer and would otherwise be refused silently.
+   * policy's longest window) without {@code defer} is a 400 {@code invalid_field} naming it: the caller
+   * surely meant to defer, and ignoring it would refuse the message instead.
    */
   public static Defer defer(boolean defer, Long notAfter) {
     if (!defer) {
