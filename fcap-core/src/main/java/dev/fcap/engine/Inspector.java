@@ -1,6 +1,8 @@
 package dev.fcap.engine;
 
+import dev.fcap.algorithm.BookedEntries;
 import dev.fcap.algorithm.PartitionStep;
+import dev.fcap.model.Algorithm;
 import dev.fcap.model.Rule;
 import dev.fcap.store.CounterRequest;
 import dev.fcap.store.Operation;
@@ -21,6 +23,8 @@ import java.util.concurrent.CompletableFuture;
 /**
  * A recipient's live counters as the rules in force read them: the partition is read once, each
  * small counter evaluated in memory, and each large log (never read whole) by a dry run in the store.
+ * The entries of a sliding log after the store's time are the messages booked for later (a large
+ * log books none).
  */
 final class Inspector {
   private final Store store;
@@ -43,6 +47,7 @@ final class Inspector {
     return store.read(partition).thenCompose(snapshot -> {
       // the dry runs of large logs may answer on the store's threads while this one adds the others
       List<CounterView> views = Collections.synchronizedList(new ArrayList<>());
+      List<BookedView> booked = new ArrayList<>();
       List<CompletableFuture<Void>> large = new ArrayList<>();
       if (cp != null) {
         for (StoredCounter sc : snapshot.counters()) {
@@ -56,6 +61,9 @@ final class Inspector {
             long[] retryAt = new long[g.spec.checks()];
             PartitionStep.inspect(sc.state(), c, snapshot.time(), used, retryAt, 0);
             addViews(cp, g, sc.key(), used, retryAt, snapshot.time(), views);
+            if (g.spec.algorithm() == Algorithm.SLIDING_LOG) {
+              addBooked(cp, g, sc, snapshot.time(), booked);
+            }
           } else {
             large.add(store.apply(PartitionRequest.of(partition, Operation.CHECK, PartitionRequest.STORE_TIME, 1,
                 List.of(c))).thenAccept(r -> addViews(cp, g, sc.key(), r.used(), r.retryAt(), r.time(), views)));
@@ -63,7 +71,7 @@ final class Inspector {
         }
       }
       return CompletableFuture.allOf(large.toArray(new CompletableFuture<?>[0]))
-          .thenApply(done -> inspection(tenant, recipient, cp, snapshot.time(), zone, views));
+          .thenApply(done -> inspection(tenant, recipient, cp, snapshot.time(), zone, views, booked));
     });
   }
 
@@ -80,7 +88,7 @@ final class Inspector {
   }
 
   private static Inspection inspection(String tenant, String recipient, CompiledPolicy cp, long time, ZoneId zone,
-      List<CounterView> views) {
+      List<CounterView> views, List<BookedView> booked) {
     Map<String, Integer> order = new HashMap<>();
     if (cp != null) {
       for (int i = 0; i < cp.rules.length; i++) {
@@ -90,8 +98,29 @@ final class Inspector {
     List<CounterView> sorted = new ArrayList<>(views);
     sorted.sort(Comparator.comparing((CounterView v) -> order.getOrDefault(v.ruleId(), Integer.MAX_VALUE))
         .thenComparing(v -> v.values().toString()));
+    List<BookedView> byTime = new ArrayList<>(booked);
+    byTime.sort(Comparator.comparingLong(BookedView::time)
+        .thenComparing(b -> order.getOrDefault(b.rules().get(0), Integer.MAX_VALUE)));
     return new Inspection(tenant, recipient, time, cp == null ? 0 : cp.policy.version(), sorted, zone,
-        windows(cp, time, zone));
+        windows(cp, time, zone), byTime);
+  }
+
+  /** The entries of a sliding log booked after {@code time}, each named by the rules that read the log. */
+  private static void addBooked(CompiledPolicy cp, CompiledPolicy.Group g, StoredCounter sc, long time,
+      List<BookedView> booked) {
+    long[] times = BookedEntries.times(sc.state(), time);
+    if (times.length == 0) {
+      return;
+    }
+    long[] costs = BookedEntries.costs(sc.state(), time);
+    List<String> rules = new ArrayList<>(g.rules.length);
+    for (int r : g.rules) {
+      rules.add(cp.rule(r).id());
+    }
+    Map<String, String> values = Keys.counterValues(sc.key(), g.key);
+    for (int i = 0; i < times.length; i++) {
+      booked.add(new BookedView(rules, values, times[i], costs[i]));
+    }
   }
 
   /** Every send-window rule of the policy, in policy order, as it stands at {@code time} in {@code zone}. */

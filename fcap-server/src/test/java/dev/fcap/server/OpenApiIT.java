@@ -94,6 +94,11 @@ class OpenApiIT {
     JsonNode denied = call(s, "POST", "/v1/decisions", "{\"recipient\": \"+8613800000000\", \"content\": \"code 1\"}",
         Map.of()).body();
     assertThat(denied.get("allowed").asBoolean()).isFalse();
+    JsonNode deferred = call(s, "POST", "/v1/decisions", "{\"recipient\": \"+8613800000000\", \"content\": \"code 1\", "
+        + "\"defer\": true, \"notAfter\": \"" + java.time.Instant.now().plus(Duration.ofHours(1)) + "\"}", Map.of()).body();
+    assertThat(deferred.get("deferred").asBoolean()).as("booked for when the identical messages leave 59 s").isTrue();
+    assertThat(call(s, "POST", "/v1/decisions", "{\"recipient\": \"r\", \"notAfter\": 1}", Map.of()).errorField())
+        .isEqualTo("notAfter");
     call(s, "POST", "/v1/decisions", "{\"recipient\": \"r\", \"dryRun\": true}", Map.of());
     assertThat(call(s, "POST", "/v1/decisions", "{\"recipient\": \"r\", \"attributes\": {\"a\": \"1\", \"b\": \"2\", "
         + "\"c\": \"3\"}}", Map.of()).status()).as("a shape limit").isEqualTo(400);
@@ -140,6 +145,7 @@ class OpenApiIT {
   private void recipients(TestServer s) {
     JsonNode inspection = call(s, "GET", "/v1/recipients/+8613800000000", null, Map.of()).body();
     assertThat(inspection.get("recentDenials").size()).isPositive();
+    assertThat(inspection.get("booked").size()).as("the deferred decision").isPositive();
     assertThat(call(s, "GET", "/v1/recipients/r?tenant=no%20spaces", null, Map.of()).status()).isEqualTo(400);
     assertThat(call(s, "DELETE", "/v1/recipients/+8613800000000", null, Map.of()).body().get("reset").asBoolean())
         .isTrue();

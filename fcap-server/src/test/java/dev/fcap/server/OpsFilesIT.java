@@ -46,6 +46,10 @@ class OpsFilesIT {
     }
     s.decide("{\"recipient\": \"dry\", \"dryRun\": true}");
     s.post("/v1/decisions/batch", "{\"requests\": [{\"recipient\": \"b1\"}, {\"recipient\": \"b2\"}]}");
+    // a third identical message within 59 s, deferred: booked for when the first leaves the window
+    for (int i = 0; i < 3; i++) {
+      s.decide("{\"recipient\": \"later\", \"content\": \"same\", \"defer\": true}");
+    }
     s.get("/v1/recipients/near");
     healthy = s.get("/metrics").raw().body();
 
@@ -74,7 +78,8 @@ class OpsFilesIT {
       assertThat(r.output()).as("promtool check metrics").isEmpty();
       assertThat(r.exit()).isZero();
     }
-    assertThat(healthy).contains("# HELP fcap_rule_near_limit_total");
+    assertThat(healthy).contains("# HELP fcap_rule_near_limit_total", "# HELP fcap_deferred_decisions_total",
+        "fcap_deferred_ahead_seconds_bucket{tenant=\"default\",le=\"60.0\"} 1");
     assertThat(degraded).contains("fcap_degraded_decisions_total{action=\"local\",tenant=\"default\"} 1.0");
   }
 

@@ -85,6 +85,10 @@ final class RedisAuditSink implements AuditSink {
     if (e.degraded()) {
       f.put("degraded", "true");
     }
+    if (e.deferred()) { // booked for sendAt (only the embedded store books)
+      f.put("deferred", "true");
+      f.put("sendAt", Long.toString(e.sendAt()));
+    }
     put(f, "who", e.who());
     put(f, "detail", e.detail());
     if (e.changes() != null) {

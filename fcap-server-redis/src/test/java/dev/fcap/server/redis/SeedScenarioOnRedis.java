@@ -78,6 +78,13 @@ abstract class SeedScenarioOnRedis {
       assertThat(minute.get("rule").asText()).isEqualTo("recipient-per-minute");
       assertThat(minute.get("used").asLong()).isEqualTo(15);
 
+      // the Redis store books nothing: a deferral is refused, naming defer, and records nothing
+      Node.Reply deferred = node.decide("{\"recipient\": \"later\", \"defer\": true}");
+      assertThat(deferred.status()).isEqualTo(400);
+      assertThat(deferred.body().get("error").get("code").asText()).isEqualTo("defer_unsupported");
+      assertThat(deferred.body().get("error").get("field").asText()).isEqualTo("defer");
+      assertThat(node.get("/v1/recipients/later").body().get("counters")).isEmpty();
+
       // release gives capacity back in Redis
       String id = node.decide("{\"recipient\": \"rel\", \"content\": \"x\"}").body().get("decisionId").asText();
       assertThat(node.send("POST", "/v1/decisions/" + id + "/release", "{}", Map.of()).body().get("released")

@@ -17,7 +17,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The audit trail: every denial and a sample of admissions, written off the request path.
+ * The audit trail: every denial (a deferred one with the instant it was booked for) and a sample of
+ * admissions, written off the request path.
  *
  * <p><b>Design.</b> A decision thread only builds an event and {@code offer}s it to a bounded queue:
  * it never waits. If the queue is full (the sink is slow or down) the event is dropped and counted
@@ -66,7 +67,7 @@ public final class AuditLog implements AutoCloseable {
     }
     offer(new AuditEvent(d.allowed() ? "allowed" : "denied", d.time(), d.decisionId(), m.tenant(), m.recipient(),
         m.channel(), m.category(), d.blockedBy(), d.shadowBlockedBy(), counts, d.policyVersion(), d.degraded(), who,
-        m.override() ? "override" : null, null));
+        m.override() ? "override" : null, null, d.deferred(), d.deferred() ? d.sendAt() : 0));
   }
 
   /** Records an administrative event (a rule change, a reset). */

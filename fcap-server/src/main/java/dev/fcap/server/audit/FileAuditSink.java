@@ -142,6 +142,10 @@ public final class FileAuditSink implements AuditSink {
       if (e.degraded()) {
         g.writeBooleanField("degraded", true);
       }
+      if (e.deferred()) { // booked for sendAt: the message counts there and is sent then, unless released
+        g.writeBooleanField("deferred", true);
+        g.writeNumberField("sendAt", e.sendAt());
+      }
       optional(g, "who", e.who());
       optional(g, "detail", e.detail());
       if (e.changes() != null) {

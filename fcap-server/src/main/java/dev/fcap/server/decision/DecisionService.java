@@ -196,7 +196,6 @@ public final class DecisionService {
     return engine.releaseDecision(decisionId, who::mayUse).exceptionally(DecisionService::storeError);
   }
 
-  /** A decision needs {@link Role#DECIDE}; an override also {@link Role#OVERRIDE}, asked by name. */
   /**
    * A deferral the engine cannot honour ({@link Engine#requireDeferrable}) is the caller's error: 400
    * {@code defer_unsupported} naming {@code defer} (the store, or the rule that cannot book), or
@@ -211,6 +210,7 @@ public final class DecisionService {
     }
   }
 
+  /** A decision needs {@link Role#DECIDE}; an override also {@link Role#OVERRIDE}, asked by name. */
   private static void authorize(Principal who, Message m) {
     who.require(Role.DECIDE, m.tenant());
     if (m.override()) {

@@ -1,10 +1,13 @@
 package dev.fcap.server.guard;
 
+import dev.fcap.model.Defer;
 import dev.fcap.model.InvalidMessageException;
 import dev.fcap.model.Message;
 import dev.fcap.model.Priority;
 import java.time.DateTimeException;
+import java.time.Instant;
 import java.time.ZoneId;
+import java.time.format.DateTimeParseException;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
@@ -77,6 +80,38 @@ public final class Messages {
           messageId, timeZone, priority, override);
     } catch (InvalidMessageException e) {
       throw invalid(e.field(), e.getMessage());
+    }
+  }
+
+  /**
+   * The deferral a message asks for: none unless {@code defer}; {@code notAfter} (epoch ms, null: the
+   * policy's longest window) without {@code defer} is a 400 {@code invalid_field} naming it: the caller
+   * surely meant to defer, and ignoring it would refuse the message instead.
+   */
+  public static Defer defer(boolean defer, Long notAfter) {
+    if (!defer) {
+      if (notAfter != null) {
+        throw invalid("notAfter", "notAfter applies only to a deferred message: add \"defer\": true, or drop notAfter");
+      }
+      return null;
+    }
+    if (notAfter == null) {
+      return Defer.BY_DEFAULT;
+    }
+    if (notAfter <= 0) {
+      throw invalid("notAfter", "notAfter must be an instant after 1970 (epoch milliseconds), got " + notAfter);
+    }
+    return new Defer(notAfter);
+  }
+
+  /** An ISO-8601 instant ({@code 2026-11-28T09:00:00Z}) as epoch ms; anything else is a 400 naming {@code field}. */
+  public static long instant(String field, String text) {
+    try {
+      return Instant.parse(text).toEpochMilli();
+    } catch (DateTimeParseException | ArithmeticException e) {
+      String shown = text.length() > 64 ? text.substring(0, 64) + "..." : text;
+      throw invalid(field, field + " must be epoch milliseconds or an ISO-8601 instant such as "
+          + "2026-11-28T09:00:00Z, got '" + shown + "'");
     }
   }
 

@@ -16,6 +16,7 @@ import com.linecorp.armeria.common.HttpResponse;
 import com.linecorp.armeria.common.HttpStatus;
 import com.linecorp.armeria.common.MediaType;
 import com.linecorp.armeria.common.ResponseHeaders;
+import dev.fcap.engine.BookedView;
 import dev.fcap.engine.CounterView;
 import dev.fcap.engine.Inspection;
 import dev.fcap.engine.WindowView;
@@ -163,6 +164,7 @@ final class Json {
   private static final SerializedString POLICY_VERSION = new SerializedString("policyVersion");
   private static final SerializedString TIME = new SerializedString("time");
   private static final SerializedString SEND_AT = new SerializedString("sendAt");
+  private static final SerializedString DEFERRED = new SerializedString("deferred");
 
   static void decision(JsonGenerator g, Decision d) throws IOException {
     g.writeStartObject();
@@ -176,6 +178,8 @@ final class Json {
       g.writeFieldName(SEND_AT);
       g.writeNumber(d.sendAt());
     }
+    g.writeFieldName(DEFERRED); // true: booked for sendAt, counted there; release it by decisionId if not sent
+    g.writeBoolean(d.deferred());
     strings(g, BLOCKED_BY, d.blockedBy());
     strings(g, SHADOW_BLOCKED_BY, d.shadowBlockedBy());
     g.writeFieldName(RULES);
@@ -273,6 +277,20 @@ final class Json {
       g.writeNumberField("opensAt", w.opensAt());
       condition(g, "match", w.match());
       condition(g, "exempt", w.exempt());
+      g.writeEndObject();
+    }
+    g.writeEndArray();
+    g.writeArrayFieldStart("booked"); // messages deferred to after the inspection's time, by time
+    for (BookedView b : i.booked()) {
+      g.writeStartObject();
+      strings(g, "rules", b.rules());
+      g.writeObjectFieldStart("values");
+      for (Map.Entry<String, String> v : b.values().entrySet()) {
+        g.writeStringField(v.getKey(), v.getValue());
+      }
+      g.writeEndObject();
+      g.writeNumberField("time", b.time());
+      g.writeNumberField("cost", b.cost());
       g.writeEndObject();
     }
     g.writeEndArray();

@@ -1,6 +1,7 @@
 package dev.fcap.server.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.fcap.model.Defer;
 import dev.fcap.model.Message;
 import dev.fcap.server.guard.ApiException;
 import dev.fcap.server.guard.Messages;
@@ -15,7 +16,7 @@ import java.util.Set;
  */
 final class MessageReader {
   static final Set<String> FIELDS = Set.of("tenant", "recipient", "channel", "sender", "category", "content",
-      "contentKey", "attributes", "cost", "messageId", "timeZone", "priority", "override");
+      "contentKey", "attributes", "cost", "messageId", "timeZone", "priority", "override", "defer", "notAfter");
 
   private MessageReader() {}
 
@@ -28,7 +29,8 @@ final class MessageReader {
       String f = it.next();
       if (!FIELDS.contains(f) && !extra.contains(f)) {
         throw ApiException.badRequest("unknown_field", "unknown field '" + f + "'; known fields: tenant, recipient, "
-            + "channel, sender, category, content, contentKey, attributes, cost, messageId, timeZone, priority, override"
+            + "channel, sender, category, content, contentKey, attributes, cost, messageId, timeZone, priority, override, "
+            + "defer, notAfter"
             + (extra.isEmpty() ? "" : ", " + String.join(", ", extra)), f);
       }
     }
@@ -36,10 +38,31 @@ final class MessageReader {
     if (recipient == null) {
       throw ApiException.badRequest("missing_field", "recipient is required", "recipient");
     }
-    return Messages.of(string(node, "tenant"), recipient, string(node, "channel"), string(node, "sender"),
+    Defer defer = Messages.defer(bool(node, "defer"), notAfter(node));
+    Message m = Messages.of(string(node, "tenant"), recipient, string(node, "channel"), string(node, "sender"),
         string(node, "category"), string(node, "content"), string(node, "contentKey"), attributes(node), cost(node),
         string(node, "messageId"), Messages.timeZone(string(node, "timeZone")),
         Messages.priority(string(node, "priority")), bool(node, "override"));
+    return defer == null ? m : m.withDefer(defer);
+  }
+
+  /**
+   * The latest instant a deferred message may be booked at, as epoch milliseconds (a JSON integer) or
+   * an ISO-8601 instant ({@code "2026-11-28T09:00:00Z"}); null when absent (the default applies).
+   */
+  private static Long notAfter(JsonNode node) {
+    JsonNode n = node.get("notAfter");
+    if (n == null || n.isNull()) {
+      return null;
+    }
+    if (n.isTextual()) {
+      return Messages.instant("notAfter", n.textValue());
+    }
+    if (!n.isIntegralNumber() || !n.canConvertToLong()) {
+      throw ApiException.badRequest("invalid_type", "notAfter must be epoch milliseconds (an integer) or an ISO-8601 "
+          + "instant such as \"2026-11-28T09:00:00Z\", got " + kind(n), "notAfter");
+    }
+    return n.longValue();
   }
 
   static String string(JsonNode node, String field) {

@@ -5,6 +5,7 @@ import dev.fcap.model.Policy;
 import dev.fcap.model.Rule;
 import dev.fcap.model.RuleOutcome;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -42,6 +43,9 @@ import java.util.regex.Pattern;
  *
  * <ul>
  *   <li>{@code fcap_decisions_total{tenant,outcome}}: allowed or denied decisions (dry runs excluded)
+ *   <li>{@code fcap_deferred_decisions_total{tenant}}: denied decisions booked for later instead ({@code deferred})
+ *   <li>{@code fcap_deferred_ahead_seconds{tenant}}: how far ahead a deferred decision booked its message
+ *       ({@code sendAt - time}; histogram of {@link #DEFERRED_BUCKETS})
  *   <li>{@code fcap_rule_decisions_total{tenant,rule,outcome}}: per rule: allowed, blocked, shadow_blocked
  *   <li>{@code fcap_rule_near_limit_total{tenant,rule}}: decisions the rule saw with less than 10 % of its
  *       limit remaining (before the message): the early warning that a cap is about to bite
@@ -86,7 +90,16 @@ public final class ServerMetrics {
       "fcap_store_errors_total", "failed store calls by reason",
       "fcap_http_refused_total", "requests refused before anything was decided, by error code",
       "fcap_auth_failures_total", "requests refused for a missing, malformed or unknown API key",
-      "fcap_suppressed_decisions_total", "decisions refused because the recipient is on the tenant's suppression list");
+      "fcap_suppressed_decisions_total", "decisions refused because the recipient is on the tenant's suppression list",
+      "fcap_deferred_decisions_total", "decisions not admitted now but booked for a later instant (also counted as "
+          + "denied in fcap_decisions_total)");
+  /**
+   * The buckets of {@code fcap_deferred_ahead_seconds}: a few fixed bounds from a second to the 7 days a
+   * deferral may reach, so that a tenant's histogram costs a dozen series, not a percentile histogram's
+   * seventy.
+   */
+  static final double[] DEFERRED_BUCKETS = {1, 10, 60, 300, 900, 3_600, 4 * 3_600, 12 * 3_600, 86_400, 2 * 86_400,
+      7 * 86_400};
 
   public ServerMetrics() {
     this(DEFAULT_MAX_TENANTS, DEFAULT_MAX_RULES_PER_TENANT);
@@ -155,6 +168,10 @@ public final class ServerMetrics {
     if (d.suppressedReason() != null) {
       counter("fcap_suppressed_decisions_total", "tenant", t.tenant).increment();
     }
+    if (d.deferred()) {
+      t.deferred().increment();
+      t.ahead().record(Math.max(0, d.sendAt() - d.time()) / 1000.0);
+    }
     for (RuleOutcome r : d.rules()) {
       Counter[] c = t.rules.get(r.id());
       if (c == null) {
@@ -205,6 +222,9 @@ public final class ServerMetrics {
     final Counter allowed;
     final Counter denied;
     final Map<String, Counter[]> rules = new ConcurrentHashMap<>();
+    /** Made at the tenant's first deferral: a tenant that never defers shows no series for it. */
+    private volatile Counter deferred;
+    private volatile DistributionSummary ahead;
 
     TenantMeters(String tenant) {
       this.tenant = tenant;
@@ -213,6 +233,23 @@ public final class ServerMetrics {
     }
 
     private Counter[] overflowRule;
+
+    Counter deferred() {
+      Counter c = deferred;
+      return c != null ? c : (deferred = counter("fcap_deferred_decisions_total", "tenant", tenant));
+    }
+
+    DistributionSummary ahead() {
+      DistributionSummary s = ahead;
+      if (s == null) {
+        // registering again returns the meter registered first: a race makes one meter, not two
+        s = DistributionSummary.builder("fcap_deferred_ahead").baseUnit("seconds")
+            .description("how far ahead deferred decisions booked their message: sendAt minus the decision's time")
+            .tag("tenant", tenant).serviceLevelObjectives(DEFERRED_BUCKETS).register(registry);
+        ahead = s;
+      }
+      return s;
+    }
 
     /** The counters of a rule: its own while the tenant has room, otherwise {@code _other}'s. */
     synchronized Counter[] admit(String rule) {

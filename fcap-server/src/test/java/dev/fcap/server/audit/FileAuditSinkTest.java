@@ -10,7 +10,10 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Decision traffic rotates its own file: the administration's events are never rotated out by it. */
+/**
+ * Decision traffic rotates its own file: the administration's events are never rotated out by it. A
+ * deferred denial's line says so, with the instant it was booked for; any other line says nothing of it.
+ */
 class FileAuditSinkTest {
   @TempDir
   Path dir;
@@ -46,6 +49,22 @@ class FileAuditSinkTest {
     List<String> kept = Files.readAllLines(admin);
     assertThat(kept).hasSize(3).allMatch(l -> l.contains("\"type\":\"rules\""));
     assertThat(String.join("\n", Files.readAllLines(file))).doesNotContain("\"rules\"").contains("\"denied\"");
+  }
+
+  @Test
+  void aDeferredDenialIsWrittenWithItsSendAtAndAnyOtherWithoutIt() throws Exception {
+    AuditEvent plain = decision(1);
+    AuditEvent booked = new AuditEvent("denied", 1_000L, "d2", "default", "+15552", "sms", null,
+        List.of("recipient-per-minute"), List.of(), Map.of("recipient-per-minute", new long[] {15, 15}), 1, false,
+        null, null, null, true, 61_000L);
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    FileAuditSink.encode(booked, out);
+    var line = new com.fasterxml.jackson.databind.ObjectMapper().readTree(out.toByteArray());
+    assertThat(line.get("deferred").asBoolean()).isTrue();
+    assertThat(line.get("sendAt").asLong()).isEqualTo(61_000L);
+    out.reset();
+    FileAuditSink.encode(plain, out);
+    assertThat(out.toString(java.nio.charset.StandardCharsets.UTF_8)).doesNotContain("deferred", "sendAt");
   }
 
   @Test
