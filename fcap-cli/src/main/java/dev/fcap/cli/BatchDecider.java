@@ -2,6 +2,7 @@ package dev.fcap.cli;
 
 import dev.fcap.engine.Engine;
 import dev.fcap.model.Dimension;
+import dev.fcap.model.InvalidMessageException;
 import dev.fcap.model.Message;
 import dev.fcap.model.Policy;
 import java.util.ArrayList;
@@ -95,6 +96,7 @@ final class BatchDecider implements AutoCloseable {
    * thread, while the second thread (if any) already decides.
    */
   BatchVerdicts decide(SendLog.Row[] rows, Output meanwhile) throws java.io.IOException {
+    requireDeferrable(rows);
     BatchVerdicts out = new BatchVerdicts(rows.length, words);
     if (chains) {
       CompletableFuture<Void> all = decideChains(rows, out);
@@ -123,6 +125,22 @@ final class BatchDecider implements AutoCloseable {
       join(other); // even when the output failed: the engine is not closed under a deciding thread
     }
     return out;
+  }
+
+  /**
+   * A deferred row the engine cannot honour (a store that does not book, a rule that cannot be
+   * booked under) stops the replay before the batch is decided, naming its line and why.
+   */
+  private void requireDeferrable(SendLog.Row[] rows) {
+    for (SendLog.Row row : rows) {
+      if (row.message().defer() != null) {
+        try {
+          engine.requireDeferrableAt(row.message(), row.time());
+        } catch (InvalidMessageException e) {
+          throw new SendLog.BadRowException(row.line(), e.getMessage() + " (column " + e.field() + ")");
+        }
+      }
+    }
   }
 
   /** Work done on the caller's thread while the second decides. */

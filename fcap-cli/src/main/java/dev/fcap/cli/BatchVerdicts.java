@@ -24,11 +24,14 @@ final class BatchVerdicts {
    * at the next.
    */
   private final long[] masks;
+  /** Per row: the instant it was booked for (deferred, not admitted now), else 0. */
+  private final long[] bookedAt;
 
   BatchVerdicts(int rows, int words) {
     this.words = words;
     this.allowed = new boolean[rows];
     this.masks = new long[rows * 3 * words];
+    this.bookedAt = new long[rows];
   }
 
   /** The words of 64 rules a row's masks need for the largest of {@code policies}. */
@@ -39,6 +42,11 @@ final class BatchVerdicts {
 
   boolean allowed(int row) {
     return allowed[row];
+  }
+
+  /** The instant row {@code row} was booked for, or 0 when it was not (admitted, refused or not deferred). */
+  long bookedAt(int row) {
+    return bookedAt[row];
   }
 
   /** Reports every rule that applied to {@code row} to {@code each}, in policy order. */
@@ -93,6 +101,11 @@ final class BatchVerdicts {
     @Override
     public void rule(int index, boolean admitted, boolean enforced) {
       BatchVerdicts.this.rule(row, index, admitted, enforced);
+    }
+
+    @Override
+    public void booked(long sendAt) {
+      bookedAt[row] = sendAt;
     }
   }
 }

@@ -16,13 +16,15 @@ import java.util.Map;
 
 /**
  * The replay's {@code --decisions} file: one line per row, in log order, "true," or
- * "false,rule-a;rule-b" (the enforced rules that refused the row, in policy order). Written as bytes,
+ * "false,rule-a;rule-b" (the enforced rules that refused the row, in policy order), or for a deferred
+ * row that was booked "deferred,SENDAT" (the booked instant, epoch milliseconds). Written as bytes,
  * with each rule's id encoded once: through a {@code Writer}, encoding every line takes more than half
  * of the replay's output time.
  */
 final class DecisionsFile implements AutoCloseable {
   private static final byte[] TRUE = "true,".getBytes(StandardCharsets.US_ASCII);
   private static final byte[] FALSE = "false,".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] DEFERRED = "deferred,".getBytes(StandardCharsets.US_ASCII);
   private final OutputStream out;
   /** Per tenant, per rule index: its id in UTF-8 if it is enforced, else null (a shadow rule blocks nothing). */
   private final Map<String, byte[][]> blockingIds = new HashMap<>();
@@ -47,8 +49,11 @@ final class DecisionsFile implements AutoCloseable {
   /** Writes the line of row {@code row} of a decided batch, a row of {@code tenant}. */
   void write(String tenant, BatchVerdicts decided, int row) throws IOException {
     boolean allowed = decided.allowed(row);
-    out.write(allowed ? TRUE : FALSE);
-    if (!allowed) {
+    long bookedAt = decided.bookedAt(row);
+    out.write(allowed ? TRUE : bookedAt != 0 ? DEFERRED : FALSE);
+    if (bookedAt != 0) {
+      out.write(Long.toString(bookedAt).getBytes(StandardCharsets.US_ASCII));
+    } else if (!allowed) {
       if (!tenant.equals(lastTenant)) {
         lastTenant = tenant;
         lastIds = blockingIds.get(tenant); // a tenant without rules is never refused

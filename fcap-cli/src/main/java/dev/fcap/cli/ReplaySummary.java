@@ -46,6 +46,7 @@ final class ReplaySummary {
   };
   private long rows;
   private long admitted;
+  private long deferred;
 
   ReplaySummary(List<Policy> policies) {
     for (Policy p : policies) {
@@ -65,6 +66,9 @@ final class ReplaySummary {
     if (decided.allowed(row)) {
       admitted++;
     }
+    if (decided.bookedAt(row) != 0) {
+      deferred++;
+    }
     if (!tenant.equals(lastTenant)) {
       lastTenant = tenant;
       lastCounts = byTenant.get(tenant); // null for a tenant without rules: then none applied
@@ -78,6 +82,9 @@ final class ReplaySummary {
 
   void printText(PrintWriter out, double seconds) {
     out.printf("rows      %,d%nadmitted  %,d%nblocked   %,d%n", rows, admitted, rows - admitted);
+    if (deferred > 0) {
+      out.printf("deferred  %,d (blocked now, booked for later)%n", deferred);
+    }
     out.printf("%nrule%s  mode     applied       blocked%n", " ".repeat(Math.max(0, width() - 4)));
     for (RuleCounts c : rules.values()) {
       String name = (c.tenant.equals("default") ? "" : c.tenant + "/") + c.rule.id();
@@ -97,6 +104,7 @@ final class ReplaySummary {
     root.put("rows", rows);
     root.put("admitted", admitted);
     root.put("blocked", rows - admitted);
+    root.put("deferred", deferred);
     var list = root.putArray("rules");
     for (RuleCounts c : rules.values()) {
       ObjectNode r = list.addObject();

@@ -1,5 +1,6 @@
 package dev.fcap.cli;
 
+import dev.fcap.model.Defer;
 import dev.fcap.model.InvalidMessageException;
 import dev.fcap.model.Message;
 import dev.fcap.model.Priority;
@@ -22,7 +23,10 @@ import java.util.Map;
  * decision and counted once, as the server does), {@code timeZone} (the recipient's, an IANA id such
  * as {@code America/New_York}; empty: the policy's zone, else UTC), {@code priority}
  * ({@code critical}, {@code high}, {@code normal} or {@code low}; empty: normal), {@code override}
- * ({@code true} or {@code false}; empty: false) and {@code attr:NAME}. The CSV itself is read by
+ * ({@code true} or {@code false}; empty: false), {@code defer} ({@code true} or {@code false}; empty:
+ * false: a refused row is booked for the earliest instant every rule admits it), {@code notAfter}
+ * (the latest instant to book at, epoch milliseconds or ISO-8601; empty: the policy's longest window;
+ * only with {@code defer} true) and {@code attr:NAME}. The CSV itself is read by
  * {@link SendLogCsv} (RFC 4180: quoted fields with commas, quotes and line breaks; lines ending in
  * LF, CRLF or CR; a leading byte-order mark skipped); this class turns records into rows. A bad row
  * stops the replay with its line number (the line its record starts on). Streams: memory does not
@@ -34,7 +38,7 @@ import java.util.Map;
 public final class SendLog implements AutoCloseable {
   private static final List<String> KNOWN =
       List.of("timestamp", "recipient", "tenant", "channel", "sender", "category", "content", "contentKey", "cost",
-          "messageId", "timeZone", "priority", "override");
+          "messageId", "timeZone", "priority", "override", "defer", "notAfter");
 
   /** A row that cannot be replayed; the message names the line and the reason. */
   public static final class BadRowException extends RuntimeException {
@@ -117,7 +121,8 @@ public final class SendLog implements AutoCloseable {
           .messageId(optional(9))
           .timeZone(zone(optional(10)))
           .priority(priority(optional(11)))
-          .override(override(optional(12)));
+          .override(bool(optional(12), "override"))
+          .defer(defer(bool(optional(13), "defer"), optional(14)));
       if (!attributes.isEmpty()) {
         Map<String, String> attrs = new HashMap<>();
         attributes.forEach((name, i) -> {
@@ -138,14 +143,25 @@ public final class SendLog implements AutoCloseable {
     return i < 0 || fields.get(i).isEmpty() ? null : fields.get(i);
   }
 
-  private boolean override(String value) {
+  private boolean bool(String value, String column) {
     if (value == null || value.equals("false")) {
       return false;
     }
     if (value.equals("true")) {
       return true;
     }
-    throw new BadRowException(line, "override '" + value + "' is neither true nor false (column override)");
+    throw new BadRowException(line, column + " '" + value + "' is neither true nor false (column " + column + ")");
+  }
+
+  private Defer defer(boolean defer, String notAfter) {
+    if (!defer) {
+      if (notAfter != null) {
+        throw new BadRowException(line, "notAfter is given but defer is not true; set defer to true, or leave "
+            + "notAfter empty (column notAfter)");
+      }
+      return null;
+    }
+    return notAfter == null ? Defer.BY_DEFAULT : new Defer(parseTime(notAfter, "notAfter"));
   }
 
   private Priority priority(String id) {
@@ -185,6 +201,10 @@ public final class SendLog implements AutoCloseable {
   }
 
   private long parseTime(String text) {
+    return parseTime(text, "timestamp");
+  }
+
+  private long parseTime(String text, String column) {
     String t = text.trim();
     if (isEpochMillis(t)) {
       return Long.parseLong(t);
@@ -195,7 +215,7 @@ public final class SendLog implements AutoCloseable {
       try {
         return OffsetDateTime.parse(t).toInstant().toEpochMilli();
       } catch (DateTimeParseException e2) {
-        throw new BadRowException(line, "timestamp '" + text
+        throw new BadRowException(line, column + " '" + text
             + "' is neither epoch milliseconds nor ISO-8601 (e.g. 2026-11-21T08:00:00Z)");
       }
     }

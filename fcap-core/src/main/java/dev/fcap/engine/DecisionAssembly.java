@@ -267,7 +267,32 @@ final class DecisionAssembly {
     for (; windows != null && !replayed && k < windows.rules.length; k++) {
       allowed &= reportWindow(windows, k, verdicts);
     }
+    if (results.length > 0 && results[0] != null && results[0].bookedAt() != 0) {
+      verdicts.booked(results[0].bookedAt()); // a retry of a booked message id: booked, not admitted
+      return false;
+    }
     return allowed && suppressedIn(results) == null;
+  }
+
+  /**
+   * Reports a decision made in full to {@code verdicts}, as {@link #report(CompiledPolicy,
+   * CompiledPolicy.Plan, Message, PartitionAnswer[], WindowCheck, Engine.RuleVerdicts)} does from the
+   * answers, its booking last; whether it was admitted. A rule is found by its id in the policy it
+   * was decided under.
+   */
+  static boolean report(CompiledPolicy policy, Decision d, Engine.RuleVerdicts verdicts) {
+    for (RuleOutcome o : d.rules()) {
+      for (int i = 0; i < policy.rules.length; i++) {
+        if (policy.rules[i].id().equals(o.id())) {
+          verdicts.rule(i, o.allowed(), o.enforced());
+          break;
+        }
+      }
+    }
+    if (d.deferred()) {
+      verdicts.booked(d.sendAt());
+    }
+    return d.allowed();
   }
 
   /** The suppression entry a store that checks in its step answered (the recipient's partition's), or null. */

@@ -124,11 +124,16 @@ public final class Engine implements AutoCloseable {
    * @throws dev.fcap.model.InvalidMessageException naming the field ({@code defer} or {@code notAfter})
    */
   public void requireDeferrable(Message message) {
+    requireDeferrableAt(message, clock.millis());
+  }
+
+  /** {@link #requireDeferrable} for a decision at a caller-supplied time ({@link #decideAt}). */
+  public void requireDeferrableAt(Message message, long epochMillis) {
     if (message.defer() == null) {
       return;
     }
     CompiledPolicy cp = policies.get(message.tenant());
-    requests.requireDeferrable(cp, cp == null ? null : cp.plan(message), message, clock.millis());
+    requests.requireDeferrable(cp, cp == null ? null : cp.plan(message), message, epochMillis);
   }
 
   /** Decides without recording anything (dry run). */
@@ -151,7 +156,8 @@ public final class Engine implements AutoCloseable {
    * {@link Decision} per message (a replay of millions of rows): each rule that applied reports to
    * {@code verdicts}, in policy order, on the thread that completes the decision (the caller's, on a
    * store that answers at once), and nothing else of the decision is built: no outcomes, no lists, no
-   * id. Its decisions have no id, so it is refused on an engine whose admitted decisions are
+   * id (but for a deferred message, whose decision is made in full, and which reports its booking too:
+   * {@link RuleVerdicts#booked}). Its decisions have no id, so it is refused on an engine whose admitted decisions are
    * releasable by id (build it with {@code releaseHorizon(Duration.ZERO)}); a message id is
    * remembered as usual.
    *
@@ -166,6 +172,10 @@ public final class Engine implements AutoCloseable {
     }
     long time = callerTime.accept(epochMillis);
     CompiledPolicy cp = policies.get(message.tenant());
+    if (message.defer() != null && cp != null) {
+      // rare in a replay: the decision in full, which says when it is booked, reported rule by rule
+      return run(message, Operation.DECIDE, time).thenApply(d -> DecisionAssembly.report(cp, d, verdicts));
+    }
     CompiledPolicy.Plan plan = cp == null ? null : cp.plan(message);
     if (requests.probes(plan, Operation.DECIDE)) { // the store keeps the entries, and no request reaches them
       return store.apply(requests.probe(message, time)).thenCompose(r ->
@@ -226,6 +236,12 @@ public final class Engine implements AutoCloseable {
      * nor an override), else it only reports what the rule would have done.
      */
     void rule(int index, boolean allowed, boolean enforced);
+
+    /**
+     * The message, deferred and not admitted now, was booked for {@code sendAt} (epoch ms); after
+     * its rules' verdicts. The default ignores it.
+     */
+    default void booked(long sendAt) {}
   }
 
   /**

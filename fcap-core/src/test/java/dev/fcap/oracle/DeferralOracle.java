@@ -48,6 +48,9 @@ public final class DeferralOracle {
 
   private record Recorded(String recipient, List<String> logs, long time, long cost, String messageKey) {}
 
+  /** A decision remembered under its message id, until {@code expiresAt} (by its partition's time). */
+  private record Remembered(Expected answer, long expiresAt) {}
+
   private record Answer(List<String> keys, long time, long cost) {}
 
   private Policy policy;
@@ -59,11 +62,19 @@ public final class DeferralOracle {
   private final Map<String, Recorded> recorded = new HashMap<>();
   /** Per decision id the system under test answered: its history keys and {time, cost}. */
   private final Map<String, Answer> answers = new HashMap<>();
-  private final Map<String, Expected> messageIds = new HashMap<>();
+  private final Map<String, Remembered> messageIds = new HashMap<>();
+  /** How long a decision is remembered under its message id after it is recorded: 0, the policy's longest window. */
+  private final long rememberMs;
   private long seen = Long.MIN_VALUE;
 
-  public DeferralOracle(Policy policy) {
+  /**
+   * A model of an engine that remembers a message id for {@code rememberMs} after the instant it
+   * recorded the message at (0: the policy's longest window, at most 7 days: an engine without
+   * releases by decision id).
+   */
+  public DeferralOracle(Policy policy, long rememberMs) {
     this.policy = Objects.requireNonNull(policy);
+    this.rememberMs = rememberMs;
   }
 
   public void setPolicy(Policy next) {
@@ -74,11 +85,12 @@ public final class DeferralOracle {
   public Expected decide(Message m, long now, String id) {
     seen = Math.max(seen, now);
     String messageKey = m.messageId() == null ? null : m.recipient() + "\u0000" + m.messageId();
-    Expected remembered = messageKey == null ? null : messageIds.get(messageKey);
-    if (remembered != null) {
-      return new Expected(remembered.allowed(), remembered.deferred(), remembered.sendAt(), null, true);
-    }
     long t = Math.max(now, partitionTimes.getOrDefault(m.recipient(), Long.MIN_VALUE));
+    Remembered remembered = messageKey == null ? null : messageIds.get(messageKey);
+    if (remembered != null && t < remembered.expiresAt()) {
+      Expected first = remembered.answer();
+      return new Expected(first.allowed(), first.deferred(), first.sendAt(), null, true);
+    }
     List<String> blocked = new ArrayList<>();
     boolean countersAdmit = true;
     boolean openNow = true;
@@ -195,7 +207,7 @@ public final class DeferralOracle {
     }
     recorded.put(id, new Recorded(m.recipient(), written, at, m.cost(), messageKey));
     if (messageKey != null) {
-      messageIds.put(messageKey, replay);
+      messageIds.put(messageKey, new Remembered(replay, at + (rememberMs > 0 ? rememberMs : messageHorizon())));
     }
   }
 
@@ -257,11 +269,18 @@ public final class DeferralOracle {
     }
     TreeSet<Long> candidates = new TreeSet<>();
     candidates.add(t);
+    boolean windows = policy.rules().stream().anyMatch(Rule::isSendWindow);
+    boolean wasOpen = allOpen(m, t);
+    for (long minute = Math.floorDiv(t, MINUTE_MS) * MINUTE_MS + MINUTE_MS; windows && minute <= notAfter;
+        minute += MINUTE_MS) {
+      boolean open = allOpen(m, minute);
+      if (open && !wasOpen) {
+        candidates.add(minute); // the windows open together here
+      }
+      wasOpen = open;
+    }
     for (Rule r : policy.rules()) {
       if (r.isSendWindow()) {
-        for (long minute = Math.floorDiv(t, MINUTE_MS) * MINUTE_MS + MINUTE_MS; minute <= notAfter; minute += MINUTE_MS) {
-          candidates.add(minute);
-        }
         continue;
       }
       for (long[] e : logs.getOrDefault(identity(r) + logKey(r, m), List.of())) {
