@@ -55,6 +55,7 @@ class DocumentedBenchmarksIT {
     small.putAll(Map.of("--recipients", "2000", "--threads", "2", "--latency-threads", "2", "--latency-rate", "200"));
     SHRINK.put("dev.fcap.bench.redis.RedisStoreBench", args -> withSizes(options(args, small), REDIS_BENCH_SIZES));
     SHRINK.put("dev.fcap.bench.CpuHarness", args -> positional(args, "20000", "1"));
+    SHRINK.put("dev.fcap.bench.DeferralCost", args -> positional(args, "2000", "1"));
     SHRINK.put("dev.fcap.bench.HeapFootprint", args -> positional(args, "2000"));
     SHRINK.put("dev.fcap.bench.MemoryLatency", args -> positional(args, "8", "100000", "1"));
     SHRINK.put("dev.fcap.bench.redis.ScriptProfile", args -> options(args,

@@ -32,6 +32,13 @@ import java.nio.charset.StandardCharsets;
  * counters, in the same write: {@code time:i64 allowed:u8 (used:i64 retryDelta:i64)* decisionId
  * idLength:u16}, which is the Redis script's reply plus the id, so both stores keep the same bytes.
  *
+ * <p><b>Bookings.</b> A DECIDE with a {@link Booking} (a deferred message) that its counters do not
+ * admit now, or that a shut send window refuses now ({@link Booking#admitsNow()}), is recorded instead
+ * at the earliest instant its counters admit it within the booking's spans and {@code notAfter}
+ * ({@link #book}): in every counter, in this step. Its answer is not allowed, and carries the instant
+ * ({@link PartitionAnswer#bookedAt()}); a message id remembers it, with the instant as its time, so
+ * that a release by message id gives back the entry there.
+ *
  * <p><b>Stored as nothing.</b> A DECIDE whose id carries an incarnation remembers nothing: it stamps
  * the partition's incarnation (the request's, if the partition has no live one); its release (a
  * claim) undoes only in that incarnation, within its horizon, and only once: it remembers its claim.
@@ -156,18 +163,8 @@ public final class PartitionStep {
       at += spec.checks();
     }
     Booking booking = request.booking();
-    if (booking != null && request.operation() == Operation.DECIDE
-        && (!allowed || !booking.admitsNow())) {
-      out.decided(now, false); // not now: booked for later if some instant admits, else refused
-      long bookAt = large == null ? bookingTime(request, now, states, booking) : -1;
-      if (bookAt >= 0) {
-        for (int i = 0; i < counters; i++) {
-          CounterSpec spec = request.spec(i);
-          states.set(i, CounterAlgorithm.of(spec.algorithm()).book(states.get(i), spec, request.alignMs(i), now,
-              bookAt, request.cost()));
-        }
-        out.bookedAt(bookAt);
-      }
+    if (booking != null && request.operation() == Operation.DECIDE && (!allowed || !booking.admitsNow())) {
+      book(request, now, states, large, booking, out); // not now: booked for later if some instant admits
       return;
     }
     if (allowed && request.operation() == Operation.DECIDE) {
@@ -181,6 +178,26 @@ public final class PartitionStep {
       }
     }
     out.decided(now, allowed);
+  }
+
+  /**
+   * Records the message at the earliest instant {@code booking} allows and every counter admits
+   * ({@link #bookingTime}), answering it booked there; if there is none, answers it refused and
+   * records nothing. A step apart from {@link #count}, which every decision runs.
+   */
+  private static void book(ReusableRequest request, long now, CounterStates states, LargeLog[] large, Booking booking,
+      ReusableResult out) {
+    out.decided(now, false);
+    long at = large == null ? bookingTime(request, now, states, booking) : -1;
+    if (at < 0) {
+      return;
+    }
+    for (int i = 0; i < request.counters(); i++) {
+      CounterSpec spec = request.spec(i);
+      states.set(i, CounterAlgorithm.of(spec.algorithm()).book(states.get(i), spec, request.alignMs(i), now, at,
+          request.cost()));
+    }
+    out.bookedAt(at);
   }
 
   /**

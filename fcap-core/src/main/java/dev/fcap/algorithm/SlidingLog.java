@@ -6,7 +6,9 @@ import dev.fcap.store.CounterSpec;
  * The exact sliding log.
  *
  * <p><b>Design.</b> A message of cost c at time t passes check (L, W) iff the costs recorded in
- * (t - W, t] plus c are at most L. Only admitted messages are recorded, so the window never holds
+ * (t - W, t] plus c are at most L, and, when the log holds messages booked after t, iff every window
+ * (s - W, s] with s in [t, t + W) stays within L with it ({@link #evaluateBooked}, {@link #earliest}:
+ * a sweep over the entries' entry and exit times). Only admitted messages are recorded, so the window never holds
  * more than L cost units and every cost is at least 1: the newest {@code maxLimit} entries within
  * {@code maxWindow} are all any check of the counter can ever read. That bounds the state by the
  * limit, not by traffic, and lets every rule with the same key and selection share one log (the seed
