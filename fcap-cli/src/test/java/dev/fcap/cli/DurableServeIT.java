@@ -108,6 +108,48 @@ class DurableServeIT {
   }
 
   @Test
+  void bookingsSurviveKillMinus9AndTheirIdsReleaseThemAfterwards() throws Exception {
+    Path work = Files.createDirectory(tmp.resolve("work"));
+    // a day's window: the bookings stay ahead of the clock however slow the restart
+    Path rules = Files.writeString(work.resolve("two-a-day.yaml"), """
+        policies:
+          - tenant: default
+            rules:
+              - {id: two-a-day, limit: 2, window: 24h, key: [recipient]}
+        """);
+    String deferred = "{\"recipient\": \"carol\", \"defer\": true}";
+    List<Long> booked = new ArrayList<>();
+    String firstBooking;
+    try (ServerProcess s = ServerProcess.start(work, "--rules", rules.toString())) {
+      for (int i = 0; i < 2; i++) {
+        assertThat(s.post("/v1/decisions", deferred).path("allowed").asBoolean()).as("decision %d", i + 1).isTrue();
+      }
+      JsonNode first = s.post("/v1/decisions", deferred);
+      assertThat(first.path("deferred").asBoolean()).as("the third is booked: %s", first).isTrue();
+      firstBooking = first.path("decisionId").asText();
+      booked.add(first.path("sendAt").asLong());
+      booked.add(s.post("/v1/decisions", deferred).path("sendAt").asLong());
+      awaitNanos(System.nanoTime() + Duration.ofMillis(FSYNC_MS + 200).toNanos());
+      s.kill();
+    }
+    try (ServerProcess s = ServerProcess.start(work, "--rules", rules.toString())) {
+      JsonNode inspected = s.get("/v1/recipients/carol");
+      List<Long> held = new ArrayList<>();
+      inspected.path("booked").forEach(b -> held.add(b.path("time").asLong()));
+      assertThat(held).as("the bookings survived the kill: %s", inspected.path("booked")).containsAll(booked);
+      // a new deferral, allowed two more days, is booked after them, not into their slots
+      JsonNode next = s.post("/v1/decisions", "{\"recipient\": \"carol\", \"defer\": true, \"notAfter\": "
+          + (booked.get(1) + Duration.ofDays(2).toMillis()) + "}");
+      assertThat(next.path("deferred").asBoolean()).as("%s", next).isTrue();
+      assertThat(next.path("sendAt").asLong()).isGreaterThan(booked.get(1));
+      assertThat(s.post("/v1/decisions/" + firstBooking + "/release", "").path("released").asBoolean())
+          .as("a booking made before the kill is released by its id").isTrue();
+      assertThat(s.post("/v1/decisions", deferred).path("sendAt").asLong()).as("its slot is free again")
+          .isEqualTo(booked.get(0));
+    }
+  }
+
+  @Test
   void everyAdmissionAcknowledgedBeforeTheFsyncIntervalSurvivesAKillUnderLoad() throws Exception {
     Path work = Files.createDirectory(tmp.resolve("work"));
     // 600 recipients of 15 admissions a minute each: admissions still flow for seconds after the

@@ -71,6 +71,24 @@ class FcapClientIT {
   }
 
   @Test
+  void aDeferredMessageIsBookedForWhenItsWindowFreesAndItsIdReleasesTheSlot() {
+    Message m = Message.builder("+8613800000010").content("deferred").build();
+    Decision first = fcap.decide(m);
+    fcap.decide(m);
+    Decision booked = fcap.decide(m, Defer.BY_DEFAULT);
+    assertThat(booked.allowed()).isFalse();
+    assertThat(booked.deferred()).isTrue();
+    assertThat(booked.blockedBy()).containsExactly("same-content-per-59s");
+    assertThat(booked.sendAt()).isEqualTo(first.time() + 59_000); // the first leaves the 59 s window
+    Decision tooLate = fcap.decide(m, Defer.until(java.time.Instant.ofEpochMilli(first.time() + 1_000)));
+    assertThat(tooLate.deferred()).isFalse();
+    assertThat(tooLate.allowed()).isFalse();
+    fcap.release(booked.decisionId());
+    assertThat(fcap.decide(m, Defer.BY_DEFAULT).sendAt()).as("the released slot is free again")
+        .isEqualTo(booked.sendAt());
+  }
+
+  @Test
   void inspectShowsTheSendWindowsInTheZoneAsked() {
     // a window of three hours around now in Tokyo, the policy's zone: open there, shut in New York
     java.time.LocalTime tokyo = java.time.LocalTime.now(java.time.ZoneId.of("Asia/Tokyo"))
