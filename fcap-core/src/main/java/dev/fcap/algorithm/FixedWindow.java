@@ -11,6 +11,11 @@ import dev.fcap.store.CounterSpec;
  * that window is the current one (or a later one, if the clock went back). Keeping the time rather
  * than the window index keeps counts across rule edits: after a change of window or zone, messages
  * are counted while they could lie in the current window (conservatively, never fewer).
+ *
+ * <p><b>Bookings.</b> A message booked for a later window ({@link #book}) is counted in that window's
+ * entry: the state is then a list of such entries, {@code (last:i64, count:u32)} each, oldest window
+ * first, the first as above and the others for windows after it (12 bytes a window). A message at x
+ * counts the entry of x's window, and is booked at the first instant from x whose window has room.
  */
 final class FixedWindow implements CounterAlgorithm {
   static final FixedWindow INSTANCE = new FixedWindow();
@@ -28,6 +33,9 @@ final class FixedWindow implements CounterAlgorithm {
     long window = spec.windowMs(0);
     long limit = spec.bound(0); // what this message may bring the count to
     long start = windowStart(now, window, align);
+    if (length > SIZE || length == SIZE && Bytes.getLong(s, from) >= start + window) {
+      return evaluateBooked(s, from, length, spec, align, now, cost, used, retryAt, at);
+    }
     long count = 0;
     long last = Long.MIN_VALUE;
     if (length > 0 && Bytes.getLong(s, from) >= start) {
@@ -47,9 +55,70 @@ final class FixedWindow implements CounterAlgorithm {
     return retry == now || !spec.refuses(0);
   }
 
+  /** {@link #evaluate} of a state that holds windows booked after now's: the count of now's window alone. */
+  private static boolean evaluateBooked(byte[] s, int from, int length, CounterSpec spec, long align, long now,
+      long cost, long[] used, long[] retryAt, int at) {
+    long limit = spec.bound(0);
+    used[at] = countAt(s, from, length, spec.windowMs(0), align, now);
+    long retry = cost > limit ? NEVER : firstWithRoom(s, from, length, spec.windowMs(0), align, now, limit - cost);
+    retryAt[at] = retry;
+    return retry == now || !spec.refuses(0);
+  }
+
+  /**
+   * The count of the window holding {@code t}: the entries whose {@code last} lies in it (the first
+   * entry also while it lies in an earlier window not before it, as without bookings: it is read
+   * when its window is the current one).
+   */
+  private static long countAt(byte[] s, int from, int length, long window, long align, long t) {
+    long start = windowStart(t, window, align);
+    long count = 0;
+    for (int e = from; e < from + length; e += SIZE) {
+      long last = Bytes.getLong(s, e);
+      if (last >= start && last < start + window) {
+        count += Bytes.getUint(s, e + 8);
+      }
+    }
+    return count;
+  }
+
+  /** The first instant from {@code x} whose window holds at most {@code room}: x, or a later window's start. */
+  private static long firstWithRoom(byte[] s, int from, int length, long window, long align, long x, long room) {
+    long t = x;
+    for (int windows = 0; windows <= length / SIZE; windows++) { // every window after the last entry's is empty
+      if (countAt(s, from, length, window, align, t) <= room) {
+        return t;
+      }
+      t = windowStart(t, window, align) + window;
+    }
+    return t;
+  }
+
+  @Override
+  public boolean books() {
+    return true;
+  }
+
+  @Override
+  public long admitsFrom(byte[] s, int from, int length, CounterSpec spec, long align, long x, long cost) {
+    if (!spec.refuses(0)) {
+      return x;
+    }
+    long limit = spec.bound(0);
+    return cost > limit ? NEVER : firstWithRoom(s, from, length, spec.windowMs(0), align, x, limit - cost);
+  }
+
+  @Override
+  public byte[] book(byte[] state, CounterSpec spec, long align, long now, long at, long cost) {
+    return add(state, spec.windowMs(0), align, now, at, cost);
+  }
+
   @Override
   public byte[] record(byte[] s, int from, int length, CounterSpec spec, long align, long now, long cost) {
     long start = windowStart(now, spec.windowMs(0), align);
+    if (length > SIZE || length == SIZE && Bytes.getLong(s, from) >= start + spec.windowMs(0)) {
+      return add(java.util.Arrays.copyOfRange(s, from, from + length), spec.windowMs(0), align, now, now, cost);
+    }
     byte[] out = new byte[SIZE];
     if (length > 0 && Bytes.getLong(s, from) >= start) {
       Bytes.putLong(out, 0, Math.max(now, Bytes.getLong(s, from)));
@@ -61,9 +130,56 @@ final class FixedWindow implements CounterAlgorithm {
     return out;
   }
 
+  /**
+   * {@code state} with a message of {@code cost} counted in the window holding {@code at} (now's, or a
+   * later one: booked), and without the windows that ended before now's.
+   */
+  private static byte[] add(byte[] state, long window, long align, long now, long at, long cost) {
+    long current = windowStart(now, window, align);
+    long target = windowStart(at, window, align);
+    int n = state == null ? 0 : state.length / SIZE;
+    long[] lasts = new long[n + 1];
+    long[] counts = new long[n + 1];
+    int kept = 0;
+    boolean added = false;
+    for (int i = 0; i < n; i++) {
+      long last = Bytes.getLong(state, i * SIZE);
+      long count = Bytes.getUint(state, i * SIZE + 8);
+      if (last < current) {
+        continue; // a window that has ended
+      }
+      long start = windowStart(last, window, align);
+      if (!added && start > target) {
+        lasts[kept] = at;
+        counts[kept++] = cost;
+        added = true;
+      }
+      if (!added && start == target) {
+        last = Math.max(last, at);
+        count += cost;
+        added = true;
+      }
+      lasts[kept] = last;
+      counts[kept++] = count;
+    }
+    if (!added) {
+      lasts[kept] = at;
+      counts[kept++] = cost;
+    }
+    byte[] out = new byte[kept * SIZE];
+    for (int i = 0; i < kept; i++) {
+      Bytes.putLong(out, i * SIZE, lasts[i]);
+      Bytes.putUint(out, i * SIZE + 8, counts[i]);
+    }
+    return out;
+  }
+
   @Override
   public byte[] release(byte[] state, CounterSpec spec, long align, long now, long eventTime, long cost) {
     long window = spec.windowMs(0);
+    if (state != null && state.length > SIZE) {
+      return releaseBooked(state, window, align, now, eventTime, cost);
+    }
     // the count is the window of the newest recorded message; the event gives back a unit only if it
     // lies in that window and the window is still live at the release's time (a release at an older
     // time, or of an older window's message, must not take a unit of the current window)
@@ -80,12 +196,35 @@ final class FixedWindow implements CounterAlgorithm {
     return out;
   }
 
+  /** {@link #release} of a state of several windows: from the live window that holds the event, if any. */
+  private static byte[] releaseBooked(byte[] state, long window, long align, long now, long eventTime, long cost) {
+    long current = windowStart(now, window, align);
+    for (int e = 0; e < state.length; e += SIZE) {
+      long last = Bytes.getLong(state, e);
+      long start = windowStart(last, window, align);
+      if (last >= current && eventTime >= start && eventTime < start + window) {
+        long count = Bytes.getUint(state, e + 8) - cost;
+        byte[] out;
+        if (count > 0) {
+          out = state.clone();
+          Bytes.putUint(out, e + 8, count);
+        } else {
+          out = new byte[state.length - SIZE];
+          System.arraycopy(state, 0, out, 0, e);
+          System.arraycopy(state, e + SIZE, out, e, state.length - e - SIZE);
+        }
+        return out.length == 0 ? null : out;
+      }
+    }
+    return state;
+  }
+
   @Override
   public long expiresAt(byte[] s, int from, int length, CounterSpec spec, long align) {
     if (length == 0) {
       return Long.MIN_VALUE;
     }
     long window = spec.windowMs(0);
-    return windowStart(Bytes.getLong(s, from), window, align) + window;
+    return windowStart(Bytes.getLong(s, from + length - SIZE), window, align) + window; // the last window's end
   }
 }

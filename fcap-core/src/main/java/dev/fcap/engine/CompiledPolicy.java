@@ -174,9 +174,11 @@ final class CompiledPolicy {
 
   /**
    * Why a message with {@code plan} cannot be booked for later, or null if it can: a booking is one
-   * atomic step of the recipient's partition, and only the sliding log keeps each message's own time,
-   * which a message recorded ahead of the others needs (a fixed window, a sliding counter and GCRA
-   * keep totals of the present, and a large log is read in blocks by time).
+   * atomic step of the recipient's partition, and a counter must be able to count a message ahead of
+   * the present: a sliding log keeps each message's own time, a fixed window of fixed length keeps a
+   * count per window (a sliding counter and GCRA keep totals of the present, a large log is read in
+   * blocks by time, and a local calendar's periods, or a zone's offset, may change before the booked
+   * instant, which the store does not know).
    */
   String whyNotDeferrable(Plan plan, Priority priority) {
     for (Partition partition : plan.partitions) {
@@ -186,8 +188,14 @@ final class CompiledPolicy {
         if (!partition.recipient) {
           return rule + " is not keyed by the recipient: a message is deferred only under rules keyed by it";
         }
-        if (spec.algorithm() != Algorithm.SLIDING_LOG) {
-          return rule + " uses " + spec.algorithm().id() + ": a message is deferred only under sliding-log rules";
+        boolean fixedLength = spec.algorithm() == Algorithm.FIXED_WINDOW && g.calendar == null && g.zone == null;
+        if (spec.algorithm() == Algorithm.FIXED_WINDOW && !fixedLength) {
+          return rule + " is a fixed window of a local calendar or a time zone: a message is deferred only under "
+              + "sliding-log rules and fixed windows without a zone";
+        }
+        if (spec.algorithm() != Algorithm.SLIDING_LOG && !fixedLength) {
+          return rule + " uses " + spec.algorithm().id() + ": a message is deferred only under sliding-log rules "
+              + "and fixed windows without a zone";
         }
         if (LargeLog.isLarge(spec)) {
           return rule + " keeps a large log (a limit above " + LargeLog.LARGE_FROM

@@ -117,8 +117,9 @@ public final class Engine implements AutoCloseable {
 
   /**
    * Fails unless {@code message}'s deferral ({@link Message#defer()}), if it has one, can be honoured
-   * now: the store books ({@link Store#books()}), every rule that applies to it is a sliding log keyed
-   * by the recipient (below the large-log limit), and its {@code notAfter} is at most 7 days ahead.
+   * now: the store books ({@link Store#books()}), every rule that applies to it is keyed by the
+   * recipient and is a sliding log (below the large-log limit) or a fixed window without a zone, and its
+   * {@code notAfter} is at most 7 days ahead.
    * {@link #decide} fails the same way; a server asks first, to answer a clear error.
    *
    * @throws dev.fcap.model.InvalidMessageException naming the field ({@code defer} or {@code notAfter})

@@ -160,11 +160,33 @@ class DeferralTest {
   }
 
   @Test
+  void aFixedWindowBooksTheFirstLaterWindowWithRoom() {
+    Rule twoAnHour = new Rule("two-an-hour", null, 2, Duration.ofHours(1), List.of(Dimension.RECIPIENT), null, null,
+        Algorithm.FIXED_WINDOW, 0, Mode.ENFORCE, null);
+    Engine engine = engine(policy(twoAnHour));
+    long hour = Duration.ofHours(1).toMillis();
+    engine.decideAt(deferred("a"), T0 + 10_000).join();
+    engine.decideAt(deferred("a"), T0 + 20_000).join();
+    Decision first = engine.decideAt(deferred("a"), T0 + 30_000).join();
+    Decision second = engine.decideAt(deferred("a"), T0 + 30_000).join();
+    Decision third = engine.decideAt(deferred("a"), T0 + 30_000).join();
+    assertThat(List.of(first.sendAt(), second.sendAt(), third.sendAt())).containsExactly(T0 + hour, T0 + hour,
+        T0 + 2 * hour);
+    // the next hour is full: a plain message in it is refused until the hour after
+    Decision plain = engine.decideAt(Message.builder("a").build(), T0 + hour + 5).join();
+    assertThat(plain.allowed()).isFalse();
+    assertThat(plain.sendAt()).as("the hour after holds one booking: room for one").isEqualTo(T0 + 2 * hour);
+  }
+
+  @Test
   void aDeferralTheEngineCannotHonourIsRefusedNamingWhy() {
     Rule gcra = new Rule("smooth", null, 10, Duration.ofMinutes(1), List.of(Dimension.RECIPIENT), null, null,
         Algorithm.GCRA, 0, Mode.ENFORCE, null);
     Rule perChannel = Rule.of("per-channel", 100, Duration.ofMinutes(1), Dimension.CHANNEL);
     Rule large = Rule.of("large", 5000, Duration.ofHours(1), Dimension.RECIPIENT);
+    Rule londonDay = new Rule("london-day", null, 3, Duration.ofDays(1), List.of(Dimension.RECIPIENT), null, null,
+        Algorithm.FIXED_WINDOW, 0, Mode.ENFORCE, java.time.ZoneId.of("Europe/London"));
+    assertRefused(engine(policy(londonDay)), deferred("a"), "defer", "rule 'london-day' is a fixed window of a local calendar");
     assertRefused(engine(policy(TWO_PER_MINUTE, gcra)), deferred("a"), "defer", "rule 'smooth' uses gcra");
     assertRefused(engine(policy(perChannel)), Message.builder("a").channel("sms").defer(Defer.BY_DEFAULT).build(),
         "defer", "rule 'per-channel' is not keyed by the recipient");

@@ -1,5 +1,6 @@
 package dev.fcap.oracle;
 
+import dev.fcap.model.Algorithm;
 import dev.fcap.model.Decision;
 import dev.fcap.model.Dimension;
 import dev.fcap.model.Message;
@@ -17,7 +18,9 @@ import java.util.TreeSet;
 
 /**
  * A deliberately naive model of deferred decisions (docs/algorithms.md, "Deferred decisions"), for
- * policies of sliding-log rules keyed by the recipient (alone or with the content) and send windows.
+ * policies of sliding-log and fixed-window rules keyed by the recipient (alone or with the content)
+ * and send windows. A fixed window counts the messages recorded in the epoch-aligned window that
+ * holds an instant; a message is booked there at the first instant from which its window has room.
  *
  * <p><b>Design.</b> Per log (rules with the same key share one) the model keeps the plain list of
  * what it holds, newest first, with the documented retention applied at every write: every entry
@@ -182,7 +185,7 @@ public final class DeferralOracle {
       keys.add(key);
       List<long[]> history = answered.computeIfAbsent(key, k -> new ArrayList<>());
       history.add(new long[] {at, m.cost()});
-      over |= fullest(history, r.windowMs(), at) > r.limit();
+      over |= (fixed(r) ? inWindow(history, r.windowMs(), at) : fullest(history, r.windowMs(), at)) > r.limit();
     }
     answers.put(actual.decisionId(), new Answer(keys, at, m.cost()));
     return over;
@@ -203,7 +206,9 @@ public final class DeferralOracle {
         pos++;
       }
       log.add(pos, new long[] {at, m.cost()});
-      prune(log, t, r);
+      if (!fixed(r)) {
+        prune(log, t, r); // a fixed window's count is its window's: what ended is never read again
+      }
     }
     recorded.put(id, new Recorded(m.recipient(), written, at, m.cost(), messageKey));
     if (messageKey != null) {
@@ -239,7 +244,28 @@ public final class DeferralOracle {
       return false;
     }
     List<long[]> log = logs.getOrDefault(identity(r) + logKey(r, m), List.of());
-    return fullest(log, r.windowMs(), x) + m.cost() <= bound;
+    return (fixed(r) ? inWindow(log, r.windowMs(), x) : fullest(log, r.windowMs(), x)) + m.cost() <= bound;
+  }
+
+  private static boolean fixed(Rule r) {
+    return r.algorithm() == Algorithm.FIXED_WINDOW;
+  }
+
+  /** What the epoch-aligned window of length {@code window} holding {@code x} holds. */
+  private static long inWindow(List<long[]> entries, long window, long x) {
+    long start = Math.floorDiv(x, window) * window;
+    long sum = 0;
+    for (long[] e : entries) {
+      if (e[0] >= start && e[0] < start + window) {
+        sum += e[1];
+      }
+    }
+    return sum;
+  }
+
+  /** The instant after {@code x} at which rule {@code r}'s count may next change by time alone. */
+  private static long nextFree(Rule r, long[] entry) {
+    return fixed(r) ? Math.floorDiv(entry[0], r.windowMs()) * r.windowMs() + r.windowMs() : entry[0] + r.windowMs();
   }
 
   /** The most any window (s - W, s] with s in [x, x + W) holds: at s = x, or where an entry enters. */
@@ -284,7 +310,7 @@ public final class DeferralOracle {
         continue;
       }
       for (long[] e : logs.getOrDefault(identity(r) + logKey(r, m), List.of())) {
-        long frees = e[0] + r.windowMs();
+        long frees = nextFree(r, e);
         if (frees > t && frees <= notAfter) {
           candidates.add(frees);
         }
@@ -325,8 +351,8 @@ public final class DeferralOracle {
         while (!admits(r, m, x)) {
           long next = Long.MAX_VALUE;
           for (long[] e : logs.getOrDefault(identity(r) + logKey(r, m), List.of())) {
-            if (e[0] + r.windowMs() > x) {
-              next = Math.min(next, e[0] + r.windowMs());
+            if (nextFree(r, e) > x) {
+              next = Math.min(next, nextFree(r, e));
             }
           }
           x = next;
@@ -374,9 +400,9 @@ public final class DeferralOracle {
     }
   }
 
-  /** Rules with the same key share one log (no rule here has a selection of its own). */
+  /** Sliding-log rules with the same key share one log (no rule here has a selection of its own). */
   private static String identity(Rule r) {
-    return r.key().toString();
+    return fixed(r) ? "fixed " + r.id() + r.key() : r.key().toString();
   }
 
   private static String logKey(Rule r, Message m) {

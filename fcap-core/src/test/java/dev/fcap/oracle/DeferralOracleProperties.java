@@ -221,7 +221,10 @@ public class DeferralOracleProperties {
     return b.build();
   }
 
-  /** Sliding-log rules keyed by the recipient (shared logs, headroom) and send windows in zones with daylight saving. */
+  /**
+   * Sliding-log and (a quarter of them) fixed-window rules keyed by the recipient (shared logs,
+   * headroom) and send windows in zones with daylight saving.
+   */
   public static Policy randomPolicy(SplittableRandom random) {
     List<Rule> rules = new ArrayList<>();
     int counting = 1 + random.nextInt(3);
@@ -229,8 +232,9 @@ public class DeferralOracleProperties {
       List<Dimension> key = random.nextBoolean() ? List.of(Dimension.RECIPIENT)
           : List.of(Dimension.RECIPIENT, Dimension.CONTENT);
       long limit = 1 + random.nextInt(5);
+      Algorithm algorithm = random.nextInt(4) == 0 ? Algorithm.FIXED_WINDOW : Algorithm.SLIDING_LOG;
       Rule r = new Rule("r" + i, null, limit, Duration.ofMillis(WINDOWS[random.nextInt(WINDOWS.length)]), key, null,
-          null, Algorithm.SLIDING_LOG, 0, Mode.ENFORCE, null);
+          null, algorithm, 0, Mode.ENFORCE, null);
       if (random.nextInt(3) == 0) {
         long low = random.nextLong(limit + 1);
         long normal = random.nextLong(low + 1);
@@ -278,7 +282,7 @@ public class DeferralOracleProperties {
     }
     long limit = r.limit() + 1 + random.nextInt(2);
     Headroom h = r.headroom();
-    rules.set(i, new Rule(r.id(), null, limit, r.window(), r.key(), null, null, Algorithm.SLIDING_LOG, 0, Mode.ENFORCE,
+    rules.set(i, new Rule(r.id(), null, limit, r.window(), r.key(), null, null, r.algorithm(), 0, Mode.ENFORCE,
         null).withHeadroom(new Headroom(Math.min(h.high(), limit), Math.min(h.normal(), limit), Math.min(h.low(), limit))));
     return new Policy(p.tenant(), p.version() + 1, rules, p.timeZone());
   }

@@ -45,7 +45,7 @@ class DeferIT {
             - {id: per-channel, limit: 1, window: 1h, key: [channel]}
         - tenant: daily
           rules:
-            - {id: per-day, limit: 1, window: 24h, key: [recipient], algorithm: fixed-window}
+            - {id: per-day, limit: 1, window: 24h, key: [recipient], algorithm: fixed-window, zone: Europe/London}
       """;
 
   private final ManualClock wall = new ManualClock(System.currentTimeMillis());

@@ -50,14 +50,14 @@ class GrpcIT {
   }
 
   private static final long HOUR = 3_600_000;
-  /** Sliding-log rules keyed by the recipient book; the fixed-window one cannot. */
+  /** Sliding-log rules keyed by the recipient book; the local day's fixed window cannot. */
   private static final String BOOKABLE_RULES = """
       policies:
         - tenant: default
           rules:
             - {id: two-per-hour, limit: 2, window: 1h, key: [recipient]}
             - {id: one-digest-a-day, limit: 1, window: 1d, key: [recipient], algorithm: fixed-window,
-               match: {category: [digest]}}
+               zone: Europe/London, match: {category: [digest]}}
       """;
 
   static Message.Builder deferred(String recipient) {

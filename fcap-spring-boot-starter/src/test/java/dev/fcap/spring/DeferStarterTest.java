@@ -27,7 +27,7 @@ class DeferStarterTest {
       .withPropertyValues("fcap.rules[0].id=one-per-hour", "fcap.rules[0].limit=1", "fcap.rules[0].window=1h",
           "fcap.rules[0].key[0]=recipient",
           "fcap.rules[1].id=one-digest-a-day", "fcap.rules[1].limit=1", "fcap.rules[1].window=1d",
-          "fcap.rules[1].key[0]=recipient", "fcap.rules[1].algorithm=fixed-window",
+          "fcap.rules[1].key[0]=recipient", "fcap.rules[1].algorithm=fixed-window", "fcap.rules[1].zone=Europe/London",
           "fcap.rules[1].match.category[0]=digest");
 
   @Test
