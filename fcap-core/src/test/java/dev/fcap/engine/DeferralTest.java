@@ -22,11 +22,21 @@ import java.nio.file.Path;
 import java.time.DayOfWeek;
 import java.time.Duration;
 import java.time.LocalTime;
+import java.time.ZoneId;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.SplittableRandom;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -185,7 +195,7 @@ class DeferralTest {
     Rule perChannel = Rule.of("per-channel", 100, Duration.ofMinutes(1), Dimension.CHANNEL);
     Rule large = Rule.of("large", 5000, Duration.ofHours(1), Dimension.RECIPIENT);
     Rule londonDay = new Rule("london-day", null, 3, Duration.ofDays(1), List.of(Dimension.RECIPIENT), null, null,
-        Algorithm.FIXED_WINDOW, 0, Mode.ENFORCE, java.time.ZoneId.of("Europe/London"));
+        Algorithm.FIXED_WINDOW, 0, Mode.ENFORCE, ZoneId.of("Europe/London"));
     assertRefused(engine(policy(londonDay)), deferred("a"), "defer", "rule 'london-day' is a fixed window of a local calendar");
     assertRefused(engine(policy(TWO_PER_MINUTE, gcra)), deferred("a"), "defer", "rule 'smooth' uses gcra");
     assertRefused(engine(policy(perChannel)), Message.builder("a").channel("sms").defer(Defer.BY_DEFAULT).build(),
@@ -202,6 +212,68 @@ class DeferralTest {
     assertRefused(notBooking, deferred("a"), "defer", "cannot book");
     // a dry run books nothing, so it is not refused
     assertThat(notBooking.checkAt(deferred("a"), T0).join().allowed()).isTrue();
+  }
+
+  /**
+   * Eight threads defer and decide to twenty recipients at once while the clock moves: sent at their
+   * instants (admitted: the decision's time; booked: sendAt), no recipient ever gets more than a rule
+   * allows in any window, and every release by id gives its slot back to a later deferral.
+   */
+  @Test
+  void manyThreadsDeferringToTheSameRecipientsNeverBreakAWindow() throws Exception {
+    Rule perMinute = Rule.of("three-per-minute", 3, Duration.ofMinutes(1), Dimension.RECIPIENT);
+    Rule perHour = Rule.of("five-per-hour", 5, Duration.ofHours(1), Dimension.RECIPIENT);
+    Rule perTenMinutes = new Rule("four-per-ten-minutes", null, 4, Duration.ofMinutes(10), List.of(Dimension.RECIPIENT),
+        null, null, Algorithm.FIXED_WINDOW, 0, Mode.ENFORCE, null);
+    Engine engine = Engine.builder(MemoryStore.builder().clock(clock).segments(2).build()).clock(clock)
+        .policy(policy(perMinute, perHour, perTenMinutes)).build();
+    Map<String, List<long[]>> sent = new ConcurrentHashMap<>();
+    ExecutorService pool = Executors.newFixedThreadPool(8);
+    List<Future<?>> done = new ArrayList<>();
+    for (int t = 0; t < 8; t++) {
+      int thread = t;
+      done.add(pool.submit(() -> {
+        SplittableRandom random = new SplittableRandom(thread);
+        for (int i = 0; i < 400; i++) {
+          String recipient = "r" + random.nextInt(20);
+          clock.advance(random.nextInt(3) == 0 ? 1_000 : 0);
+          Message m = random.nextInt(4) == 0 ? Message.builder(recipient).build() : deferred(recipient);
+          Decision d = engine.decide(m).join();
+          if (!d.allowed() && !d.deferred()) {
+            continue;
+          }
+          long at = d.deferred() ? d.sendAt() : d.time();
+          if (random.nextInt(10) == 0 && engine.release(d.decisionId()).join()) {
+            continue; // given back: never sent
+          }
+          sent.computeIfAbsent(recipient, k -> Collections.synchronizedList(new ArrayList<>()))
+              .add(new long[] {at});
+        }
+        return null;
+      }));
+    }
+    for (Future<?> f : done) {
+      f.get(2, TimeUnit.MINUTES);
+    }
+    pool.shutdown();
+    assertThat(sent.values().stream().mapToInt(List::size).sum()).isGreaterThan(20 * 5);
+    for (Map.Entry<String, List<long[]>> e : sent.entrySet()) {
+      long[] times = e.getValue().stream().mapToLong(x -> x[0]).sorted().toArray();
+      for (int i = 0; i < times.length; i++) {
+        int inMinute = 0;
+        int inHour = 0;
+        int inTen = 0;
+        long tenStart = Math.floorDiv(times[i], 600_000L) * 600_000L;
+        for (long t : times) {
+          inMinute += t > times[i] - 60_000 && t <= times[i] ? 1 : 0;
+          inHour += t > times[i] - 3_600_000 && t <= times[i] ? 1 : 0;
+          inTen += t >= tenStart && t < tenStart + 600_000 ? 1 : 0;
+        }
+        assertThat(inMinute).as("%s: the minute ending %d", e.getKey(), times[i]).isLessThanOrEqualTo(3);
+        assertThat(inHour).as("%s: the hour ending %d", e.getKey(), times[i]).isLessThanOrEqualTo(5);
+        assertThat(inTen).as("%s: the ten minutes from %d", e.getKey(), tenStart).isLessThanOrEqualTo(4);
+      }
+    }
   }
 
   private void assertRefused(Engine engine, Message m, String field, String why) {
