@@ -69,36 +69,43 @@ public class DeferralOracleProperties {
     ManualClock clock = new ManualClock(START);
     Engine engine = Engine.builder(path.apply(MemoryStore.builder().clock(clock).segments(2).build()))
         .clock(clock).callerTime(true).releaseHorizon(Duration.ofDays(7)).policy(policy).build();
-    Run run = new Run(seed, policy, OracleRun.engine(engine));
+    Run run = new Run(seed, policy, OracleRun.engine(engine), Duration.ofDays(7).toMillis(), true);
     run.steps(random, STEPS);
     assertThat(run.over).as("seed %d: %s", seed, run.first).isZero();
     assertThat(run.mismatches).as("seed %d: %s", seed, run.first).isZero();
     BOOKED.addAndGet(run.deferred);
   }
 
-  /** One stream of traffic into a target and the oracle. */
-  static final class Run {
+  /**
+   * One stream of traffic into a target and the oracle. {@code rememberMs}: how long the target
+   * remembers a message id ({@link DeferralOracle}); {@code freeClock}: whether the clock may step
+   * back and rules be edited (an engine with caller time), or only moves on (a server on its clock).
+   */
+  public static final class Run {
     final long seed;
+    final boolean freeClock;
     final OracleRun.Target target;
     final DeferralOracle oracle;
     Policy policy;
     /** Live decisions the target may release: {decision id, recipient}. */
-    final List<String[]> releasable = new ArrayList<>();
+    private final List<String[]> releasable = new ArrayList<>();
     long now = START;
-    long over;
-    long mismatches;
-    long deferred;
-    long admitted;
-    final List<String> first = new ArrayList<>();
+    public long over;
+    public long mismatches;
+    public long deferred;
+    public long admitted;
+    public final List<String> first = new ArrayList<>();
 
-    Run(long seed, Policy policy, OracleRun.Target target) {
+    public Run(long seed, Policy policy, OracleRun.Target target, long rememberMs, boolean freeClock) {
       this.seed = seed;
       this.policy = policy;
       this.target = target;
-      this.oracle = new DeferralOracle(policy, Duration.ofDays(7).toMillis()); // the engine's release horizon
+      this.freeClock = freeClock;
+      this.oracle = new DeferralOracle(policy, rememberMs);
     }
 
-    void steps(SplittableRandom random, int steps) {
+    /** Runs {@code steps} steps, then closes the target. */
+    public void steps(SplittableRandom random, int steps) {
       try (target) {
         for (int s = 0; s < steps; s++) {
           int what = random.nextInt(1000);
@@ -109,7 +116,7 @@ public class DeferralOracleProperties {
             target.reset(policy.tenant(), recipient);
             oracle.reset(recipient);
             releasable.removeIf(d -> d[1].equals(recipient)); // forgotten with the recipient's counts
-          } else if (what < 88) {
+          } else if (what < 88 && freeClock) {
             policy = editLimit(policy, random);
             target.setPolicy(policy);
             oracle.setPolicy(policy);
@@ -133,7 +140,7 @@ public class DeferralOracleProperties {
     }
 
     private void decide(SplittableRandom random, int step) {
-      now = advance(random, now);
+      now = freeClock ? advance(random, now) : Math.max(now, advance(random, now));
       Message m = randomMessage(random, now);
       Decision actual = target.decide(m, now, false);
       DeferralOracle.Expected want = oracle.decide(m, now, actual.decisionId());
