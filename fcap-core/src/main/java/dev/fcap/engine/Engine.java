@@ -158,9 +158,9 @@ public final class Engine implements AutoCloseable {
    * {@code verdicts}, in policy order, on the thread that completes the decision (the caller's, on a
    * store that answers at once), and nothing else of the decision is built: no outcomes, no lists, no
    * id (but for a deferred message, whose decision is made in full, and which reports its booking too:
-   * {@link RuleVerdicts#booked}). Its decisions have no id, so it is refused on an engine whose admitted decisions are
-   * releasable by id (build it with {@code releaseHorizon(Duration.ZERO)}); a message id is
-   * remembered as usual.
+   * {@link RuleVerdicts#booked}). Its decisions have no id, so it is refused on an engine whose
+   * admitted decisions are releasable by id (build it with {@code releaseHorizon(Duration.ZERO)}); a
+   * message id is remembered as usual.
    *
    * @return completes with whether the message was admitted (and recorded)
    */
