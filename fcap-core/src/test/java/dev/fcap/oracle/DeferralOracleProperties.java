@@ -53,12 +53,12 @@ public class DeferralOracleProperties {
       ZoneId.of("Australia/Lord_Howe")};
   private static final long[] WINDOWS = {5_000, 30_000, 120_000, 1_200_000, 10_800_000, 86_400_000};
 
-  @Property(tries = 16)
+  @Property(tries = 12)
   void deferredDecisionsAgreeWithTheOracle(@ForAll long seed) {
     check(seed, store -> store);
   }
 
-  @Property(tries = 6)
+  @Property(tries = 4)
   void deferredDecisionsThroughTheStoresFuturesAgreeWithTheOracle(@ForAll long seed) {
     check(seed, store -> new ForwardingStore(store) {});
   }
