@@ -1,6 +1,5 @@
 package dev.fcap.cli;
 
-import static dev.fcap.cli.CliRun.fcap;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fcap.model.Message;
@@ -60,26 +59,8 @@ class ReplayDeferralOracleTest {
     }
     assertThat(expected).as("some rows are booked").anyMatch(l -> l.startsWith("deferred,"));
     assertThat(expected).as("some rows are refused").anyMatch(l -> l.startsWith("false,"));
-    Path decisions = dir.resolve("decisions-" + threads + ".txt");
-    String before = System.getProperty("fcap.replay.oneThread");
-    System.setProperty("fcap.replay.oneThread", Boolean.toString(threads == 1));
-    CliRun run;
-    try {
-      run = fcap("replay", "--rules", rules.toString(), "--log", log.toString(), "--decisions", decisions.toString(),
-          "--progress-every", "0");
-    } finally {
-      if (before == null) {
-        System.clearProperty("fcap.replay.oneThread");
-      } else {
-        System.setProperty("fcap.replay.oneThread", before);
-      }
-    }
-    assertThat(run.exit()).as(run.err()).isZero();
-    List<String> actual = Files.readAllLines(decisions);
-    assertThat(actual).hasSameSizeAs(expected);
-    for (int i = 0; i < expected.size(); i++) {
-      assertThat(actual.get(i)).as("row %d (line %d of the log)", i, i + 2).isEqualTo(expected.get(i));
-    }
-    assertThat(run.out()).contains("deferred");
+    // the decisions file against the oracle's lines, row by row, as the windows' replay test compares it
+    ReplayWindowsOracleTest.assertReplayMatches(new ReplayWindowsOracleTest.Expected(rules, log, expected, 0, 0),
+        threads, null);
   }
 }
