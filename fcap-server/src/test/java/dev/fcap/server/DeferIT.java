@@ -6,13 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.fcap.store.ManualClock;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -50,18 +44,11 @@ class DeferIT {
 
   private final ManualClock wall = new ManualClock(System.currentTimeMillis());
   private final AtomicLong monotonic = new AtomicLong(1_000_000_000L);
-  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-  private Path dir;
-  private FcapServer server;
+  private TestServer server;
 
   @BeforeEach
-  void start() throws IOException {
-    dir = Files.createTempDirectory("fcap-defer");
-    Files.writeString(dir.resolve("rules.yaml"), RULES);
-    ServerConfig config = ConfigLoader.load(null, Map.of(), Map.of("listen", "127.0.0.1:0",
-        "rules.source", dir.resolve("rules.yaml").toString(), "audit.sink", "file:" + dir.resolve("audit.jsonl"),
-        "store.fsync", "off", "shutdown.grace", "2s"));
-    server = FcapServer.builder(config).clock(wall).monotonicNanos(monotonic::get).start();
+  void start() {
+    server = TestServer.start(RULES, Map.of("store.fsync", "off"), b -> b.clock(wall).monotonicNanos(monotonic::get));
   }
 
   @AfterEach
@@ -113,7 +100,7 @@ class DeferIT {
     pass(1_000);
     long now = wall.millis();
     String threeHours = Instant.ofEpochMilli(now + 3 * HOUR).toString();
-    JsonNode results = post("/v1/decisions/batch", "{\"requests\": ["
+    JsonNode results = server.post("/v1/decisions/batch", "{\"requests\": ["
         + "{\"recipient\": \"r2\", \"defer\": true, \"notAfter\": " + (now + 3 * HOUR) + "},"
         + "{\"recipient\": \"r2\", \"defer\": true, \"notAfter\": \"" + threeHours + "\"},"
         + "{\"recipient\": \"r2\", \"defer\": true, \"notAfter\": \"" + threeHours + "\"},"
@@ -147,7 +134,7 @@ class DeferIT {
     assertThat(a.get("sendAt").asLong()).isEqualTo(first + HOUR);
     assertThat(b.get("sendAt").asLong()).isEqualTo(second + HOUR);
 
-    JsonNode released = post("/v1/decisions/" + a.get("decisionId").asText() + "/release", null).body();
+    JsonNode released = server.post("/v1/decisions/" + a.get("decisionId").asText() + "/release", null).body();
     assertThat(released.get("released").asBoolean()).isTrue();
     assertThat(bookedTimes(inspect("r3"))).containsExactly(second + HOUR);
 
@@ -178,7 +165,7 @@ class DeferIT {
         .get("message").asText()).contains("per-day");
 
     // per item in a batch: the valid item is decided, the others answer their error
-    JsonNode results = post("/v1/decisions/batch", "{\"requests\": [{\"recipient\": \"r4\", \"defer\": 1},"
+    JsonNode results = server.post("/v1/decisions/batch", "{\"requests\": [{\"recipient\": \"r4\", \"defer\": 1},"
         + "{\"recipient\": \"r4\", \"notAfter\": \"2026-11-28T09:00:00Z\"},"
         + "{\"tenant\": \"gcra\", \"recipient\": \"r4\", \"defer\": true}, {\"recipient\": \"r5\"}]}").body()
         .get("results");
@@ -241,7 +228,7 @@ class DeferIT {
   }
 
   private JsonNode refused(String body, String code, String field) {
-    Reply r = post("/v1/decisions", body);
+    TestServer.Reply r = server.post("/v1/decisions", body);
     assertThat(r.status()).as(body).isEqualTo(400);
     JsonNode error = r.body().get("error");
     assertThat(error.get("code").asText()).as(body).isEqualTo(code);
@@ -272,7 +259,7 @@ class DeferIT {
   }
 
   private JsonNode auditLine(String decisionId) throws IOException {
-    for (String l : Files.readAllLines(dir.resolve("audit.jsonl"))) {
+    for (String l : Files.readAllLines(server.dir.resolve("audit.jsonl"))) {
       JsonNode j = TestServer.JSON.readTree(l);
       if (decisionId.equals(j.path("decisionId").asText())) {
         return j;
@@ -282,42 +269,18 @@ class DeferIT {
   }
 
   private JsonNode inspect(String recipient) {
-    Reply r = send("GET", "/v1/recipients/" + recipient, null);
+    TestServer.Reply r = server.get("/v1/recipients/" + recipient);
     assertThat(r.status()).isEqualTo(200);
     return r.body();
   }
 
   private JsonNode decide(String body) {
-    Reply r = post("/v1/decisions", body);
+    TestServer.Reply r = server.post("/v1/decisions", body);
     assertThat(r.status()).as("%s -> %s", body, r.body()).isEqualTo(200);
     return r.body();
   }
 
   private String get(String path) {
-    return send("GET", path, null).text();
-  }
-
-  private Reply post(String path, String body) {
-    return send("POST", path, body);
-  }
-
-  private record Reply(int status, JsonNode body, String text) {}
-
-  private Reply send(String method, String path, String body) {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path))
-        .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
-    if (body != null) {
-      b.header("Content-Type", "application/json");
-    }
-    try {
-      HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
-      boolean json = r.headers().firstValue("content-type").orElse("").contains("json");
-      return new Reply(r.statusCode(), json ? TestServer.JSON.readTree(r.body()) : null, r.body());
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
-    }
+    return server.get(path).raw().body();
   }
 }

@@ -12,13 +12,6 @@ import dev.fcap.oracle.OracleRun;
 import dev.fcap.policy.PolicyParser;
 import dev.fcap.store.ManualClock;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,23 +32,17 @@ import org.junit.jupiter.params.provider.ValueSource;
 class DeferralHttpOracleIT {
   private static final int STEPS = 700;
 
-  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-
   @ParameterizedTest(name = "policy {0}")
   @ValueSource(longs = {3, 11, 21})
   void deferredDecisionsOverHttpAgreeWithTheOracle(long seed) throws IOException {
     SplittableRandom random = new SplittableRandom(seed);
     Policy policy = DeferralOracleProperties.randomPolicy(random);
-    Path dir = Files.createTempDirectory("fcap-defer-oracle");
-    Files.writeString(dir.resolve("rules.yaml"), PolicyParser.toYaml(List.of(policy)));
-    ServerConfig config = ConfigLoader.load(null, Map.of(), Map.of("listen", "127.0.0.1:0",
-        "rules.source", dir.resolve("rules.yaml").toString(), "store.fsync", "off", "shutdown.grace", "2s",
-        "release.horizon", "7d"));
     ManualClock wall = new ManualClock(DeferralOracleProperties.START);
     AtomicLong monotonic = new AtomicLong(1_000_000_000L);
-    FcapServer server = FcapServer.builder(config).clock(wall).monotonicNanos(monotonic::get).start();
+    TestServer server = TestServer.start(PolicyParser.toYaml(List.of(policy)),
+        Map.of("store.fsync", "off", "release.horizon", "7d"), b -> b.clock(wall).monotonicNanos(monotonic::get));
     DeferralOracleProperties.Run run = new DeferralOracleProperties.Run(seed,
-        PolicyParser.parseFile(dir.resolve("rules.yaml")).get(0), new OverHttp(server, wall, monotonic),
+        PolicyParser.parseFile(server.dir.resolve("rules.yaml")).get(0), new OverHttp(server, wall, monotonic),
         Duration.ofDays(7).toMillis(), false);
     run.steps(random, STEPS);
     assertThat(run.over).as("seed %d: %s", seed, run.first).isZero();
@@ -65,11 +52,11 @@ class DeferralHttpOracleIT {
 
   /** The server as the oracle's target: its clock set to each decision's time (which only moves on). */
   private final class OverHttp implements OracleRun.Target {
-    private final FcapServer server;
+    private final TestServer server;
     private final ManualClock wall;
     private final AtomicLong monotonic;
 
-    OverHttp(FcapServer server, ManualClock wall, AtomicLong monotonic) {
+    OverHttp(TestServer server, ManualClock wall, AtomicLong monotonic) {
       this.server = server;
       this.wall = wall;
       this.monotonic = monotonic;
@@ -95,7 +82,7 @@ class DeferralHttpOracleIT {
           o.put("notAfter", m.defer().notAfter());
         }
       }
-      JsonNode j = send("POST", dryRun ? "/v1/decisions/check" : "/v1/decisions", o.toString());
+      JsonNode j = ok(server.post(dryRun ? "/v1/decisions/check" : "/v1/decisions", o.toString()));
       List<String> blocked = new ArrayList<>();
       j.get("blockedBy").forEach(n -> blocked.add(n.asText()));
       boolean replayed = j.path("replayed").asBoolean();
@@ -110,7 +97,7 @@ class DeferralHttpOracleIT {
 
     @Override
     public boolean release(String decisionId) {
-      return send("POST", "/v1/decisions/" + decisionId + "/release", "").get("released").asBoolean();
+      return ok(server.post("/v1/decisions/" + decisionId + "/release", "")).get("released").asBoolean();
     }
 
     @Override
@@ -120,7 +107,7 @@ class DeferralHttpOracleIT {
 
     @Override
     public void reset(String tenant, String recipient) {
-      send("DELETE", "/v1/recipients/" + recipient, null);
+      ok(server.delete("/v1/recipients/" + recipient));
     }
 
     @Override
@@ -128,22 +115,9 @@ class DeferralHttpOracleIT {
       server.close();
     }
 
-    private JsonNode send(String method, String path, String body) {
-      HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path))
-          .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
-      if (body != null) {
-        b.header("Content-Type", "application/json");
-      }
-      try {
-        HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
-        assertThat(r.statusCode()).as("%s %s %s -> %s", method, path, body, r.body()).isBetween(200, 299);
-        return r.body().isEmpty() ? TestServer.JSON.createObjectNode() : TestServer.JSON.readTree(r.body());
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException(e);
-      }
+    private JsonNode ok(TestServer.Reply r) {
+      assertThat(r.status()).as("%s", r.raw().body()).isBetween(200, 299);
+      return r.body() == null ? TestServer.JSON.createObjectNode() : r.body();
     }
   }
 }

@@ -3,13 +3,6 @@ package dev.fcap.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -36,15 +29,9 @@ class DeferredCampaignIT {
   /** The seed policy: {limit, window ms, keyed by content too (1) or not (0)}. */
   private static final long[][] SEED_RULES = {{15, 60_000, 0}, {50, 86_400_000, 0}, {2, 59_000, 1}, {5, 3_540_000, 1}};
 
-  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-
   @Test
   void noRecipientEverGetsMoreThanARuleAllowsOnceEveryBookedMessageIsSent() throws Exception {
-    Path dir = Files.createTempDirectory("fcap-campaign");
-    Files.copy(Path.of("..", "examples", "rules.yaml"), dir.resolve("rules.yaml"));
-    ServerConfig config = ConfigLoader.load(null, Map.of(), Map.of("listen", "127.0.0.1:0",
-        "rules.source", dir.resolve("rules.yaml").toString(), "store.fsync", "off", "shutdown.grace", "2s"));
-    try (FcapServer server = FcapServer.builder(config).start()) {
+    try (TestServer server = TestServer.start(null, Map.of("store.fsync", "off"))) { // the seed policy
       List<List<String>> batches = new ArrayList<>();
       List<String[]> messages = new ArrayList<>(); // {recipient, content}, in send order
       for (int b = 0; b < BATCHES; b++) {
@@ -110,18 +97,9 @@ class DeferredCampaignIT {
     return most;
   }
 
-  private JsonNode post(FcapServer server, String body) {
-    HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/v1/decisions/batch"))
-        .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build();
-    try {
-      HttpResponse<String> r = http.send(request, HttpResponse.BodyHandlers.ofString());
-      assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-      return TestServer.JSON.readTree(r.body());
-    } catch (IOException e) {
-      throw new java.io.UncheckedIOException(e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
-    }
+  private static JsonNode post(TestServer server, String body) {
+    TestServer.Reply r = server.post("/v1/decisions/batch", body);
+    assertThat(r.status()).as("%s", r.raw().body()).isEqualTo(200);
+    return r.body();
   }
 }

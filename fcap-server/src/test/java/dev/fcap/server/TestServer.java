@@ -32,10 +32,16 @@ final class TestServer implements AutoCloseable {
 
   /** A server with the given rules YAML (null: the seed policy) and extra settings. */
   static TestServer start(String rulesYaml, Map<String, String> settings) {
-    return start(rulesYaml, settings, null);
+    return start(rulesYaml, settings, (Store) null);
   }
 
   static TestServer start(String rulesYaml, Map<String, String> settings, Store store) {
+    return start(rulesYaml, settings, b -> store == null ? b : b.store(store));
+  }
+
+  /** {@link #start(String, Map)} with the builder set further by {@code builder} (a clock the test moves). */
+  static TestServer start(String rulesYaml, Map<String, String> settings,
+      java.util.function.UnaryOperator<FcapServer.Builder> builder) {
     try {
       Path dir = Files.createTempDirectory("fcap-server-test");
       Path rules = dir.resolve("rules.yaml");
@@ -49,11 +55,7 @@ final class TestServer implements AutoCloseable {
       all.put("shutdown.grace", "2s");
       all.putAll(settings);
       ServerConfig config = ConfigLoader.load(null, Map.of(), all);
-      FcapServer.Builder b = FcapServer.builder(config);
-      if (store != null) {
-        b.store(store);
-      }
-      return new TestServer(dir, b.start());
+      return new TestServer(dir, builder.apply(FcapServer.builder(config)).start());
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
