@@ -3,6 +3,7 @@ package dev.fcap.store.redis;
 import dev.fcap.algorithm.PartitionStep;
 import dev.fcap.model.Algorithm;
 import dev.fcap.model.Suppression;
+import dev.fcap.store.Booking;
 import dev.fcap.store.CounterRequest;
 import dev.fcap.store.CounterSpec;
 import dev.fcap.store.Idempotency;
@@ -51,6 +52,10 @@ final class RedisRequests {
   static final int STORED_AS_NOTHING = 16;
   /** Added when the request ends with the message's suppression scope (Suppression.lua). */
   static final int SUPPRESSION_SCOPE = 32;
+  /** Added for a deferred DECIDE: its {@link Booking} follows the counters. */
+  static final int BOOKING = 64;
+  /** The reply's {@code allowed} byte of a booked decision, whose instant ends the checks. */
+  private static final int BOOKED = 2;
 
   /**
    * Encodes {@code request}; {@code time} is the time to decide at, or STORE_TIME to read Redis
@@ -71,6 +76,10 @@ final class RedisRequests {
     byte[] scope = request.suppression() == null ? null : scope(request.suppression(), entry);
     if (scope != null) {
       size += scope.length + 2;
+    }
+    Booking booking = request.operation() == Operation.DECIDE ? request.booking() : null;
+    if (booking != null) {
+      size += 11 + (booking.open() == null ? 0 : 8 * booking.open().length);
     }
     ByteBuffer b = ByteBuffer.allocate(size);
     int timeKind = request.time() != PartitionRequest.STORE_TIME ? OWN_TIME
@@ -93,6 +102,16 @@ final class RedisRequests {
             .putLong(spec.bound(i));
       }
     }
+    if (booking != null) {
+      b.put(1, (byte) (b.get(1) | BOOKING));
+      long[] open = booking.open();
+      // times beyond what the script holds exactly (|t| < 2^53 us) are as far as it can tell
+      b.putLong(exact(booking.notAfter())).put((byte) ((booking.admitsNow() ? 1 : 0) | (open != null ? 2 : 0)))
+          .putShort((short) (open == null ? 0 : open.length / 2));
+      for (int k = 0; open != null && k < open.length; k++) {
+        b.putLong(exact(open[k]));
+      }
+    }
     if (id != null) {
       if (id.incarnation() != 0) {
         b.putLong(id.incarnation());
@@ -104,6 +123,10 @@ final class RedisRequests {
       b.put(scope).putShort((short) scope.length);
     }
     return b.array();
+  }
+
+  private static long exact(long time) {
+    return Math.max(1 - MAX_TIME_MS, Math.min(MAX_TIME_MS - 1, time));
   }
 
   /**
@@ -160,13 +183,18 @@ final class RedisRequests {
         return "counter key or check list too long";
       }
     }
+    Booking booking = request.booking();
+    if (booking != null && booking.open() != null && booking.open().length / 2 > 0xFFFF) {
+      return "too many open spans in one booking";
+    }
     return null;
   }
 
   /**
    * The script's reply to DECIDE, CHECK or RELEASE: one string, {@code now:i64 allowed:u8} then,
-   * except for RELEASE, per check {@code used:i64 retry:i64} (milliseconds from now, -1 = never), and
-   * for a DECIDE stored as nothing the partition's {@code incarnation:u64}.
+   * except for RELEASE, per check {@code used:i64 retry:i64} (milliseconds from now, -1 = never), for a
+   * booking (allowed 2) its instant {@code bookedAt:i64}, and for a DECIDE stored as nothing the
+   * partition's {@code incarnation:u64}.
    */
   static PartitionResult result(PartitionRequest request, List<Object> reply) {
     if (reply.size() >= 2) {
@@ -178,7 +206,8 @@ final class RedisRequests {
     }
     ByteBuffer b = ByteBuffer.wrap((byte[]) reply.get(0));
     long time = b.getLong();
-    boolean allowed = b.get() == 1;
+    byte decided = b.get();
+    boolean allowed = decided == 1;
     int checks = request.checks();
     long[] used = new long[checks];
     long[] retryAt = new long[checks];
@@ -189,14 +218,15 @@ final class RedisRequests {
         retryAt[i] = delay < 0 ? PartitionResult.NEVER : time + delay;
       }
     }
+    long bookedAt = decided == BOOKED ? b.getLong() : 0;
     // a suppressed step's reply ends with the entry (never an incarnation, which is 8 bytes)
     Suppression suppressed = request.suppression() != null && b.remaining() > 8
         ? RedisSuppressions.decode(request.partition(), Arrays.copyOfRange(b.array(), b.position(), b.limit())) : null;
     allowed &= suppressed == null;
     Idempotency id = request.idempotency();
-    long incarnation = allowed && request.operation() == Operation.DECIDE && id != null && id.incarnation() != 0
-        ? b.getLong() : 0;
-    return new PartitionResult(time, allowed, used, retryAt, null, false, incarnation, suppressed);
+    long incarnation = (allowed || bookedAt != 0) && request.operation() == Operation.DECIDE && id != null
+        && id.incarnation() != 0 ? b.getLong() : 0;
+    return new PartitionResult(time, allowed, used, retryAt, null, false, incarnation, suppressed, bookedAt);
   }
 
   /**

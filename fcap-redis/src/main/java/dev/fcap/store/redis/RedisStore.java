@@ -174,6 +174,12 @@ public final class RedisStore implements Store {
     return request.suppression() == null ? null : suppressions.entryOf(request.partition(), key);
   }
 
+  /** The script books deferred messages as the embedded store does (partition.lua, "Bookings"). */
+  @Override
+  public boolean books() {
+    return true;
+  }
+
   @Override
   public CompletableFuture<PartitionResult> apply(PartitionRequest request) {
     String invalid = RedisRequests.invalid(request);

@@ -85,7 +85,7 @@ final class RedisAuditSink implements AuditSink {
     if (e.degraded()) {
       f.put("degraded", "true");
     }
-    if (e.deferred()) { // booked for sendAt (only the embedded store books)
+    if (e.deferred()) { // booked for sendAt: it counts there, and is sent then unless released
       f.put("deferred", "true");
       f.put("sendAt", Long.toString(e.sendAt()));
     }

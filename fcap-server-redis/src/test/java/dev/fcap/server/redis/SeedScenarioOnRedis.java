@@ -78,12 +78,23 @@ abstract class SeedScenarioOnRedis {
       assertThat(minute.get("rule").asText()).isEqualTo("recipient-per-minute");
       assertThat(minute.get("used").asLong()).isEqualTo(15);
 
-      // the Redis store books nothing: a deferral is refused, naming defer, and records nothing
-      Node.Reply deferred = node.decide("{\"recipient\": \"later\", \"defer\": true}");
-      assertThat(deferred.status()).isEqualTo(400);
-      assertThat(deferred.body().get("error").get("code").asText()).isEqualTo("defer_unsupported");
-      assertThat(deferred.body().get("error").get("field").asText()).isEqualTo("defer");
-      assertThat(node.get("/v1/recipients/later").body().get("counters")).isEmpty();
+      // a deferral is booked in Redis for when the minute frees a slot: one more message now
+      // refused, and the booking is counted (inspect lists it) until released
+      JsonNode deferred = node.decide("{\"recipient\": \"+8613800000001\", \"content\": \"later\", "
+          + "\"defer\": true}").body();
+      assertThat(deferred.get("deferred").asBoolean()).as("%s", deferred).isTrue();
+      assertThat(deferred.get("allowed").asBoolean()).isFalse();
+      long sendAt = deferred.get("sendAt").asLong();
+      assertThat(sendAt - deferred.get("time").asLong()).isBetween(1L, 60_000L);
+      JsonNode booked = node.get("/v1/recipients/+8613800000001").body().get("booked");
+      assertThat(booked).extracting(b -> b.get("time").asLong()).contains(sendAt);
+      JsonNode second = node.decide("{\"recipient\": \"+8613800000001\", \"content\": \"later 2\", "
+          + "\"defer\": true}").body();
+      assertThat(second.get("sendAt").asLong()).as("no earlier than the slot before").isGreaterThanOrEqualTo(sendAt);
+      assertThat(node.send("POST", "/v1/decisions/" + deferred.get("decisionId").asText() + "/release", "{}", Map.of())
+          .body().get("released").asBoolean()).isTrue();
+      assertThat(node.get("/v1/recipients/+8613800000001").body().get("booked"))
+          .extracting(b -> b.get("time").asLong()).doesNotContain(sendAt);
 
       // release gives capacity back in Redis
       String id = node.decide("{\"recipient\": \"rel\", \"content\": \"x\"}").body().get("decisionId").asText();
@@ -96,7 +107,9 @@ abstract class SeedScenarioOnRedis {
       assertThat(used).isZero();
 
       // every denial reached the audit stream (the audit is asynchronous: wait for it)
-      List<StreamMessage<String, String>> denied = awaitDenials(redis, "seed:audit", 2 + 5 + 1);
+      List<StreamMessage<String, String>> denied = awaitDenials(redis, "seed:audit", 2 + 5 + 1 + 2);
+      assertThat(denied).as("the booking's denial line").anySatisfy(m -> assertThat(m.getBody())
+          .containsEntry("deferred", "true").containsEntry("sendAt", Long.toString(sendAt)));
       StreamMessage<String, String> first = denied.get(0);
       assertThat(first.getBody()).containsEntry("recipient", "+8613800000001").containsEntry("tenant", "default")
           .containsEntry("blockedBy", "same-content-per-59s").containsEntry("policyVersion", "1")

@@ -372,11 +372,11 @@ public final class FailoverStore extends ForwardingStore {
         .whenComplete((v, e) -> continuation.run());
   }
 
-  /** An admission whose caller already had a timeout: take it back, so the 429 recorded nothing. */
+  /** An admission or booking whose caller already had a timeout: take it back, so the 429 recorded nothing. */
   private void undoLate(PartitionRequest request, PartitionResult result) {
-    if (request.operation() == Operation.DECIDE && result.allowed()) {
+    if (request.operation() == Operation.DECIDE && (result.allowed() || result.bookedAt() != 0)) {
       lateReleases.increment();
-      Deadlines.call(() -> delegate().apply(request.asRelease(result.time()))).whenComplete((r, e) -> {
+      Deadlines.call(() -> delegate().apply(request.asRelease(result.recordedAt()))).whenComplete((r, e) -> {
         if (e != null) {
           LOG.warn("could not release a late admission (it stays counted: refuses too much, never too little): {}",
               e.toString());

@@ -3,6 +3,7 @@ package dev.fcap.server.failure;
 import dev.fcap.server.failure.FailoverStore.Down;
 import dev.fcap.server.failure.Health.Outage;
 import dev.fcap.server.failure.Health.State;
+import dev.fcap.store.Booking;
 import dev.fcap.store.CounterRequest;
 import dev.fcap.store.CounterSpec;
 import dev.fcap.store.Idempotency;
@@ -90,14 +91,24 @@ final class OutageStore {
     // outage store, learns that nothing was released (a release by decision id answers 503: retry it).
     boolean claimedNothing = r.operation() == Operation.RELEASE && r.idempotency() != null && !result.allowed();
     if (r.operation() == Operation.RELEASE && !claimedNothing
-        || r.operation() == Operation.DECIDE && result.allowed()) {
-      PartitionRequest step = r.operation() == Operation.DECIDE ? r.at(result.time()) : r;
+        || r.operation() == Operation.DECIDE && (result.allowed() || result.bookedAt() != 0)) {
+      PartitionRequest step = r.operation() != Operation.DECIDE ? r : r.at(result.time()).withBooking(
+          result.bookedAt() == 0 ? null : bookedAt(result.bookedAt()));
       if (!o.journal().add(step)) {
         // the write-back has just finished: this step goes to the store itself
         writeBack(List.of(step));
       }
     }
     out.complete(result.asDegraded());
+  }
+
+  /**
+   * What a booking made here is written back as: a booking at its instant, recorded there whatever the
+   * store holds (the message will go then, as an admitted one went); written back after that instant,
+   * at the store's time, as a late admission is.
+   */
+  private static Booking bookedAt(long at) {
+    return new Booking(Long.MAX_VALUE, new long[] {at, Long.MAX_VALUE}, false);
   }
 
   /**
@@ -172,7 +183,8 @@ final class OutageStore {
   /**
    * Merges steps decided by the outage store into the store, at their own times: each DECIDE is
    * replayed as a recording with every check in shadow mode (it records whatever the store holds, since
-   * the message was already sent), each RELEASE as itself. Completes with the steps that failed.
+   * the message was already sent, or booked at its instant if it was booked), each RELEASE as itself.
+   * Completes with the steps that failed.
    */
   private CompletableFuture<List<PartitionRequest>> writeBack(List<PartitionRequest> steps) {
     if (steps.isEmpty()) {
@@ -219,7 +231,7 @@ final class OutageStore {
     }
     // the message id goes with it: the shared store remembers it as the outage store did
     return new PartitionRequest(step.partition(), Operation.DECIDE, step.time(), step.cost(), counters, 0L,
-        step.idempotency(), step.category());
+        step.idempotency(), step.category(), null, step.booking());
   }
 
   private static CounterSpec shadow(CounterSpec spec) {

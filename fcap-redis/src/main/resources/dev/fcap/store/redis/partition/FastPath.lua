@@ -8,7 +8,7 @@
 -- window  9 how many old entries a record keeps  10 where their gaps end  11 newest old entry
 -- 12 true if a record can be written in gap form here; for a fixed window: 8 the window
 -- 9 the count before this message  10 the start of its last message's window (false: none)
-local fast = op <= 1 and cost == 1
+local fast = op <= 1 and cost == 1 and not booking -- a booking's rounds: the general path
 local F, checks, maxexp = nil, 0, false
 if fast then
   F = { false, false, false, false, false, false, false, false, false, false, false, false, false, false,
@@ -124,6 +124,9 @@ if fast then
       local start = now - (now - align) % window
       if a then
         local l = unpack('>i8', value, a)
+        if F[b + 6] - a ~= 11 or l >= start + window then
+          fast = false -- a window booked after now's: the general path reads the windows one by one
+        end
         if l >= start then
           count, laststart = unpack('>I4', value, a + 8), l - (l - align) % window
         end
@@ -168,6 +171,9 @@ if fast then
         end
         m = m + 1
         T[2 * m - 1], T[2 * m] = t, q
+      end
+      if T[1] > now then
+        fast = false -- a message booked after now: the general path reads every window it ends
       end
     end
     -- every cost is 1: used = entries in the window; when full, the check admits again once

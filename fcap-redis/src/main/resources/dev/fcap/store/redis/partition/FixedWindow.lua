@@ -1,12 +1,52 @@
 -- ------------------------------------------------------------------------------------------------
--- fixed-window: last:i64 count:u32
+-- fixed-window: last:i64 count:u32; with bookings one (last, count) per window, oldest first, from
+-- now's window on (FixedWindow's "Bookings")
+local FW_SIZE = 12
 
 local function fw_start(t, window, align)
   return floordiv(t - align, window) * window + align
 end
 
+-- FixedWindow.countAt: the count of the window holding t
+local function fw_count_at(state, window, align, t)
+  local start, count = fw_start(t, window, align), 0
+  for e = 1, #state, FW_SIZE do
+    local last, c = unpack('>i8I4', state, e)
+    if last >= start and last < start + window then
+      count = count + c
+    end
+  end
+  return count
+end
+
+-- FixedWindow.firstWithRoom: x, or the start of the first later window that holds at most room
+local function fw_first_with_room(state, window, align, x, room)
+  local t = x
+  for _ = 0, (state and #state or 0) / FW_SIZE do -- every window after the last entry's is empty
+    if not state or fw_count_at(state, window, align, t) <= room then
+      return t
+    end
+    t = fw_start(t, window, align) + window
+  end
+  return t
+end
+
+-- whether the state holds a window after now's (a booking): the windows are then read one by one
+local function fw_booked(state, window, align, now)
+  return state and (#state > FW_SIZE or unpack('>i8', state, 1) >= fw_start(now, window, align) + window)
+end
+
 local function fw_evaluate(state, spec, align, now, cost, used, retry, at)
   local window, limit = spec.windows[1], spec.bounds[1] -- the bound: the limit less the headroom
+  if fw_booked(state, window, align, now) then
+    used[at + 1] = fw_count_at(state, window, align, now)
+    local r = NEVER -- (NEVER is false: no 'and NEVER or' here)
+    if cost <= limit then
+      r = fw_first_with_room(state, window, align, now, limit - cost)
+    end
+    retry[at + 1] = r
+    return r == now or not spec.refuses[1]
+  end
   local start = fw_start(now, window, align)
   local count, last = 0, nil
   if state then
@@ -29,7 +69,46 @@ local function fw_evaluate(state, spec, align, now, cost, used, retry, at)
   return r == now or not spec.refuses[1]
 end
 
+local function fw_admits_from(state, spec, align, x, cost)
+  if not spec.refuses[1] then
+    return x
+  end
+  local limit = spec.bounds[1]
+  if cost > limit then
+    return NEVER
+  end
+  return fw_first_with_room(state, spec.windows[1], align, x, limit - cost)
+end
+
+-- FixedWindow.add: the message counted in the window holding at, the windows ended before now's gone
+local function fw_book(state, spec, align, now, at, cost)
+  local window = spec.windows[1]
+  local current, target = fw_start(now, window, align), fw_start(at, window, align)
+  local out, added = {}, false
+  for e = 1, (state and #state or 0), FW_SIZE do
+    local last, count = unpack('>i8I4', state, e)
+    if last >= current then -- else a window that has ended
+      local start = fw_start(last, window, align)
+      if not added and start > target then
+        out[#out + 1] = pack('>i8I4', at, cost)
+        added = true
+      end
+      if not added and start == target then
+        last, count, added = math.max(last, at), count + cost, true
+      end
+      out[#out + 1] = pack('>i8I4', last, count)
+    end
+  end
+  if not added then
+    out[#out + 1] = pack('>i8I4', at, cost)
+  end
+  return table.concat(out)
+end
+
 local function fw_record(state, spec, align, now, cost)
+  if fw_booked(state, spec.windows[1], align, now) then
+    return fw_book(state, spec, align, now, now, cost)
+  end
   local start = fw_start(now, spec.windows[1], align)
   if state then
     local l = unpack('>i8', state, 1)
@@ -41,8 +120,23 @@ local function fw_record(state, spec, align, now, cost)
 end
 
 local function fw_release(state, spec, align, now, eventtime, cost)
-  -- FixedWindow.release: only a message of the count's window (the newest message's), while live
   local window = spec.windows[1]
+  if state and #state > FW_SIZE then
+    -- FixedWindow.releaseBooked: from the live window that holds the event, if any
+    local current = fw_start(now, window, align)
+    for e = 1, #state, FW_SIZE do
+      local last, count = unpack('>i8I4', state, e)
+      local start = fw_start(last, window, align)
+      if last >= current and eventtime >= start and eventtime < start + window then
+        count = count - cost
+        local rest = sub(state, 1, e - 1) .. (count > 0 and pack('>i8I4', last, count) or '')
+          .. sub(state, e + FW_SIZE)
+        return #rest > 0 and rest or nil
+      end
+    end
+    return state
+  end
+  -- FixedWindow.release: only a message of the count's window (the newest message's), while live
   if not state or unpack('>i8', state, 1) < fw_start(now, window, align)
       or eventtime < fw_start(unpack('>i8', state, 1), window, align) then
     return state
@@ -59,5 +153,5 @@ local function fw_expires(state, spec, align)
     return nil
   end
   local window = spec.windows[1]
-  return fw_start(unpack('>i8', state, 1), window, align) + window
+  return fw_start(unpack('>i8', state, #state - FW_SIZE + 1), window, align) + window -- the last window's end
 end

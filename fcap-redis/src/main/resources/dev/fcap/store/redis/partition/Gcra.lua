@@ -73,9 +73,19 @@ local function gcra_expires(state, spec, align)
 end
 
 -- algorithm codes are the ordinals of dev.fcap.model.Algorithm
+-- admits_from and book: the instant a booking may take, and the booking (only logs and fixed
+-- windows book: the engine refuses a deferral the others would decide; never is the safe answer)
+local function never_admits()
+  return NEVER
+end
+
 local ALGORITHMS = {
-  [0] = { evaluate = log_evaluate, record = log_record, release = log_release, expires = log_expires },
-  [1] = { evaluate = sc_evaluate, record = sc_record, release = sc_release, expires = sc_expires },
-  [2] = { evaluate = fw_evaluate, record = fw_record, release = fw_release, expires = fw_expires },
-  [3] = { evaluate = gcra_evaluate, record = gcra_record, release = gcra_release, expires = gcra_expires },
+  [0] = { evaluate = log_evaluate, record = log_record, release = log_release, expires = log_expires,
+          admits_from = log_admits_from, book = log_book },
+  [1] = { evaluate = sc_evaluate, record = sc_record, release = sc_release, expires = sc_expires,
+          admits_from = never_admits },
+  [2] = { evaluate = fw_evaluate, record = fw_record, release = fw_release, expires = fw_expires,
+          admits_from = fw_admits_from, book = fw_book },
+  [3] = { evaluate = gcra_evaluate, record = gcra_record, release = gcra_release, expires = gcra_expires,
+          admits_from = never_admits },
 }

@@ -75,6 +75,17 @@ local function parse_request()
     end
     counters[i] = { id = id, alg = alg, align = align, spec = spec }
   end
+  if booking then -- Booking: notAfter, whether the decision's time may take it, the open spans
+    local notafter, flags, spans
+    notafter, flags, spans, p = unpack('>i8BI2', req, p)
+    booking = { notafter = notafter, admitsnow = flags % 2 == 1, open = false }
+    if flags >= 2 then
+      booking.open = {}
+      for k = 1, 2 * spans do
+        booking.open[k], p = unpack('>i8', req, p)
+      end
+    end
+  end
   return counters
 end
 

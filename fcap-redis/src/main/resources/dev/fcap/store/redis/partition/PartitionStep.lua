@@ -15,6 +15,69 @@ for i, c in ipairs(counters) do
   end
   at = at + c.spec.checks
 end
+-- BOOKINGS (PartitionStep.book): a deferred DECIDE that its counters refuse now, or that a shut send
+-- window refuses now, is recorded at the earliest instant every counter admits it, within its spans
+-- and notAfter; each round asks every counter for its first admitting instant from the instant
+-- reached so far, and a round that moves nothing has found it (bounded as PartitionStep's rounds)
+local MAX_BOOKING_ROUNDS = 4096
+
+local function first_open(x)
+  if x > booking.notafter then
+    return false
+  end
+  local o = booking.open
+  if not o then
+    return x
+  end
+  for k = 1, #o, 2 do
+    if x <= o[k + 1] then
+      local t = math.max(x, o[k])
+      return t <= booking.notafter and t
+    end
+  end
+  return false
+end
+
+local function booking_time()
+  for i = 1, #counters do
+    if larges[i] then
+      return false -- a large log books nothing (the engine refuses such a deferral)
+    end
+  end
+  local x = now
+  for _ = 1, MAX_BOOKING_ROUNDS do
+    x = first_open(x)
+    if not x then
+      return false
+    end
+    local y = x
+    for i, c in ipairs(counters) do
+      y = ALGORITHMS[c.alg].admits_from(states[i], c.spec, c.align, y, cost)
+      if y == NEVER then
+        return false
+      end
+    end
+    if y > booking.notafter then
+      return false
+    end
+    if y == x then
+      return x
+    end
+    x = y
+  end
+  return false
+end
+
+local bookedat = false
+if booking and op == 0 and (not admitted or not booking.admitsnow) then
+  admitted = false
+  bookedat = booking_time()
+  if bookedat then
+    for i, c in ipairs(counters) do
+      states[i] = ALGORITHMS[c.alg].book(states[i], c.spec, c.align, now, bookedat, cost)
+    end
+  end
+end
 if admitted and op == 0 then
   for i, c in ipairs(counters) do
     if larges[i] then
@@ -25,16 +88,48 @@ if admitted and op == 0 then
   end
 end
 
+-- the reply: retries from `from`; a booking's ends with its instant
 local function general_reply()
   local result = {}
   for i = 1, at do
     result[2 * i - 1] = used[i]
     result[2 * i] = retry[i] == NEVER and -1 or retry[i] - now
   end
+  if bookedat then
+    result[2 * at + 1] = bookedat
+    return pack('>i8B' .. string.rep('i8', 2 * at + 1), now, 2, tunpack(result, 1, 2 * at + 1))
+  end
   return pack('>i8B' .. string.rep('i8', 2 * at), now, admitted and 1 or 0, tunpack(result, 1, 2 * at))
 end
 
-if (op == 0 and admitted) or op == 2 then
+-- what a message id remembers of a booking (PartitionStep.remember): decided at its instant, every
+-- retry from there, so that a retry answers the booking and a release undoes the entry at it
+local function booked_memory()
+  local result = {}
+  for i = 1, at do
+    result[2 * i - 1] = used[i]
+    result[2 * i] = retry[i] == NEVER and -1 or math.max(0, retry[i] - bookedat)
+  end
+  return pack('>i8B' .. string.rep('i8', 2 * at), bookedat, 2, tunpack(result, 1, 2 * at))
+end
+
+local function ceil_second(ms) -- an expiry: ms rounded up to Redis' second, as the entries keep it
+  local x = ms - EPOCH_MS
+  local r = x % 1000
+  return EPOCH_MS + ((x - r) / 1000 + (r > 0 and 1 or 0)) * 1000
+end
+
+local memory = false -- what a message id keeps: the reply, or a booking's memory
+if bookedat then
+  -- its id and its incarnation live for as long as the booking may be released: from its instant
+  midexp = mid and ceil_second(bookedat + midttl) or midexp
+  if stamping then
+    incexp = math.max(incexp, ceil_second(bookedat + incttl))
+    incentry = pack('>BBi4B', 0, INCARNATION, (incexp - EPOCH_MS) / 1000, 8) .. incarnation
+  end
+end
+
+if (op == 0 and (admitted or bookedat)) or op == 2 then
   -- the next value: the requested counters with their new states, then the other live counters
   local parts, maxexpires = {}, nil
   for i, c in ipairs(counters) do
@@ -83,8 +178,8 @@ if (op == 0 and admitted) or op == 2 then
     end
   end
   if entry_tail then
-    reply = op == 0 and general_reply() or claim and pack('>i8B', now, 1) or false
-    parts[#parts + 1] = entry_tail(reply)
+    memory = op == 0 and (bookedat and booked_memory() or general_reply()) or claim and pack('>i8B', now, 1) or false
+    parts[#parts + 1] = entry_tail(memory)
     local e = math.max(markerexp or 0, (spill or not (op == 0 or claim)) and 0 or midexp)
     if e > 0 then
       maxexpires = math.max(maxexpires or e, e)
@@ -102,12 +197,12 @@ end
 -- reply: as the fast path's; a release has no per-check results (PartitionStep reports zeros)
 if op == 2 then
   if remember and (spill or not claim) then
-    remember(reply) -- forgets the released id, or writes a claim into the hash, after the step's write
+    remember(memory) -- forgets the released id, or writes a claim into the hash, after the step's write
   end
   return pack('>i8B', now, admitted and 1 or 0)
 end
-reply = reply or general_reply()
+reply = op == 0 and memory and not bookedat and memory or general_reply()
 if spill then
-  remember(reply) -- the entry into the hash, after the value's SET
+  remember(memory) -- the entry into the hash, after the value's SET
 end
 return suppressed and reply .. suppressed or stamping and reply .. incarnation or reply

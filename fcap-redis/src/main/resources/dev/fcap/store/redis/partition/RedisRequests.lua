@@ -15,13 +15,19 @@
 --            op:u8 (0 DECIDE, 1 CHECK, 2 RELEASE, 3 READ, 4 DELETE) hasTime:u8 time:i64 cost:i64 eventTime:i64
 --            (hasTime: 0 Redis TIME, 1 the store's injected clock, 2 the request's own time; plus 4
 --            when the request ends with a message id, and 8 more for a release record, see MESSAGE IDS;
---            plus 32 when a suppression scope follows everything, see Suppression.lua)
+--            plus 32 when a suppression scope follows everything, see Suppression.lua; plus 64 for a
+--            deferred DECIDE, whose booking follows the counters)
 --            n:u16, then n counters: alg:u8 checks:u8 keyLen:u16 align:i64 precision:u32 key
 --            and per check limit:i64 window:i64 enforced:u8 bound:i64 (enforced: bit 0 the rule's mode,
 --            bit 1 relaxed: the check never refuses this message; bound: the count this message may
 --            reach, the limit less its priority's headroom; the limit alone sizes what a counter keeps)
+--            then, for a deferred DECIDE, its booking: notAfter:i64 flags:u8 spans:u16 and per span
+--            from:i64 to:i64, inclusive (flags: bit 0 admitsNow, bit 1 the spans bound the instants
+--            it may be booked at; without it any instant)
 -- reply    DECIDE, CHECK: one string, now:i64 allowed:u8 then per check used:i64 retry:i64
 --            (retry: ms from now until the check admits the same message, -1 never);
+--            (allowed 2: booked, and bookedAt:i64 follows the checks; a message id remembers a
+--            booking as now T, allowed 2, retries from T, see PartitionStep.lua);
 --          RELEASE: now:i64 allowed:u8; READ: a list { now, (id, algorithm, state)* } of the live
 --            counters, every state in fcap-core's layout; DELETE (RedisStore.delete): existed:u8
 -- ARGV[2]  (grouped layout only) the partition key itself: the group's field
@@ -31,10 +37,10 @@
 -- a redis.call of GET): the FAST PATH, for the common step (DECIDE or CHECK of cost 1 on sliding
 -- logs stored in gap form and fixed windows), is straight-line code with no closure, four small
 -- tables, the request and the value read in place with struct.unpack and string.byte, and a record
--- that reuses the log's bytes. Anything else (sliding counters, GCRA, RELEASE, READ, a cost above 1, a log in the
--- canonical layout, a clock that went back, out-of-range numbers) takes the GENERAL PATH below,
--- the plain mirror of fcap-core, which starts again from the request. The fast path writes
--- nothing before it has decided that it can finish.
+-- that reuses the log's bytes. Anything else (sliding counters, GCRA, RELEASE, READ, a cost above 1,
+-- a log in the canonical layout, a clock that went back, out-of-range numbers, a deferred DECIDE, a
+-- counter that holds a booking) takes the GENERAL PATH below, the plain mirror of fcap-core, which
+-- starts again from the request. The fast path writes nothing before it has decided that it can finish.
 --
 -- Numbers. Lua 5.1 numbers are doubles: integers are exact up to 2^53. Epoch milliseconds (~2^41)
 -- and microseconds (~2^51, GCRA) fit; the store refuses caller times outside +-2^53 us. Divisions
@@ -76,6 +82,12 @@ local op, hastime, now, cost, eventtime, n, pos = unpack('>BBi8i8i8I2', req)
 -- starts in req, and reqend where what comes before it ends (read in place: a decision that needs
 -- no scope copies nothing)
 local scope, reqend = false, #req
+-- hasTime + 64: a deferred DECIDE (PartitionStep's "Bookings"); its booking follows the counters and
+-- the general path reads it (PartitionRecord.lua)
+local booking = false
+if hastime >= 64 then
+  hastime, booking = hastime - 64, true
+end
 if hastime >= 32 then
   local len = byte(req, reqend - 1) * 256 + byte(req, reqend)
   hastime, scope, reqend = hastime - 32, reqend - 1 - len, reqend - 2 - len

@@ -92,6 +92,9 @@ local function log_prune(times, costs, n, spec, now)
   -- a record of a relaxed check keeps the whole window (SlidingLog.prune)
   local capacity = spec.keepall and math.huge or log_capacity(spec)
   local newer, keep = 0, 0
+  while keep < n and times[keep + 1] > now do
+    keep = keep + 1 -- booked: a window ending after now reads it; the capacity bounds what is before now
+  end
   while keep < n and times[keep + 1] > horizon and newer < capacity do
     newer = newer + costs[keep + 1]
     keep = keep + 1
@@ -99,8 +102,94 @@ local function log_prune(times, costs, n, spec, now)
   return keep
 end
 
+-- SlidingLog.earliest: the first y >= x at which every window (s - W, s], s in [y, y + W), holds at
+-- most room; a sweep oldest first over the entries' entry (t) and exit (t + W) times
+local function log_earliest(times, costs, n, window, room, x)
+  local y, held, fullfrom, full = x, 0, 0, false
+  local inn, out = n, n -- the next entry to enter a window, and to leave them (oldest first)
+  while out >= 1 do
+    local at = times[out] + window
+    if inn >= 1 and times[inn] < at then
+      at = times[inn]
+    end
+    while inn >= 1 and times[inn] == at do
+      held = held + costs[inn]
+      inn = inn - 1
+    end
+    while out >= 1 and times[out] + window == at do
+      held = held - costs[out]
+      out = out - 1
+    end
+    if not full and held > room then
+      full, fullfrom = true, at
+    elseif full and held <= room then
+      full = false
+      if at > y then -- the full span [fullfrom, at) ends after y
+        if fullfrom >= y + window then
+          return y
+        end
+        y = at
+      end
+    end
+  end
+  return y
+end
+
+-- SlidingLog.fullest: the most cost any window (s - W, s] holds for s in [x, x + W)
+local function log_fullest(times, costs, n, window, x)
+  local held, most = 0, 0
+  local inn, out = n, n
+  while out >= 1 do
+    local at = times[out] + window
+    if inn >= 1 and times[inn] < at then
+      at = times[inn]
+    end
+    if at >= x + window then
+      break -- every later window ends after the message's last one
+    end
+    while inn >= 1 and times[inn] == at do
+      held = held + costs[inn]
+      inn = inn - 1
+    end
+    while out >= 1 and times[out] + window == at do
+      held = held - costs[out]
+      out = out - 1
+    end
+    local nxt = out >= 1 and times[out] + window or math.huge
+    if inn >= 1 and times[inn] < nxt then
+      nxt = times[inn]
+    end
+    if nxt > x and held > most then -- the windows ending in [at, nxt) hold this much
+      most = held
+    end
+  end
+  return most
+end
+
+-- SlidingLog.evaluateBooked: a log holding messages booked after now; each check reads every window
+-- the message would join: used the fullest, retry the first instant none of them is full
+local function log_evaluate_booked(times, costs, n, spec, now, cost, used, retry, at)
+  local admitted = true
+  for c = 1, spec.checks do
+    local limit, window = spec.bounds[c], spec.windows[c]
+    used[at + c] = log_fullest(times, costs, n, window, now)
+    local r = NEVER -- (NEVER is false: no 'and NEVER or' here)
+    if cost <= limit then
+      r = log_earliest(times, costs, n, window, limit - cost, now)
+    end
+    retry[at + c] = r
+    if r ~= now and spec.refuses[c] then
+      admitted = false
+    end
+  end
+  return admitted
+end
+
 local function log_evaluate(state, spec, align, now, cost, used, retry, at)
   local times, costs, n = log_decode(state)
+  if n > 0 and times[1] > now then
+    return log_evaluate_booked(times, costs, n, spec, now, cost, used, retry, at)
+  end
   local admitted = true
   for c = 1, spec.checks do
     local limit, window = spec.bounds[c], spec.windows[c] -- the bound: the limit less the headroom
@@ -135,16 +224,41 @@ local function log_evaluate(state, spec, align, now, cost, used, retry, at)
   return admitted
 end
 
-local function log_record(state, spec, align, now, cost)
+-- SlidingLog.admitsFrom: the first instant from x at which every refusing check admits the message
+local function log_admits_from(state, spec, align, x, cost)
+  local times, costs, n = log_decode(state)
+  local y = x
+  while true do -- each round only moves y later, to the end of a full span: it stops
+    local start = y
+    for c = 1, spec.checks do
+      if spec.refuses[c] then
+        if cost > spec.bounds[c] then
+          return NEVER
+        end
+        y = log_earliest(times, costs, n, spec.windows[c], spec.bounds[c] - cost, y)
+      end
+    end
+    if y == start then
+      return y
+    end
+  end
+end
+
+-- SlidingLog.insert: the message recorded at `at` (now, or booked later), pruned at now
+local function log_book(state, spec, align, now, at, cost)
   local times, costs, n = log_decode(state, true)
   local pos = 1
-  while pos <= n and times[pos] > now do
-    pos = pos + 1 -- the clock went back: keep the log ordered newest first
+  while pos <= n and times[pos] > at do
+    pos = pos + 1 -- booked later, or the clock went back: keep the log ordered newest first
   end
-  table.insert(times, pos, now)
+  table.insert(times, pos, at)
   table.insert(costs, pos, cost)
   n = n + 1
   return log_encode(times, costs, log_prune(times, costs, n, spec, now))
+end
+
+local function log_record(state, spec, align, now, cost)
+  return log_book(state, spec, align, now, now, cost)
 end
 
 local function log_release(state, spec, align, now, eventtime, cost)

@@ -1,0 +1,69 @@
+package dev.fcap.store.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fcap.engine.Engine;
+import dev.fcap.model.Policy;
+import dev.fcap.oracle.DeferralOracleProperties;
+import dev.fcap.oracle.OracleRun;
+import dev.fcap.store.ManualClock;
+import dev.fcap.store.redis.testing.RedisExtension;
+import java.time.Duration;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Deferred decisions on Redis (standalone, a 3-master cluster, the grouped layout; real processes)
+ * against the {@link dev.fcap.oracle.DeferralOracle}: the traffic of {@link DeferralOracleProperties}
+ * (deferred and plain messages, {@code notAfter} ahead and past, message-id retries, releases of
+ * admitted and booked decisions, limit edits, resets, clock steps back) decided by the script's
+ * general path (bookings, logs and fixed windows holding bookings) and its fast path (everything
+ * else) in turn. Every verdict, {@code deferred}, {@code sendAt} and blocking rule must agree, and
+ * no window may go over its limit.
+ */
+class RedisDeferralOracleIT {
+  static final int STEPS = Integer.getInteger("fcap.oracle.steps", 1500);
+
+  @RegisterExtension
+  static final RedisExtension STANDALONE = RedisExtension.standalone();
+
+  @RegisterExtension
+  static final RedisExtension CLUSTER = RedisExtension.cluster();
+
+  @ParameterizedTest
+  @ValueSource(longs = {1, 2, 3, 4, 5, 6})
+  void standaloneBooksAsTheOracleDoes(long seed) throws Exception {
+    STANDALONE.deployment().flushAll();
+    check(STANDALONE.uri(), seed, 0);
+  }
+
+  @ParameterizedTest
+  @ValueSource(longs = {7, 8})
+  void clusterBooksAsTheOracleDoes(long seed) throws Exception {
+    CLUSTER.deployment().flushAll();
+    check(CLUSTER.uri(), seed, 0);
+  }
+
+  @ParameterizedTest
+  @ValueSource(longs = {9})
+  void groupedBooksAsTheOracleDoes(long seed) throws Exception {
+    STANDALONE.deployment().flushAll();
+    check(STANDALONE.uri(), seed, 3);
+  }
+
+  private static void check(String uri, long seed, int groups) {
+    SplittableRandom random = new SplittableRandom(seed);
+    Policy policy = DeferralOracleProperties.randomPolicy(random);
+    ManualClock clock = new ManualClock(DeferralOracleProperties.START);
+    Engine engine = Engine.builder(RedisStore.builder(uri).clock(clock).groups(groups).build())
+        .clock(clock).callerTime(true).releaseHorizon(Duration.ofDays(7)).policy(policy).build();
+    var run = new DeferralOracleProperties.Run(seed, policy, OracleRun.engine(engine), Duration.ofDays(7).toMillis(),
+        true);
+    run.steps(random, STEPS);
+    assertThat(run.over).as("seed %d: %s", seed, run.first).isZero();
+    assertThat(run.mismatches).as("seed %d: %s", seed, run.first).isZero();
+    assertThat(run.deferred).as("seed %d: bookings", seed).isPositive();
+  }
+}
