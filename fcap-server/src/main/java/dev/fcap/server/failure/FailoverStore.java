@@ -1,6 +1,7 @@
 package dev.fcap.server.failure;
 
 import dev.fcap.store.ForwardingStore;
+import dev.fcap.store.Idempotency;
 import dev.fcap.store.Operation;
 import dev.fcap.store.PartitionRequest;
 import dev.fcap.store.PartitionResult;
@@ -376,13 +377,25 @@ public final class FailoverStore extends ForwardingStore {
   private void undoLate(PartitionRequest request, PartitionResult result) {
     if (request.operation() == Operation.DECIDE && (result.allowed() || result.bookedAt() != 0)) {
       lateReleases.increment();
-      Deadlines.call(() -> delegate().apply(request.asRelease(result.recordedAt()))).whenComplete((r, e) -> {
+      Deadlines.call(() -> delegate().apply(lateRelease(request, result))).whenComplete((r, e) -> {
         if (e != null) {
           LOG.warn("could not release a late admission (it stays counted: refuses too much, never too little): {}",
               e.toString());
         }
       });
     }
+  }
+
+  /**
+   * The release of a late answer: at the instant it was recorded at; a decision stored as nothing is
+   * claimed in the incarnation the partition answered (its own, if it had one), not in the request's
+   * candidate.
+   */
+  private static PartitionRequest lateRelease(PartitionRequest request, PartitionResult result) {
+    PartitionRequest release = request.asRelease(result.recordedAt());
+    Idempotency id = request.idempotency();
+    return id == null || id.incarnation() == 0 || result.incarnation() == 0 ? release
+        : release.withIdempotency(new Idempotency(id.key(), id.horizonMs(), id.tail(), false, result.incarnation()));
   }
 
   /** Called when the store answers after failing calls, or an outage ended: it may have restarted empty. */

@@ -159,6 +159,54 @@ class FailoverStoreTest {
     assertThat(failure(chain.delete(new byte[] {1}))).isInstanceOf(FailoverStore.Down.class);
   }
 
+  private static Message deferred(String recipient) {
+    return Message.builder(recipient).defer(dev.fcap.model.Defer.BY_DEFAULT).build();
+  }
+
+  private List<Long> bookedInShared(String recipient) {
+    return truth.inspect("default", recipient).join().booked().stream().map(b -> b.time()).toList();
+  }
+
+  @Test
+  void aBookingOfTheOutageStoreIsWrittenBackAtItsInstant() {
+    goDown();
+    long first = clock.millis();
+    for (int i = 0; i < 3; i++) {
+      assertThat(engine.decide(to("b")).join().allowed()).isTrue();
+      clock.advance(10);
+    }
+    Decision booked = engine.decide(deferred("b")).join();
+    assertThat(booked.deferred()).isTrue();
+    assertThat(booked.degraded()).isTrue();
+    assertThat(booked.sendAt()).as("when the first local admission leaves the minute").isEqualTo(first + 60_000);
+
+    gate.mode = GateStore.Mode.UP;
+    scheduler.tick(1000); // the probe passes: the journal is written back, then up
+    assertThat(failover.down()).isFalse();
+    assertThat(failover.writtenBack()).isEqualTo(4);
+    assertThat(bookedInShared("b")).as("booked in the store at its instant").containsExactly(first + 60_000);
+    Decision next = engine.decide(deferred("b")).join();
+    assertThat(next.degraded()).isFalse();
+    assertThat(next.sendAt()).as("the store's next slot is after the written-back booking").isEqualTo(first + 60_010);
+  }
+
+  /** Also on a partition that has its incarnation already: the release claims in the partition's. */
+  @Test
+  void aLateBookingIsTakenBack() {
+    for (int i = 0; i < 3; i++) {
+      assertThat(engine.decide(to("c")).join().allowed()).isTrue();
+    }
+    gate.mode = GateStore.Mode.HOLD;
+    CompletableFuture<Decision> slow = engine.decide(deferred("c"));
+    scheduler.tick(250);
+    assertThat(failure(slow).reason()).isEqualTo(StoreException.Reason.TIMEOUT);
+    gate.mode = GateStore.Mode.UP;
+    gate.release(); // the store booked it, for a caller that had its 429: it is released at once
+    assertThat(failover.lateReleases()).isEqualTo(1);
+    assertThat(bookedInShared("c")).isEmpty();
+    assertThat(usedInShared("c")).isEqualTo(3);
+  }
+
   @Test
   void aReleaseByMessageIdOfADecisionBeforeTheOutageFailsAndItsRetryAfterItReleases() {
     Message sent = Message.builder("m").messageId("before-outage").build();
