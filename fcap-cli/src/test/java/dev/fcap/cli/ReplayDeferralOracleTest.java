@@ -35,17 +35,23 @@ class ReplayDeferralOracleTest {
   @ParameterizedTest(name = "policy {0}, {1} decider thread(s)")
   @CsvSource({"1, 1", "1, 2", "7, 1", "7, 2", "29, 2", "40, 2"})
   void deferredRowsMatchTheOracle(long seed, int threads) throws IOException {
+    // the decisions file against the oracle's lines, row by row, as the windows' replay test compares it
+    ReplayWindowsOracleTest.assertReplayMatches(logAndOracle(dir, seed, ROWS), threads, null);
+  }
+
+  /** A log of {@code rows} rows of policy {@code seed}'s traffic in {@code dir}, and the oracle's decision lines. */
+  static ReplayWindowsOracleTest.Expected logAndOracle(Path dir, long seed, int rows) throws IOException {
     SplittableRandom random = new SplittableRandom(seed);
     Policy policy = DeferralOracleProperties.randomPolicy(random);
-    Path rules = Files.writeString(dir.resolve("rules.yaml"), PolicyParser.toYaml(List.of(policy)));
-    Path log = dir.resolve("log.csv");
+    Path rules = Files.writeString(dir.resolve("rules-" + seed + ".yaml"), PolicyParser.toYaml(List.of(policy)));
+    Path log = dir.resolve("log-" + seed + ".csv");
     // replay's engine releases nothing by decision id: a message id is remembered for the longest window
     DeferralOracle oracle = new DeferralOracle(PolicyParser.parseFile(rules).get(0), 0);
-    List<String> expected = new ArrayList<>(ROWS);
+    List<String> expected = new ArrayList<>(rows);
     long now = DeferralOracleProperties.START;
     try (Writer w = Files.newBufferedWriter(log, StandardCharsets.UTF_8)) {
       w.write("timestamp,recipient,content,cost,timeZone,priority,messageId,defer,notAfter\n");
-      for (int i = 0; i < ROWS; i++) {
+      for (int i = 0; i < rows; i++) {
         now = DeferralOracleProperties.advance(random, now);
         Message m = DeferralOracleProperties.randomMessage(random, now);
         w.write(now + "," + m.recipient() + "," + m.content() + "," + m.cost() + ","
@@ -59,8 +65,6 @@ class ReplayDeferralOracleTest {
     }
     assertThat(expected).as("some rows are booked").anyMatch(l -> l.startsWith("deferred,"));
     assertThat(expected).as("some rows are refused").anyMatch(l -> l.startsWith("false,"));
-    // the decisions file against the oracle's lines, row by row, as the windows' replay test compares it
-    ReplayWindowsOracleTest.assertReplayMatches(new ReplayWindowsOracleTest.Expected(rules, log, expected, 0, 0),
-        threads, null);
+    return new ReplayWindowsOracleTest.Expected(rules, log, expected, 0, 0);
   }
 }

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@link ReplayWindowsOracleTest} on Redis, standalone and a 3-master cluster (real processes): a log
  * with a {@code timeZone} column replayed with send windows and local day, week and month caps, one
  * row at a time and with every recipient's chain of rows in flight at once, must write the oracle's
- * decisions row by row.
+ * decisions row by row; and a log of deferred rows must write the deferral oracle's, booking for booking.
  */
 class ReplayWindowsOnRedisIT {
   @RegisterExtension static final RedisExtension STANDALONE = RedisExtension.standalone();
@@ -38,6 +38,18 @@ class ReplayWindowsOnRedisIT {
     for (String uri : new String[] {STANDALONE.uri(), CLUSTER.uri()}) {
       ReplayWindowsOracleTest.assertReplayMatches(expected, 1, uri);
       ReplayWindowsOracleTest.assertReplayMatches(expected, 2, uri);
+    }
+  }
+
+  /** {@link ReplayDeferralOracleTest}'s deferred rows: booked in the script as the oracle books them. */
+  @Test
+  void deferredRowsOnStandaloneAndCluster() throws IOException {
+    for (long seed : new long[] {1, 29}) {
+      var expected = ReplayDeferralOracleTest.logAndOracle(dir, seed, 2_000);
+      for (String uri : new String[] {STANDALONE.uri(), CLUSTER.uri()}) {
+        ReplayWindowsOracleTest.assertReplayMatches(expected, 1, uri);
+        ReplayWindowsOracleTest.assertReplayMatches(expected, 2, uri);
+      }
     }
   }
 
