@@ -23,17 +23,25 @@ local function parse_value()
     if kind == LARGE then
       s.alg, s.large = 0, true -- a large sliding log: the state is its descriptor
     elseif kind == GAPS then
-      local times, m = gaps_decode(s.state, s.expiresms)
-      local ones = {}
-      for i = 1, m do
-        ones[i] = 1
-      end
-      s.alg, s.state = 0, log_encode(times, ones, m)
+      s.alg, s.gaps = 0, true -- decoded only if read (canonical): a counter not requested is copied raw
     end
     stored[#stored + 1] = s
     p = p + statelen
   end
   return stored
+end
+
+-- the state of a stored counter in fcap-core's layout (a gap-form log decoded once, when first read)
+local function canonical(s)
+  if s.gaps then
+    local times, m = gaps_decode(s.state, s.expiresms)
+    local ones = {}
+    for i = 1, m do
+      ones[i] = 1
+    end
+    s.gaps, s.state = false, log_encode(times, ones, m)
+  end
+  return s.state
 end
 
 local function to_seconds(ms)
@@ -100,7 +108,7 @@ if op == 3 then
     if s.expiresms > now and not OWN_ENTRY[s.alg] and s.alg ~= ENTRY and s.alg ~= SPILLED then
       result[#result + 1] = s.id
       result[#result + 1] = s.large and LARGE or s.alg
-      result[#result + 1] = s.large and '' or s.state
+      result[#result + 1] = s.large and '' or canonical(s)
     end
   end
   return result
@@ -111,7 +119,7 @@ local states, found = {}, {}
 for i, c in ipairs(counters) do
   for _, s in ipairs(stored) do
     if s.expiresms > now and s.alg == c.alg and s.id == c.id then
-      states[i], found[i] = s.state, s
+      states[i], found[i] = canonical(s), s
     end
   end
 end

@@ -1,0 +1,172 @@
+package dev.fcap.bench;
+
+import dev.fcap.bench.redis.CommandStats;
+import dev.fcap.engine.Engine;
+import dev.fcap.model.Decision;
+import dev.fcap.model.Defer;
+import dev.fcap.model.Dimension;
+import dev.fcap.model.Message;
+import dev.fcap.model.Mode;
+import dev.fcap.model.Policy;
+import dev.fcap.model.Rule;
+import dev.fcap.model.SendWindow;
+import dev.fcap.store.ManualClock;
+import dev.fcap.store.redis.RedisStore;
+import dev.fcap.store.redis.testing.RedisDeployment;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.StringCodec;
+import java.time.DayOfWeek;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalTime;
+import java.time.ZoneOffset;
+import java.util.ArrayDeque;
+import java.util.Arrays;
+import java.util.Deque;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Predicate;
+
+/**
+ * What a booking costs inside Redis (docs/benchmarks.md, "Deferred decisions"), on a redis-server it
+ * starts and stops on loopback, read from {@code INFO commandstats} (the scripts' own time) and
+ * {@code SLOWLOG} (every call's).
+ *
+ * <p><b>Beside an ordinary decision</b>: {@link DeferralCost}'s workload with the seed policy: each of
+ * {@code --recipients} recipients gets 15 messages in one millisecond (admitted), then 10 deferred
+ * ones (each booked a minute after the one it waits for), then 5 plain ones (refused by a log that
+ * holds bookings); script time per call of each phase, {@code --reps} times.
+ *
+ * <p><b>The longest booking</b>: one recipient under a rule of {@code --limit} messages a day (the
+ * largest log that books is 1,024) and a send window open 09:00-17:00 UTC on weekdays; the day is
+ * filled, then messages are deferred until 7 days ahead, each booked after the ones before, until
+ * none fits: the log grows to about 6 times the limit, every booking sweeps it in rounds that
+ * alternate between the rule and the window. Prints the slowest script call and how many took over
+ * 1 ms.
+ *
+ * <pre>
+ * java -cp fcap-bench/target/fcap-bench.jar dev.fcap.bench.DeferralCostOnRedis [--recipients 20000] [--reps 3] [--limit 1024]
+ * </pre>
+ */
+public final class DeferralCostOnRedis {
+  private static final long T0 = Instant.parse("2026-03-02T09:00:00Z").toEpochMilli(); // a Monday
+  private static final int IN_FLIGHT = 256;
+
+  private DeferralCostOnRedis() {}
+
+  public static void main(String[] args) throws Exception {
+    int recipients = 20_000;
+    int reps = 3;
+    long limit = 1024;
+    for (int i = 0; i < args.length; i += 2) {
+      switch (args[i]) {
+        case "--recipients" -> recipients = Integer.parseInt(args[i + 1]);
+        case "--reps" -> reps = Integer.parseInt(args[i + 1]);
+        case "--limit" -> limit = Long.parseLong(args[i + 1]);
+        default -> throw new IllegalArgumentException("unknown option " + args[i]
+            + "; use --recipients N, --reps N, --limit L");
+      }
+    }
+    try (RedisDeployment redis = RedisDeployment.standalone()) {
+      RedisClient admin = RedisClient.create(RedisURI.create(redis.uri()));
+      try (StatefulRedisConnection<String, String> c = admin.connect(StringCodec.UTF8)) {
+        RedisCommands<String, String> r = c.sync();
+        for (int rep = 0; rep < reps; rep++) {
+          r.flushall();
+          besideAnOrdinaryDecision(redis.uri(), r, recipients, rep);
+        }
+        r.flushall();
+        longestBooking(redis.uri(), r, limit);
+      } finally {
+        admin.shutdown();
+      }
+    }
+  }
+
+  private static void besideAnOrdinaryDecision(String uri, RedisCommands<String, String> r, int recipients, int rep) {
+    ManualClock clock = new ManualClock(T0);
+    try (Engine engine = Engine.builder(RedisStore.builder(uri).clock(clock).build()).clock(clock)
+        .policies(SeedPolicy.load()).build()) {
+      int[] perRecipient = {SeedPolicy.PER_MINUTE, 10, 5};
+      String[] names = {"admitted", "booked", "refused"};
+      List<Predicate<Decision>> expected = List.of(Decision::allowed, Decision::deferred,
+          d -> !d.allowed() && !d.deferred());
+      double[] usec = new double[3];
+      StringBuilder line = new StringBuilder("rep " + rep + ":");
+      for (int p = 0; p < 3; p++) {
+        r.configResetstat();
+        Deque<CompletableFuture<Decision>> inFlight = new ArrayDeque<>();
+        long wrong = 0;
+        for (int k = 0; k < perRecipient[p]; k++) {
+          for (int i = 0; i < recipients; i++) {
+            Message m = Message.builder("+1555" + (1_000_000 + i)).content("offer " + p + "-" + k).build();
+            inFlight.add(engine.decide(p == 1 ? m.withDefer(Defer.BY_DEFAULT) : m));
+            if (inFlight.size() >= IN_FLIGHT) {
+              wrong += expected.get(p).test(inFlight.poll().join()) ? 0 : 1;
+            }
+          }
+        }
+        while (!inFlight.isEmpty()) {
+          wrong += expected.get(p).test(inFlight.poll().join()) ? 0 : 1;
+        }
+        if (wrong > 0) {
+          throw new IllegalStateException(names[p] + ": " + wrong + " decisions not as expected");
+        }
+        String stats = r.info("commandstats");
+        usec[p] = (double) CommandStats.scriptUsec(stats) / CommandStats.calls(stats, "evalsha");
+        line.append(String.format(" %s %.2f us;", names[p], usec[p]));
+      }
+      System.out.println(line + String.format(" script time per call, booked/admitted %.2fx, refused/admitted %.2fx",
+          usec[1] / usec[0], usec[2] / usec[0]));
+    }
+  }
+
+  private static void longestBooking(String uri, RedisCommands<String, String> r, long limit) {
+    Rule perDay = Rule.of("per-day", limit, Duration.ofDays(1), Dimension.RECIPIENT);
+    Rule officeHours = Rule.ofSendWindow("office-hours", null, new SendWindow(ZoneOffset.UTC,
+        List.of(new SendWindow.Interval(EnumSet.range(DayOfWeek.MONDAY, DayOfWeek.FRIDAY), LocalTime.of(9, 0),
+            LocalTime.of(17, 0))), Set.of()), null, null, Mode.ENFORCE);
+    ManualClock clock = new ManualClock(T0);
+    try (Engine engine = Engine.builder(RedisStore.builder(uri).clock(clock).build()).clock(clock)
+        .policy(new Policy("default", 1, List.of(perDay, officeHours))).build()) {
+      for (long i = 0; i < limit; i++) { // the day filled over its first hour
+        clock.set(T0 + i * 3_600_000 / limit);
+        engine.decide(Message.builder("one").build()).join();
+      }
+      clock.set(T0 + 3_600_000);
+      r.configSet("slowlog-log-slower-than", "0");
+      r.configSet("slowlog-max-len", Long.toString(8 * limit + 64));
+      r.slowlogReset();
+      r.configResetstat();
+      Defer week = Defer.until(Instant.ofEpochMilli(clock.millis() + Duration.ofDays(7).toMillis() - 1));
+      long booked = 0;
+      long last = 0;
+      while (true) {
+        Decision d = engine.decide(Message.builder("one").defer(week).build()).join();
+        if (!d.deferred()) {
+          break;
+        }
+        if (d.sendAt() < last) {
+          throw new IllegalStateException("booked at " + d.sendAt() + " before the booking before it, " + last);
+        }
+        last = d.sendAt();
+        booked++;
+      }
+      long[] micros = r.slowlogGet((int) (8 * limit + 64)).stream()
+          .filter(e -> String.valueOf(((List<?>) e).get(3)).toLowerCase().contains("evalsha"))
+          .mapToLong(e -> (Long) ((List<?>) e).get(2)).sorted().toArray();
+      String stats = r.info("commandstats");
+      System.out.printf("longest booking: limit %,d a day, %,d booked until %s (the log then %,d entries); "
+          + "script time per booking %.1f us (commandstats), median %d us, max %d us, %d calls over 1 ms "
+          + "(of %,d in SLOWLOG)%n", limit, booked, Instant.ofEpochMilli(last), limit + booked,
+          (double) CommandStats.scriptUsec(stats) / CommandStats.calls(stats, "evalsha"),
+          micros.length == 0 ? 0 : micros[micros.length / 2], micros.length == 0 ? 0 : micros[micros.length - 1],
+          Arrays.stream(micros).filter(m -> m > 1000).count(), micros.length);
+    }
+  }
+}
