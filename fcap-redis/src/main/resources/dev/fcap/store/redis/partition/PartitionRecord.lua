@@ -18,12 +18,15 @@ local function parse_value()
     local expires = unpack('>i4', value, p + 1)
     local statelen
     statelen, p = readvarint(value, p + 5)
-    local s = { id = id, alg = kind, expiresms = EPOCH_MS + expires * 1000,
-                state = sub(value, p, p + statelen - 1), raw = sub(value, start, p + statelen - 1) }
+    -- where it lies in the value (from, to; its state from sfrom): its state is cut out only if read
+    -- (canonical), and a counter the step does not change is copied from the value as it is
+    local s = { id = id, alg = kind, expiresms = EPOCH_MS + expires * 1000, from = start, sfrom = p,
+                to = p + statelen - 1 }
     if kind == LARGE then
       s.alg, s.large = 0, true -- a large sliding log: the state is its descriptor
+      s.state = sub(value, p, s.to)
     elseif kind == GAPS then
-      s.alg, s.gaps = 0, true -- decoded only if read (canonical): a counter not requested is copied raw
+      s.alg, s.gaps = 0, true -- in gap form: canonical decodes it
     end
     stored[#stored + 1] = s
     p = p + statelen
@@ -33,13 +36,17 @@ end
 
 -- the state of a stored counter in fcap-core's layout (a gap-form log decoded once, when first read)
 local function canonical(s)
+  if s.state then
+    return s.state
+  end
+  s.state = sub(value, s.sfrom, s.to)
   if s.gaps then
     local times, m = gaps_decode(s.state, s.expiresms)
     local ones = {}
     for i = 1, m do
       ones[i] = 1
     end
-    s.gaps, s.state = false, log_encode(times, ones, m)
+    s.state = log_encode(times, ones, m)
   end
   return s.state
 end

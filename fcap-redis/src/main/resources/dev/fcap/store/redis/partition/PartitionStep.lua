@@ -171,7 +171,7 @@ if (op == 0 and (admitted or bookedat)) or op == 2 then
         requested = true -- released: it leaves the value
       end
       if not requested then
-        parts[#parts + 1] = s.raw
+        parts[#parts + 1] = sub(value, s.from, s.to)
         maxexpires = math.max(maxexpires or s.expiresms, s.expiresms)
         nin = nin + (s.alg == ENTRY and 1 or 0)
       end
