@@ -37,10 +37,11 @@ import java.util.function.Predicate;
  * starts and stops on loopback, read from {@code INFO commandstats} (the scripts' own time) and
  * {@code SLOWLOG} (every call's).
  *
- * <p><b>Beside an ordinary decision</b>: {@link DeferralCost}'s workload with the seed policy: each of
- * {@code --recipients} recipients gets 15 messages in one millisecond (admitted), then 10 deferred
- * ones (each booked a minute after the one it waits for), then 5 plain ones (refused by a log that
- * holds bookings); script time per call of each phase, {@code --reps} times.
+ * <p><b>Beside an ordinary decision</b>, with the seed policy: {@link DeferralCost}'s workload (each of
+ * {@code --recipients} recipients gets 15 messages of distinct contents in one millisecond, admitted,
+ * then 10 deferred ones, each booked a minute after the one it waits for, then 5 plain ones, refused
+ * by a log that holds bookings), and one of one content (2 admitted, 1 booked, 1 refused); script
+ * time per call of each phase, {@code --reps} times.
  *
  * <p><b>The longest booking</b>: one recipient under a rule of {@code --limit} messages a day (the
  * largest log that books is 1,024) and a send window open 09:00-17:00 UTC on weekdays; the day is
@@ -78,7 +79,9 @@ public final class DeferralCostOnRedis {
         RedisCommands<String, String> r = c.sync();
         for (int rep = 0; rep < reps; rep++) {
           r.flushall();
-          besideAnOrdinaryDecision(redis.uri(), r, recipients, rep);
+          besideAnOrdinaryDecision(redis.uri(), r, recipients, rep, true);
+          r.flushall();
+          besideAnOrdinaryDecision(redis.uri(), r, recipients, rep, false);
         }
         r.flushall();
         longestBooking(redis.uri(), r, limit);
@@ -88,23 +91,30 @@ public final class DeferralCostOnRedis {
     }
   }
 
-  private static void besideAnOrdinaryDecision(String uri, RedisCommands<String, String> r, int recipients, int rep) {
+  /**
+   * {@code distinct}: {@link DeferralCost}'s workload (15 contents a recipient, each a counter of its
+   * own in the partition); else one content: 2 admitted, 1 booked when the first leaves the
+   * same-content minute, 1 refused (two counters in the partition).
+   */
+  private static void besideAnOrdinaryDecision(String uri, RedisCommands<String, String> r, int recipients, int rep,
+      boolean distinct) {
     ManualClock clock = new ManualClock(T0);
     try (Engine engine = Engine.builder(RedisStore.builder(uri).clock(clock).build()).clock(clock)
         .policies(SeedPolicy.load()).build()) {
-      int[] perRecipient = {SeedPolicy.PER_MINUTE, 10, 5};
+      int[] perRecipient = distinct ? new int[] {SeedPolicy.PER_MINUTE, 10, 5} : new int[] {2, 1, 1};
       String[] names = {"admitted", "booked", "refused"};
       List<Predicate<Decision>> expected = List.of(Decision::allowed, Decision::deferred,
           d -> !d.allowed() && !d.deferred());
       double[] usec = new double[3];
-      StringBuilder line = new StringBuilder("rep " + rep + ":");
+      StringBuilder line = new StringBuilder("rep " + rep + (distinct ? ", 15 contents:" : ", one content:"));
       for (int p = 0; p < 3; p++) {
         r.configResetstat();
         Deque<CompletableFuture<Decision>> inFlight = new ArrayDeque<>();
         long wrong = 0;
         for (int k = 0; k < perRecipient[p]; k++) {
           for (int i = 0; i < recipients; i++) {
-            Message m = Message.builder("+1555" + (1_000_000 + i)).content("offer " + p + "-" + k).build();
+            Message m = Message.builder("+1555" + (1_000_000 + i))
+                .content(distinct ? "offer " + p + "-" + k : "your code").build();
             inFlight.add(engine.decide(p == 1 ? m.withDefer(Defer.BY_DEFAULT) : m));
             if (inFlight.size() >= IN_FLIGHT) {
               wrong += expected.get(p).test(inFlight.poll().join()) ? 0 : 1;

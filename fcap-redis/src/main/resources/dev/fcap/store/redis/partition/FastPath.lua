@@ -111,6 +111,9 @@ if fast then
   out = { false, false, false, false, false, false, false, false }
   local at = 0
   for i = 1, n do
+    if not fast then
+      break -- the general path decides
+    end
     local b = (i - 1) * S
     local a, m = F[b + 5], 0
     if F[b + 13] == FIXED then
@@ -151,6 +154,9 @@ if fast then
       local e, q = F[b + 6], a + 4
       local t = F[b + 7] - unpack('>I4', value, a)
       T[1], T[2], m = t, q, 1
+      if t > now then
+        fast, e = false, q - 1 -- a message booked after now: the general path reads every window it ends
+      end
       while q <= e do
         local b0 = byte(value, q)
         if b0 < 64 then
@@ -171,9 +177,6 @@ if fast then
         end
         m = m + 1
         T[2 * m - 1], T[2 * m] = t, q
-      end
-      if T[1] > now then
-        fast = false -- a message booked after now: the general path reads every window it ends
       end
     end
     -- every cost is 1: used = entries in the window; when full, the check admits again once
