@@ -69,6 +69,14 @@ public interface CounterAlgorithm {
    * booked after it: at that instant, every window the message would join stays within its bound.
    * {@link #NEVER} if none ever does. Only where {@link #books()}.
    */
+  /**
+   * How many entries of the state at {@code s[from]} lie after {@code now}'s (booked): a log's
+   * entries after now, a fixed window's windows after now's. Only where {@link #books()}.
+   */
+  default int bookings(byte[] s, int from, int length, CounterSpec spec, long align, long now) {
+    return 0;
+  }
+
   default long admitsFrom(byte[] s, int from, int length, CounterSpec spec, long align, long x, long cost) {
     throw new UnsupportedOperationException("this algorithm books nothing");
   }

@@ -82,21 +82,40 @@ final class FixedWindow implements CounterAlgorithm {
     return count;
   }
 
-  /** The first instant from {@code x} whose window holds at most {@code room}: x, or a later window's start. */
+  /**
+   * The first instant from {@code x} whose window holds at most {@code room}: x, or a later window's
+   * start. One pass: the entries are kept by window, oldest first, so each window's count is the run
+   * of entries in it.
+   */
   private static long firstWithRoom(byte[] s, int from, int length, long window, long align, long x, long room) {
     long t = x;
-    for (int windows = 0; windows <= length / SIZE; windows++) { // every window after the last entry's is empty
-      if (countAt(s, from, length, window, align, t) <= room) {
+    int e = from;
+    while (true) {
+      long start = windowStart(t, window, align);
+      long count = 0;
+      for (; e < from + length && Bytes.getLong(s, e) < start + window; e += SIZE) {
+        count += Bytes.getLong(s, e) >= start ? Bytes.getUint(s, e + 8) : 0;
+      }
+      if (count <= room) {
         return t;
       }
-      t = windowStart(t, window, align) + window;
+      t = start + window;
     }
-    return t;
   }
 
   @Override
   public boolean books() {
     return true;
+  }
+
+  @Override
+  public int bookings(byte[] s, int from, int length, CounterSpec spec, long align, long now) {
+    long next = windowStart(now, spec.windowMs(0), align) + spec.windowMs(0);
+    int booked = 0;
+    for (int e = from; e < from + length; e += SIZE) {
+      booked += Bytes.getLong(s, e) >= next ? 1 : 0;
+    }
+    return booked;
   }
 
   @Override

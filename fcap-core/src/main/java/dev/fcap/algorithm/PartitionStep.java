@@ -210,6 +210,13 @@ public final class PartitionStep {
    * the entries and spans; {@value #MAX_BOOKING_ROUNDS} rounds without an answer refuse.
    */
   private static long bookingTime(ReusableRequest request, long now, CounterStates states, Booking booking) {
+    for (int i = 0; i < request.counters(); i++) {
+      CounterSpec spec = request.spec(i);
+      if (CounterAlgorithm.of(spec.algorithm()).bookings(states.source(i), states.from(i), states.length(i), spec,
+          request.alignMs(i), now) >= MAX_BOOKINGS) {
+        return -1; // full of bookings: the step's work grows with them (see MAX_BOOKINGS)
+      }
+    }
     long x = now;
     for (int round = 0; round < MAX_BOOKING_ROUNDS; round++) {
       x = booking.firstOpen(x);
@@ -235,6 +242,22 @@ public final class PartitionStep {
 
   /** How many rounds {@link #bookingTime} takes at most. */
   static final int MAX_BOOKING_ROUNDS = 4096;
+
+  /**
+   * How many bookings a counter holds at most (a log's entries after now, a fixed window's windows
+   * after now's): a deferral that would add one more is refused. A booking reads every entry of its
+   * counters, in each round, and a Redis script that does so must stay within a millisecond; with
+   * {@link #MAX_BOOKABLE_CAPACITY} entries before now, a log holds at most 512.
+   */
+  public static final int MAX_BOOKINGS = 256;
+
+  /** The largest sliding log a deferral may book in (its capacity: {@link #bookable}). */
+  public static final int MAX_BOOKABLE_CAPACITY = 256;
+
+  /** Whether a counter of {@code spec} may book: not a sliding log that keeps more than {@link #MAX_BOOKABLE_CAPACITY}. */
+  public static boolean bookable(CounterSpec spec) {
+    return spec.algorithm() != dev.fcap.model.Algorithm.SLIDING_LOG || SlidingLog.capacity(spec) <= MAX_BOOKABLE_CAPACITY;
+  }
 
   /** The answer of a step that changed nothing and admitted nothing (a release that gives nothing back). */
   public static void nothing(ReusableRequest request, long now, ReusableResult out) {

@@ -160,6 +160,17 @@ final class SlidingLog implements CounterAlgorithm {
   }
 
   @Override
+  public int bookings(byte[] s, int from, int length, CounterSpec spec, long align, long now) {
+    int n = size(s, from, length);
+    int booked = 0;
+    long newest = n == 0 ? 0 : Bytes.getLong(s, from + 1);
+    while (booked < n && time(s, from, s[from], newest, booked) > now) {
+      booked++;
+    }
+    return booked;
+  }
+
+  @Override
   public long admitsFrom(byte[] s, int from, int length, CounterSpec spec, long align, long x, long cost) {
     int n = size(s, from, length);
     int flags = n == 0 ? 0 : s[from];

@@ -1,6 +1,6 @@
 package dev.fcap.engine;
 
-import dev.fcap.algorithm.LargeLog;
+import dev.fcap.algorithm.PartitionStep;
 import dev.fcap.model.Algorithm;
 import dev.fcap.model.CalendarUnit;
 import dev.fcap.model.Condition;
@@ -176,9 +176,9 @@ final class CompiledPolicy {
    * Why a message with {@code plan} cannot be booked for later, or null if it can: a booking is one
    * atomic step of the recipient's partition, and a counter must be able to count a message ahead of
    * the present: a sliding log keeps each message's own time, a fixed window of fixed length keeps a
-   * count per window (a sliding counter and GCRA keep totals of the present, a large log is read in
-   * blocks by time, and a local calendar's periods, or a zone's offset, may change before the booked
-   * instant, which the store does not know).
+   * count per window (a sliding counter and GCRA keep totals of the present, a local calendar's
+   * periods, or a zone's offset, may change before the booked instant, which the store does not know),
+   * and a log must be small enough for a booking's sweeps ({@link PartitionStep#bookable}).
    */
   String whyNotDeferrable(Plan plan, Priority priority) {
     for (Partition partition : plan.partitions) {
@@ -197,9 +197,9 @@ final class CompiledPolicy {
           return rule + " uses " + spec.algorithm().id() + ": a message is deferred only under sliding-log rules "
               + "and fixed windows without a zone";
         }
-        if (LargeLog.isLarge(spec)) {
-          return rule + " keeps a large log (a limit above " + LargeLog.LARGE_FROM
-              + "): a message is deferred only under smaller limits";
+        if (!PartitionStep.bookable(spec)) {
+          return rule + " keeps more than " + PartitionStep.MAX_BOOKABLE_CAPACITY
+              + " messages: a message is deferred only under limits of at most " + PartitionStep.MAX_BOOKABLE_CAPACITY;
         }
       }
     }

@@ -191,6 +191,34 @@ class DeferralTest {
     assertThat(plain.sendAt()).as("the hour after holds one booking: room for one").isEqualTo(T0 + 2 * hour);
   }
 
+  /**
+   * A counter holds at most 256 bookings (PartitionStep.MAX_BOOKINGS): the next deferral books
+   * nothing though a slot lies before its notAfter, in a log and in a fixed window alike; a release
+   * makes room for one again.
+   */
+  @Test
+  void aCounterFullOfBookingsBooksNoMore() throws Exception {
+    Rule perSecondWindow = new Rule("one-per-second-window", null, 1, Duration.ofSeconds(1), List.of(Dimension.RECIPIENT),
+        null, null, Algorithm.FIXED_WINDOW, 0, Mode.ENFORCE, null);
+    for (Rule rule : List.of(Rule.of("one-per-second", 1, Duration.ofSeconds(1), Dimension.RECIPIENT), perSecondWindow)) {
+      Engine engine = engine(policy(rule));
+      Message m = Message.builder("a").defer(Defer.until(java.time.Instant.ofEpochMilli(T0 + 3_600_000))).build();
+      assertThat(engine.decide(m).join().allowed()).isTrue();
+      Decision last = null;
+      for (int i = 1; i <= 256; i++) {
+        last = engine.decide(m).join();
+        assertThat(last.deferred()).as("%s: booking %d", rule.id(), i).isTrue();
+        assertThat(last.sendAt()).isEqualTo(T0 + i * 1000L);
+      }
+      Decision full = engine.decide(m).join();
+      assertThat(full.deferred()).as("%s: the 257th booking", rule.id()).isFalse();
+      assertThat(full.allowed()).isFalse();
+      assertThat(full.blockedBy()).containsExactly(rule.id());
+      assertThat(engine.release(last.decisionId()).join()).isTrue();
+      assertThat(engine.decide(m).join().sendAt()).as("%s: the released slot again", rule.id()).isEqualTo(last.sendAt());
+    }
+  }
+
   @Test
   void aDeferralTheEngineCannotHonourIsRefusedNamingWhy() {
     Rule gcra = new Rule("smooth", null, 10, Duration.ofMinutes(1), List.of(Dimension.RECIPIENT), null, null,
@@ -203,7 +231,7 @@ class DeferralTest {
     assertRefused(engine(policy(TWO_PER_MINUTE, gcra)), deferred("a"), "defer", "rule 'smooth' uses gcra");
     assertRefused(engine(policy(perChannel)), Message.builder("a").channel("sms").defer(Defer.BY_DEFAULT).build(),
         "defer", "rule 'per-channel' is not keyed by the recipient");
-    assertRefused(engine(policy(large)), deferred("a"), "defer", "rule 'large' keeps a large log");
+    assertRefused(engine(policy(large)), deferred("a"), "defer", "rule 'large' keeps more than 256 messages");
     assertRefused(engine(policy(TWO_PER_MINUTE)), Message.builder("a").defer(new Defer(T0 + Duration.ofDays(8).toMillis()))
         .build(), "notAfter", "more than 7 days");
     Engine notBooking = Engine.builder(new ForwardingStore(MemoryStore.builder().clock(clock).build()) {

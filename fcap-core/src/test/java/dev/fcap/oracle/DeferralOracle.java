@@ -113,7 +113,7 @@ public final class DeferralOracle {
       record(m, t, t, id, messageKey, new Expected(true, false, 0, List.of(), true));
       return new Expected(true, false, 0, List.of(), false);
     }
-    if (deferred) {
+    if (deferred && !fullOfBookings(m, t)) {
       long notAfter = m.defer().hasNotAfter() ? m.defer().notAfter() : now + messageHorizon();
       long at = earliestBooking(m, t, notAfter);
       if (at >= 0) {
@@ -245,6 +245,26 @@ public final class DeferralOracle {
     }
     List<long[]> log = logs.getOrDefault(identity(r) + logKey(r, m), List.of());
     return (fixed(r) ? inWindow(log, r.windowMs(), x) : fullest(log, r.windowMs(), x)) + m.cost() <= bound;
+  }
+
+  /** The documented bound: a counter holds at most this many bookings, and a deferral past it books nothing. */
+  static final int MAX_BOOKINGS = 256;
+
+  /** Whether a counter {@code m} joins holds {@link #MAX_BOOKINGS} bookings at {@code t}: a log's entries after t, a fixed window's windows after t's. */
+  private boolean fullOfBookings(Message m, long t) {
+    for (Rule r : policy.rules()) {
+      if (r.isSendWindow()) {
+        continue;
+      }
+      List<long[]> log = logs.getOrDefault(identity(r) + logKey(r, m), List.of());
+      long next = Math.floorDiv(t, r.windowMs()) * r.windowMs() + r.windowMs();
+      long booked = fixed(r) ? log.stream().filter(e -> e[0] >= next).map(e -> Math.floorDiv(e[0], r.windowMs()))
+          .distinct().count() : log.stream().filter(e -> e[0] > t).count();
+      if (booked >= MAX_BOOKINGS) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static boolean fixed(Rule r) {

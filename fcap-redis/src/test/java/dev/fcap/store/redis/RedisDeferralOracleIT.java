@@ -3,13 +3,23 @@ package dev.fcap.store.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fcap.engine.Engine;
+import dev.fcap.model.Algorithm;
+import dev.fcap.model.Decision;
+import dev.fcap.model.Defer;
+import dev.fcap.model.Dimension;
+import dev.fcap.model.Message;
+import dev.fcap.model.Mode;
 import dev.fcap.model.Policy;
+import dev.fcap.model.Rule;
 import dev.fcap.oracle.DeferralOracleProperties;
 import dev.fcap.oracle.OracleRun;
 import dev.fcap.store.ManualClock;
 import dev.fcap.store.redis.testing.RedisExtension;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
 import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -51,6 +61,32 @@ class RedisDeferralOracleIT {
   void groupedBooksAsTheOracleDoes(long seed) throws Exception {
     STANDALONE.deployment().flushAll();
     check(STANDALONE.uri(), seed, 3);
+  }
+
+  /** As on the embedded store: a counter holds at most 256 bookings, in a log and in a fixed window. */
+  @Test
+  void aCounterFullOfBookingsBooksNoMore() throws Exception {
+    STANDALONE.deployment().flushAll();
+    Rule perSecondWindow = new Rule("one-per-second-window", null, 1, Duration.ofSeconds(1),
+        List.of(Dimension.RECIPIENT), null, null, Algorithm.FIXED_WINDOW, 0, Mode.ENFORCE, null);
+    for (Rule rule : List.of(Rule.of("one-per-second", 1, Duration.ofSeconds(1), Dimension.RECIPIENT), perSecondWindow)) {
+      ManualClock clock = new ManualClock(DeferralOracleProperties.START);
+      long t0 = clock.millis();
+      Engine engine = Engine.builder(RedisStore.builder(STANDALONE.uri()).clock(clock).build()).clock(clock)
+          .policy(new Policy("default", 1, List.of(rule))).build();
+      Message m = Message.builder(rule.id()).defer(Defer.until(Instant.ofEpochMilli(t0 + 3_600_000))).build();
+      assertThat(engine.decide(m).join().allowed()).isTrue();
+      Decision last = null;
+      for (int i = 1; i <= 256; i++) {
+        last = engine.decide(m).join();
+        assertThat(last.sendAt()).as("%s: booking %d", rule.id(), i).isEqualTo(t0 + i * 1000L);
+      }
+      Decision full = engine.decide(m).join();
+      assertThat(full.deferred()).as("%s: the 257th booking", rule.id()).isFalse();
+      assertThat(full.blockedBy()).containsExactly(rule.id());
+      assertThat(engine.release(last.decisionId()).join()).isTrue();
+      assertThat(engine.decide(m).join().sendAt()).as("%s: the released slot again", rule.id()).isEqualTo(last.sendAt());
+    }
   }
 
   private static void check(String uri, long seed, int groups) {

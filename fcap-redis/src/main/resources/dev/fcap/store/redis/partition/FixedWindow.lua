@@ -19,16 +19,38 @@ local function fw_count_at(state, window, align, t)
   return count
 end
 
--- FixedWindow.firstWithRoom: x, or the start of the first later window that holds at most room
+-- FixedWindow.firstWithRoom: x, or the start of the first later window that holds at most room; one
+-- pass, the entries being kept by window, oldest first
 local function fw_first_with_room(state, window, align, x, room)
-  local t = x
-  for _ = 0, (state and #state or 0) / FW_SIZE do -- every window after the last entry's is empty
-    if not state or fw_count_at(state, window, align, t) <= room then
+  local t, e, len = x, 1, state and #state or 0
+  while true do
+    local start, count = fw_start(t, window, align), 0
+    while e <= len do
+      local last, c = unpack('>i8I4', state, e)
+      if last >= start + window then
+        break
+      end
+      if last >= start then
+        count = count + c
+      end
+      e = e + FW_SIZE
+    end
+    if count <= room then
       return t
     end
-    t = fw_start(t, window, align) + window
+    t = start + window
   end
-  return t
+end
+
+-- FixedWindow.bookings: the windows after now's
+local function fw_bookings(state, spec, align, now)
+  local after, booked = fw_start(now, spec.windows[1], align) + spec.windows[1], 0
+  for e = 1, (state and #state or 0), FW_SIZE do
+    if unpack(">i8", state, e) >= after then
+      booked = booked + 1
+    end
+  end
+  return booked
 end
 
 -- whether the state holds a window after now's (a booking): the windows are then read one by one

@@ -81,11 +81,11 @@ end
 
 local ALGORITHMS = {
   [0] = { evaluate = log_evaluate, record = log_record, release = log_release, expires = log_expires,
-          admits_from = log_admits_from, book = log_book },
+          admits_from = log_admits_from, book = log_book, bookings = log_bookings },
   [1] = { evaluate = sc_evaluate, record = sc_record, release = sc_release, expires = sc_expires,
           admits_from = never_admits },
   [2] = { evaluate = fw_evaluate, record = fw_record, release = fw_release, expires = fw_expires,
-          admits_from = fw_admits_from, book = fw_book },
+          admits_from = fw_admits_from, book = fw_book, bookings = fw_bookings },
   [3] = { evaluate = gcra_evaluate, record = gcra_record, release = gcra_release, expires = gcra_expires,
           admits_from = never_admits },
 }

@@ -20,6 +20,7 @@ end
 -- and notAfter; each round asks every counter for its first admitting instant from the instant
 -- reached so far, and a round that moves nothing has found it (bounded as PartitionStep's rounds)
 local MAX_BOOKING_ROUNDS = 4096
+local MAX_BOOKINGS = 256 -- PartitionStep.MAX_BOOKINGS: a counter holding this many books no more
 
 local function first_open(x)
   if x > booking.notafter then
@@ -39,9 +40,10 @@ local function first_open(x)
 end
 
 local function booking_time()
-  for i = 1, #counters do
-    if larges[i] then
-      return false -- a large log books nothing (the engine refuses such a deferral)
+  for i, c in ipairs(counters) do
+    local a = ALGORITHMS[c.alg]
+    if larges[i] or not a.bookings or a.bookings(states[i], c.spec, c.align, now) >= MAX_BOOKINGS then
+      return false -- a large log books nothing (the engine refuses such a deferral), nor a counter full of bookings
     end
   end
   local x = now

@@ -224,6 +224,16 @@ local function log_evaluate(state, spec, align, now, cost, used, retry, at)
   return admitted
 end
 
+-- SlidingLog.bookings: the entries after now
+local function log_bookings(state, spec, align, now)
+  local times, _, n = log_decode(state)
+  local booked = 0
+  while booked < n and times[booked + 1] > now do
+    booked = booked + 1
+  end
+  return booked
+end
+
 -- SlidingLog.admitsFrom: the first instant from x at which every refusing check admits the message
 local function log_admits_from(state, spec, align, x, cost)
   local times, costs, n = log_decode(state)
