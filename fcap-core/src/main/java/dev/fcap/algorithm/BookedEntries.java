@@ -1,9 +1,13 @@
 package dev.fcap.algorithm;
 
+import java.util.ArrayList;
+import java.util.List;
+
 /**
- * The messages a sliding log holds for later: a deferred message is recorded at the instant it was
- * booked for, so a log's entries after an instant are its bookings still to come. Read-only, for
- * inspection; public only because the engine's inspector sits in another package.
+ * The messages a counter holds for later: a deferred message is recorded at the instant it was
+ * booked for, so a log's entries after an instant are its bookings still to come, and a fixed
+ * window's windows after the one holding an instant hold only bookings. Read-only, for inspection;
+ * public only because the engine's inspector sits in another package.
  */
 public final class BookedEntries {
   private static final long[] NONE = new long[0];
@@ -28,6 +32,25 @@ public final class BookedEntries {
       times[later - 1 - i] = SlidingLog.timeAt(state, i);
     }
     return times;
+  }
+
+  /**
+   * The windows of a fixed-window {@code state} (of {@code windowMs}, aligned at {@code align}) after
+   * the one holding {@code after}, oldest first: per window its latest booked instant and the cost
+   * booked in it, as {@code {last, count}}. Bookings in the window holding {@code after} count in its
+   * {@code used} with the messages admitted there.
+   */
+  public static long[][] windows(byte[] state, long windowMs, long align, long after) {
+    int n = state == null ? 0 : state.length / FixedWindow.SIZE;
+    long next = FixedWindow.windowStart(after, windowMs, align) + windowMs;
+    List<long[]> later = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      long last = Bytes.getLong(state, i * FixedWindow.SIZE);
+      if (last >= next) {
+        later.add(new long[] {last, Bytes.getUint(state, i * FixedWindow.SIZE + 8)});
+      }
+    }
+    return later.toArray(long[][]::new);
   }
 
   /** The costs of the entries {@link #times} returns, in the same order. */

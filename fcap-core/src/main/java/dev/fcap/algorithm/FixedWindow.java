@@ -19,11 +19,11 @@ import dev.fcap.store.CounterSpec;
  */
 final class FixedWindow implements CounterAlgorithm {
   static final FixedWindow INSTANCE = new FixedWindow();
-  private static final int SIZE = 12;
+  static final int SIZE = 12;
 
   private FixedWindow() {}
 
-  private static long windowStart(long t, long window, long align) {
+  static long windowStart(long t, long window, long align) {
     return Math.floorDiv(t - align, window) * window + align;
   }
 

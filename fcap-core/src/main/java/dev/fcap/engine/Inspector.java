@@ -63,6 +63,8 @@ final class Inspector {
             addViews(cp, g, sc.key(), used, retryAt, snapshot.time(), views);
             if (g.spec.algorithm() == Algorithm.SLIDING_LOG) {
               addBooked(cp, g, sc, snapshot.time(), booked);
+            } else if (g.spec.algorithm() == Algorithm.FIXED_WINDOW) {
+              addBookedWindows(cp, g, sc, c.alignMs(), snapshot.time(), booked);
             }
           } else {
             large.add(store.apply(PartitionRequest.of(partition, Operation.CHECK, PartitionRequest.STORE_TIME, 1,
@@ -109,18 +111,29 @@ final class Inspector {
   private static void addBooked(CompiledPolicy cp, CompiledPolicy.Group g, StoredCounter sc, long time,
       List<BookedView> booked) {
     long[] times = BookedEntries.times(sc.state(), time);
-    if (times.length == 0) {
-      return;
-    }
     long[] costs = BookedEntries.costs(sc.state(), time);
+    for (int i = 0; i < times.length; i++) {
+      booked.add(new BookedView(ruleIds(cp, g), Keys.counterValues(sc.key(), g.key), times[i], costs[i]));
+    }
+  }
+
+  /**
+   * The later windows of a fixed window that hold bookings: one view per window, at its latest booked
+   * instant, with the cost booked in it (a window keeps a count, not each message's time).
+   */
+  private static void addBookedWindows(CompiledPolicy cp, CompiledPolicy.Group g, StoredCounter sc, long alignMs,
+      long time, List<BookedView> booked) {
+    for (long[] w : BookedEntries.windows(sc.state(), g.spec.windowMs(0), alignMs, time)) {
+      booked.add(new BookedView(ruleIds(cp, g), Keys.counterValues(sc.key(), g.key), w[0], w[1]));
+    }
+  }
+
+  private static List<String> ruleIds(CompiledPolicy cp, CompiledPolicy.Group g) {
     List<String> rules = new ArrayList<>(g.rules.length);
     for (int r : g.rules) {
       rules.add(cp.rule(r).id());
     }
-    Map<String, String> values = Keys.counterValues(sc.key(), g.key);
-    for (int i = 0; i < times.length; i++) {
-      booked.add(new BookedView(rules, values, times[i], costs[i]));
-    }
+    return rules;
   }
 
   /** Every send-window rule of the policy, in policy order, as it stands at {@code time} in {@code zone}. */

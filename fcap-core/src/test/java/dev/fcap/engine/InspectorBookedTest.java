@@ -58,6 +58,39 @@ class InspectorBookedTest {
     }
   }
 
+  /**
+   * A fixed window lists each later window it holds bookings in, at its latest booked instant, with
+   * the cost booked there; bookings in the current window count in its {@code used}.
+   */
+  @Test
+  void aFixedWindowListsItsLaterWindowsWithTheirBookedCost() {
+    ManualClock clock = new ManualClock(T0);
+    try (Engine engine = Engine.builder(MemoryStore.builder().clock(clock).build()).clock(clock)
+        .policies(PolicyParser.parse("""
+            policies:
+              - tenant: default
+                rules:
+                  - {id: two-per-hour, limit: 2, window: 1h, key: [recipient], algorithm: fixed-window}
+            """)).build()) {
+      long hourStart = Math.floorDiv(T0, HOUR) * HOUR;
+      Message m = Message.builder("r3").defer(Defer.until(java.time.Instant.ofEpochMilli(T0 + 5 * HOUR))).build();
+      long[] sendAt = new long[6];
+      for (int i = 0; i < 6; i++) {
+        sendAt[i] = engine.decide(m).join().sendAt();
+      }
+      // two admitted now (sendAt 0), then two booked at each of the next two hours' starts
+      assertThat(sendAt).containsExactly(0, 0, hourStart + HOUR, hourStart + HOUR, hourStart + 2 * HOUR,
+          hourStart + 2 * HOUR);
+      List<BookedView> entries = engine.inspect("default", "r3").join().booked();
+      assertThat(entries).extracting(BookedView::time).containsExactly(hourStart + HOUR, hourStart + 2 * HOUR);
+      assertThat(entries).extracting(BookedView::cost).containsExactly(2L, 2L);
+      assertThat(entries.get(0).rules()).containsExactly("two-per-hour");
+      clock.set(hourStart + HOUR);
+      assertThat(engine.inspect("default", "r3").join().booked()).extracting(BookedView::time)
+          .as("the first booked window is the current one: its bookings count in used").containsExactly(hourStart + 2 * HOUR);
+    }
+  }
+
   @Test
   void aReleasedBookingIsNoLongerListed() {
     ManualClock clock = new ManualClock(T0);

@@ -1,179 +1,185 @@
 -- ------------------------------------------------------------------------------------------------
 -- fixed-window: last:i64 count:u32; with bookings one (last, count) per window, oldest first, from
 -- now's window on (FixedWindow's "Bookings")
-local FW_SIZE = 12
+-- Loaded only for a step with a fixed window, as the sliding counter is
+local function load_fixed_window()
+  local FW_SIZE = 12
 
-local function fw_start(t, window, align)
-  return floordiv(t - align, window) * window + align
-end
-
--- FixedWindow.countAt: the count of the window holding t
-local function fw_count_at(state, window, align, t)
-  local start, count = fw_start(t, window, align), 0
-  for e = 1, #state, FW_SIZE do
-    local last, c = unpack('>i8I4', state, e)
-    if last >= start and last < start + window then
-      count = count + c
-    end
+  local function fw_start(t, window, align)
+    return floordiv(t - align, window) * window + align
   end
-  return count
-end
 
--- FixedWindow.firstWithRoom: x, or the start of the first later window that holds at most room; one
--- pass, the entries being kept by window, oldest first
-local function fw_first_with_room(state, window, align, x, room)
-  local t, e, len = x, 1, state and #state or 0
-  while true do
+  -- FixedWindow.countAt: the count of the window holding t
+  local function fw_count_at(state, window, align, t)
     local start, count = fw_start(t, window, align), 0
-    while e <= len do
+    for e = 1, #state, FW_SIZE do
       local last, c = unpack('>i8I4', state, e)
-      if last >= start + window then
-        break
-      end
-      if last >= start then
+      if last >= start and last < start + window then
         count = count + c
       end
-      e = e + FW_SIZE
     end
-    if count <= room then
-      return t
-    end
-    t = start + window
+    return count
   end
-end
 
--- FixedWindow.bookings: the windows after now's
-local function fw_bookings(state, spec, align, now)
-  local after, booked = fw_start(now, spec.windows[1], align) + spec.windows[1], 0
-  for e = 1, (state and #state or 0), FW_SIZE do
-    if unpack(">i8", state, e) >= after then
-      booked = booked + 1
+  -- FixedWindow.firstWithRoom: x, or the start of the first later window that holds at most room; one
+  -- pass, the entries being kept by window, oldest first
+  local function fw_first_with_room(state, window, align, x, room)
+    local t, e, len = x, 1, state and #state or 0
+    while true do
+      local start, count = fw_start(t, window, align), 0
+      while e <= len do
+        local last, c = unpack('>i8I4', state, e)
+        if last >= start + window then
+          break
+        end
+        if last >= start then
+          count = count + c
+        end
+        e = e + FW_SIZE
+      end
+      if count <= room then
+        return t
+      end
+      t = start + window
     end
   end
-  return booked
-end
 
--- whether the state holds a window after now's (a booking): the windows are then read one by one
-local function fw_booked(state, window, align, now)
-  return state and (#state > FW_SIZE or unpack('>i8', state, 1) >= fw_start(now, window, align) + window)
-end
+  -- FixedWindow.bookings: the windows after now's
+  local function fw_bookings(state, spec, align, now)
+    local after, booked = fw_start(now, spec.windows[1], align) + spec.windows[1], 0
+    for e = 1, (state and #state or 0), FW_SIZE do
+      if unpack(">i8", state, e) >= after then
+        booked = booked + 1
+      end
+    end
+    return booked
+  end
 
-local function fw_evaluate(state, spec, align, now, cost, used, retry, at)
-  local window, limit = spec.windows[1], spec.bounds[1] -- the bound: the limit less the headroom
-  if fw_booked(state, window, align, now) then
-    used[at + 1] = fw_count_at(state, window, align, now)
-    local r = NEVER -- (NEVER is false: no 'and NEVER or' here)
-    if cost <= limit then
-      r = fw_first_with_room(state, window, align, now, limit - cost)
+  -- whether the state holds a window after now's (a booking): the windows are then read one by one
+  local function fw_booked(state, window, align, now)
+    return state and (#state > FW_SIZE or unpack('>i8', state, 1) >= fw_start(now, window, align) + window)
+  end
+
+  local function fw_evaluate(state, spec, align, now, cost, used, retry, at)
+    local window, limit = spec.windows[1], spec.bounds[1] -- the bound: the limit less the headroom
+    if fw_booked(state, window, align, now) then
+      used[at + 1] = fw_count_at(state, window, align, now)
+      local r = NEVER -- (NEVER is false: no 'and NEVER or' here)
+      if cost <= limit then
+        r = fw_first_with_room(state, window, align, now, limit - cost)
+      end
+      retry[at + 1] = r
+      return r == now or not spec.refuses[1]
+    end
+    local start = fw_start(now, window, align)
+    local count, last = 0, nil
+    if state then
+      local l = unpack('>i8', state, 1)
+      if l >= start then
+        last = l
+        count = unpack('>I4', state, 9)
+      end
+    end
+    used[at + 1] = count
+    local r
+    if count + cost <= limit then
+      r = now
+    elseif cost > limit then
+      r = NEVER
+    else
+      r = fw_start(last, window, align) + window
     end
     retry[at + 1] = r
     return r == now or not spec.refuses[1]
   end
-  local start = fw_start(now, window, align)
-  local count, last = 0, nil
-  if state then
-    local l = unpack('>i8', state, 1)
-    if l >= start then
-      last = l
-      count = unpack('>I4', state, 9)
+
+  local function fw_admits_from(state, spec, align, x, cost)
+    if not spec.refuses[1] then
+      return x
     end
-  end
-  used[at + 1] = count
-  local r
-  if count + cost <= limit then
-    r = now
-  elseif cost > limit then
-    r = NEVER
-  else
-    r = fw_start(last, window, align) + window
-  end
-  retry[at + 1] = r
-  return r == now or not spec.refuses[1]
-end
-
-local function fw_admits_from(state, spec, align, x, cost)
-  if not spec.refuses[1] then
-    return x
-  end
-  local limit = spec.bounds[1]
-  if cost > limit then
-    return NEVER
-  end
-  return fw_first_with_room(state, spec.windows[1], align, x, limit - cost)
-end
-
--- FixedWindow.add: the message counted in the window holding at, the windows ended before now's gone
-local function fw_book(state, spec, align, now, at, cost)
-  local window = spec.windows[1]
-  local current, target = fw_start(now, window, align), fw_start(at, window, align)
-  local out, added = {}, false
-  for e = 1, (state and #state or 0), FW_SIZE do
-    local last, count = unpack('>i8I4', state, e)
-    if last >= current then -- else a window that has ended
-      local start = fw_start(last, window, align)
-      if not added and start > target then
-        out[#out + 1] = pack('>i8I4', at, cost)
-        added = true
-      end
-      if not added and start == target then
-        last, count, added = math.max(last, at), count + cost, true
-      end
-      out[#out + 1] = pack('>i8I4', last, count)
+    local limit = spec.bounds[1]
+    if cost > limit then
+      return NEVER
     end
+    return fw_first_with_room(state, spec.windows[1], align, x, limit - cost)
   end
-  if not added then
-    out[#out + 1] = pack('>i8I4', at, cost)
-  end
-  return table.concat(out)
-end
 
-local function fw_record(state, spec, align, now, cost)
-  if fw_booked(state, spec.windows[1], align, now) then
-    return fw_book(state, spec, align, now, now, cost)
-  end
-  local start = fw_start(now, spec.windows[1], align)
-  if state then
-    local l = unpack('>i8', state, 1)
-    if l >= start then
-      return pack('>i8I4', math.max(now, l), unpack('>I4', state, 9) + cost)
-    end
-  end
-  return pack('>i8I4', now, cost)
-end
-
-local function fw_release(state, spec, align, now, eventtime, cost)
-  local window = spec.windows[1]
-  if state and #state > FW_SIZE then
-    -- FixedWindow.releaseBooked: from the live window that holds the event, if any
-    local current = fw_start(now, window, align)
-    for e = 1, #state, FW_SIZE do
+  -- FixedWindow.add: the message counted in the window holding at, the windows ended before now's gone
+  local function fw_book(state, spec, align, now, at, cost)
+    local window = spec.windows[1]
+    local current, target = fw_start(now, window, align), fw_start(at, window, align)
+    local out, added = {}, false
+    for e = 1, (state and #state or 0), FW_SIZE do
       local last, count = unpack('>i8I4', state, e)
-      local start = fw_start(last, window, align)
-      if last >= current and eventtime >= start and eventtime < start + window then
-        count = count - cost
-        local rest = sub(state, 1, e - 1) .. (count > 0 and pack('>i8I4', last, count) or '')
-          .. sub(state, e + FW_SIZE)
-        return #rest > 0 and rest or nil
+      if last >= current then -- else a window that has ended
+        local start = fw_start(last, window, align)
+        if not added and start > target then
+          out[#out + 1] = pack('>i8I4', at, cost)
+          added = true
+        end
+        if not added and start == target then
+          last, count, added = math.max(last, at), count + cost, true
+        end
+        out[#out + 1] = pack('>i8I4', last, count)
       end
     end
-    return state
+    if not added then
+      out[#out + 1] = pack('>i8I4', at, cost)
+    end
+    return table.concat(out)
   end
-  -- FixedWindow.release: only a message of the count's window (the newest message's), while live
-  if not state or unpack('>i8', state, 1) < fw_start(now, window, align)
-      or eventtime < fw_start(unpack('>i8', state, 1), window, align) then
-    return state
-  end
-  local count = unpack('>I4', state, 9) - cost
-  if count <= 0 then
-    return nil
-  end
-  return sub(state, 1, 8) .. pack('>I4', count)
-end
 
-local function fw_expires(state, spec, align)
-  if not state then
-    return nil
+  local function fw_record(state, spec, align, now, cost)
+    if fw_booked(state, spec.windows[1], align, now) then
+      return fw_book(state, spec, align, now, now, cost)
+    end
+    local start = fw_start(now, spec.windows[1], align)
+    if state then
+      local l = unpack('>i8', state, 1)
+      if l >= start then
+        return pack('>i8I4', math.max(now, l), unpack('>I4', state, 9) + cost)
+      end
+    end
+    return pack('>i8I4', now, cost)
   end
-  local window = spec.windows[1]
-  return fw_start(unpack('>i8', state, #state - FW_SIZE + 1), window, align) + window -- the last window's end
+
+  local function fw_release(state, spec, align, now, eventtime, cost)
+    local window = spec.windows[1]
+    if state and #state > FW_SIZE then
+      -- FixedWindow.releaseBooked: from the live window that holds the event, if any
+      local current = fw_start(now, window, align)
+      for e = 1, #state, FW_SIZE do
+        local last, count = unpack('>i8I4', state, e)
+        local start = fw_start(last, window, align)
+        if last >= current and eventtime >= start and eventtime < start + window then
+          count = count - cost
+          local rest = sub(state, 1, e - 1) .. (count > 0 and pack('>i8I4', last, count) or '')
+            .. sub(state, e + FW_SIZE)
+          return #rest > 0 and rest or nil
+        end
+      end
+      return state
+    end
+    -- FixedWindow.release: only a message of the count's window (the newest message's), while live
+    if not state or unpack('>i8', state, 1) < fw_start(now, window, align)
+        or eventtime < fw_start(unpack('>i8', state, 1), window, align) then
+      return state
+    end
+    local count = unpack('>I4', state, 9) - cost
+    if count <= 0 then
+      return nil
+    end
+    return sub(state, 1, 8) .. pack('>I4', count)
+  end
+
+  local function fw_expires(state, spec, align)
+    if not state then
+      return nil
+    end
+    local window = spec.windows[1]
+    return fw_start(unpack('>i8', state, #state - FW_SIZE + 1), window, align) + window -- the last window's end
+  end
+
+  return { evaluate = fw_evaluate, record = fw_record, release = fw_release, expires = fw_expires,
+           admits_from = fw_admits_from, book = fw_book, bookings = fw_bookings }
 end

@@ -25,7 +25,7 @@ local function gaps_encode(state, seconds)
   if band(byte(state, 1), COSTS) ~= 0 then
     return nil
   end
-  local times, costs, m = log_decode_uncached(state)
+  local times, costs, m = log_decode(state)
   local d = EPOCH_MS + seconds * 1000 - times[1]
   if d < 0 or d >= D_LIMIT then
     return nil

@@ -105,6 +105,7 @@ local function parse_request()
 end
 
 local counters = parse_request()
+load_algorithms(counters)
 local stored = parse_value()
 
 if op == 3 then
@@ -138,16 +139,18 @@ for i, c in ipairs(counters) do
   if c.alg == 0 then
     local s = found[i]
     if log_capacity(c.spec) > LARGE_FROM then
-      local L = large_open(c.id, s and s.large and s.state or nil)
+      LL = LL or load_large_log()
+      local L = LL.open(c.id, s and s.large and s.state or nil)
       if s and not s.large then
         local times, costs, m = log_decode_uncached(s.state)
         for k = m, 1, -1 do
-          large_append(L, times[k], costs[k])
+          LL.append(L, times[k], costs[k])
         end
       end
       larges[i], states[i] = L, nil
     elseif s and s.large then
-      states[i] = large_canonical(large_open(c.id, s.state))
+      LL = LL or load_large_log()
+      states[i] = LL.canonical(LL.open(c.id, s.state))
     end
   end
 end

@@ -5,9 +5,9 @@ local at = 0
 for i, c in ipairs(counters) do
   local a = ALGORITHMS[c.alg]
   if larges[i] and op == 2 then
-    large_release(larges[i], c.spec, now, eventtime, cost)
+    LL.release(larges[i], c.spec, now, eventtime, cost)
   elseif larges[i] then
-    admitted = large_evaluate(larges[i], c.spec, now, cost, used, retry, at) and admitted
+    admitted = LL.evaluate(larges[i], c.spec, now, cost, used, retry, at) and admitted
   elseif op == 2 then
     states[i] = a.release(states[i], c.spec, c.align, now, eventtime, cost)
   else
@@ -83,7 +83,7 @@ end
 if admitted and op == 0 then
   for i, c in ipairs(counters) do
     if larges[i] then
-      large_record(larges[i], c.spec, now, cost)
+      LL.record(larges[i], c.spec, now, cost)
     else
       states[i] = ALGORITHMS[c.alg].record(states[i], c.spec, c.align, now, cost)
     end
@@ -150,10 +150,10 @@ if (op == 0 and (admitted or bookedat)) or op == 2 then
     end
     local e = expires and EPOCH_MS + to_seconds(expires) * 1000
     if L and expires and expires > now and e > now and first then
-      local desc = large_descriptor(L)
+      local desc = LL.descriptor(L)
       parts[#parts + 1] = varint(#c.id) .. c.id .. char(LARGE) .. pack('>i4', to_seconds(expires)) .. varint(#desc) .. desc
       maxexpires = math.max(maxexpires or e, e)
-      large_flush(L, math.max(e - clocknow + TTL_SLACK_MS, ttlfloor))
+      LL.flush(L, math.max(e - clocknow + TTL_SLACK_MS, ttlfloor))
     elseif expires and expires > now and e > now and first then
       parts[#parts + 1] = encode_counter(c.id, c.alg, expires, states[i])
       maxexpires = math.max(maxexpires or e, e)

@@ -73,7 +73,10 @@ local function log_encode(times, costs, n)
     end
     out[i + 1] = e
   end
-  return table.concat(out)
+  -- the new state is read next (evaluated, or written in gap form): it need not be decoded again
+  -- (no caller changes times or costs after encoding them)
+  log_cache_state, log_cache_times, log_cache_costs, log_cache_n = table.concat(out), times, costs, n
+  return log_cache_state
 end
 
 -- SlidingLog.capacity: enforced checks never hold more than their limit; a log with shadow checks
