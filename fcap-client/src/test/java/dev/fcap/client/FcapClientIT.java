@@ -342,7 +342,7 @@ class FcapClientIT {
    */
   @Test
   void aServerRestartUnderTheClientLosesNothingAndCountsNothingTwice() throws Exception {
-    try (RealServer restarting = RealServer.start(RealServer.RULES.replace("limit: 1000,", "limit: 100000,"),
+    try (RealServer restarting = RealServer.start(RealServer.RULES.replace("limit: 200,", "limit: 100000,"),
         Map.of())) {
       restartUnderTheClient(restarting, serverKnowsMessageIds);
     }

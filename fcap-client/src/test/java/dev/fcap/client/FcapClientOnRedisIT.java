@@ -59,7 +59,7 @@ class FcapClientOnRedisIT {
 
   @Test
   void aServerRestartUnderTheClientLosesNothingAndCountsNothingTwice() throws Exception {
-    try (RealServer restarting = RealServer.start(RealServer.RULES.replace("limit: 1000,", "limit: 100000,"),
+    try (RealServer restarting = RealServer.start(RealServer.RULES.replace("limit: 200,", "limit: 100000,"),
         onRedis())) {
       FcapClientIT.restartUnderTheClient(restarting, true);
     }

@@ -22,7 +22,7 @@ final class RealServer implements AutoCloseable {
       policies:
         - tenant: default
           rules:
-            - {id: per-hour, limit: 1000, window: 1h, key: [recipient]}
+            - {id: per-hour, limit: 200, window: 1h, key: [recipient]}
             - {id: same-content-per-59s, limit: 2, window: 59s, key: [recipient, content]}
       """;
   private final Path dir;

@@ -1,5 +1,6 @@
 package dev.fcap.algorithm;
 
+import dev.fcap.model.Algorithm;
 import dev.fcap.store.Booking;
 import dev.fcap.store.CounterRequest;
 import dev.fcap.store.CounterSpec;
@@ -256,7 +257,7 @@ public final class PartitionStep {
 
   /** Whether a counter of {@code spec} may book: not a sliding log that keeps more than {@link #MAX_BOOKABLE_CAPACITY}. */
   public static boolean bookable(CounterSpec spec) {
-    return spec.algorithm() != dev.fcap.model.Algorithm.SLIDING_LOG || SlidingLog.capacity(spec) <= MAX_BOOKABLE_CAPACITY;
+    return spec.algorithm() != Algorithm.SLIDING_LOG || SlidingLog.capacity(spec) <= MAX_BOOKABLE_CAPACITY;
   }
 
   /** The answer of a step that changed nothing and admitted nothing (a release that gives nothing back). */

@@ -90,7 +90,7 @@ if admitted and op == 0 then
   end
 end
 
--- the reply: retries from `from`; a booking's ends with its instant
+-- the reply: retries from now; a booking's ends with its instant
 local function general_reply()
   local result = {}
   for i = 1, at do
