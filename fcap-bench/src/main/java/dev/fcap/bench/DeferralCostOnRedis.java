@@ -1,6 +1,7 @@
 package dev.fcap.bench;
 
 import dev.fcap.bench.redis.CommandStats;
+import dev.fcap.algorithm.PartitionStep;
 import dev.fcap.engine.Engine;
 import dev.fcap.model.Decision;
 import dev.fcap.model.Defer;
@@ -57,6 +58,7 @@ import java.util.function.Predicate;
 public final class DeferralCostOnRedis {
   private static final long T0 = Instant.parse("2026-03-02T09:00:00Z").toEpochMilli(); // a Monday
   private static final int IN_FLIGHT = 256;
+  private static final int SLOWLOG_LENGTH = 8 * (PartitionStep.MAX_BOOKINGS + 8);
 
   private DeferralCostOnRedis() {}
 
@@ -150,7 +152,9 @@ public final class DeferralCostOnRedis {
       }
       clock.set(T0 + 3_600_000);
       r.configSet("slowlog-log-slower-than", "0");
-      r.configSet("slowlog-max-len", Long.toString(8 * limit + 64));
+      // every booking's call, and the commands it ran (SLOWLOG lists a script's GET and SET too): a
+      // counter holds at most MAX_BOOKINGS bookings
+      r.configSet("slowlog-max-len", Integer.toString(SLOWLOG_LENGTH));
       r.slowlogReset();
       r.configResetstat();
       Defer week = Defer.until(Instant.ofEpochMilli(clock.millis() + Duration.ofDays(7).toMillis() - 1));
@@ -167,13 +171,13 @@ public final class DeferralCostOnRedis {
         last = d.sendAt();
         booked++;
       }
-      long[] micros = r.slowlogGet((int) (8 * limit + 64)).stream()
+      long[] micros = r.slowlogGet(SLOWLOG_LENGTH).stream()
           .filter(e -> String.valueOf(((List<?>) e).get(3)).toLowerCase().contains("evalsha"))
           .mapToLong(e -> (Long) ((List<?>) e).get(2)).sorted().toArray();
       String stats = r.info("commandstats");
       System.out.printf("longest booking: limit %,d a day, %,d booked until %s (the log then %,d entries); "
           + "script time per booking %.1f us (commandstats), median %d us, max %d us, %d calls over 1 ms "
-          + "(of %,d in SLOWLOG)%n", limit, booked, Instant.ofEpochMilli(last), limit + booked,
+          + "(of %,d scripts in SLOWLOG)%n", limit, booked, Instant.ofEpochMilli(last), limit + booked,
           (double) CommandStats.scriptUsec(stats) / CommandStats.calls(stats, "evalsha"),
           micros.length == 0 ? 0 : micros[micros.length / 2], micros.length == 0 ? 0 : micros[micros.length - 1],
           Arrays.stream(micros).filter(m -> m > 1000).count(), micros.length);
