@@ -16,7 +16,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * The failure policy with a real Redis stopped, paused and restarted: errors to retry until the
  * outage window is over, then degraded decisions by category, nobody waiting for Redis, automatic
- * recovery afterwards with the outage's admissions written back to Redis. (Counts per recipient
+ * recovery afterwards with the outage's admissions and bookings written back to Redis. (Counts per recipient
  * under load over whole episodes: {@code OutageEpisodesIT}.)
  */
 class RedisOutageIT {
@@ -57,6 +57,11 @@ class RedisOutageIT {
       assertThat(third.get("degraded").asBoolean()).isTrue();
       assertThat(third.get("allowed").asBoolean()).isFalse();
       assertThat(third.get("blockedBy").get(0).asText()).isEqualTo("same-content-per-59s");
+      // a deferral is booked locally too, for when the first local "code 1" leaves the 59 s window
+      JsonNode booked = node.decide("{\"recipient\": \"r\", \"content\": \"code 1\", \"defer\": true}").body();
+      assertThat(booked.get("degraded").asBoolean()).isTrue();
+      assertThat(booked.get("deferred").asBoolean()).as("%s", booked).isTrue();
+      assertThat(booked.get("sendAt").asLong()).isEqualTo(first.body().get("time").asLong() + 59_000);
       Node.Reply otherContent = node.decide("{\"recipient\": \"r\", \"content\": \"code 2\"}");
       assertThat(otherContent.allowed()).isTrue();
       // transactional: allow (the default); marketing: deny (configured)
@@ -77,7 +82,10 @@ class RedisOutageIT {
       assertThat(again.get("degraded").asBoolean()).isFalse();
       assertThat(again.get("allowed").asBoolean()).isFalse();
       assertThat(again.get("blockedBy").get(0).asText()).isEqualTo("same-content-per-59s");
-      assertThat(node.server.failover().writtenBack()).isEqualTo(3);
+      assertThat(node.server.failover().writtenBack()).isEqualTo(4);
+      // and the local booking is booked in Redis at its instant
+      assertThat(node.get("/v1/recipients/r").body().get("booked")).extracting(b -> b.get("time").asLong())
+          .contains(booked.get("sendAt").asLong());
       // decisions go to Redis again: the recipient's counter is a key there
       Node.Reply after = node.decide("{\"recipient\": \"after-restart\"}");
       assertThat(after.degraded()).isFalse();
