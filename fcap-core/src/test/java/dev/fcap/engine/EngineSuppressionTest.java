@@ -47,6 +47,26 @@ class EngineSuppressionTest {
     return new Suppression(recipient, channels, categories, "replied STOP", "ops-key", T0, expiresAt);
   }
 
+  /** A deferral books nothing for a suppressed recipient: refused as any message to it, nothing counted. */
+  @Test
+  void aDeferralForASuppressedRecipientBooksNothing() {
+    try (Engine engine = engine(MemoryStore.builder().build())) {
+      engine.suppressions().orElseThrow().put("acme", entry("+2", List.of(), List.of(), Suppression.NEVER));
+      Decision d = engine.decideAt(Message.builder("+2").tenant("acme").defer(dev.fcap.model.Defer.BY_DEFAULT).build(),
+          T0).join();
+      assertThat(d.allowed()).isFalse();
+      assertThat(d.deferred()).isFalse();
+      assertThat(d.blockedBy()).containsExactly(Suppression.BLOCKED_BY);
+      assertThat(d.sendAt()).isEqualTo(-1);
+      // nothing was booked: with the entry gone, the day's two are still free
+      assertThat(engine.suppressions().orElseThrow().remove("acme", "+2")).isTrue();
+      assertThat(engine.decideAt(message("acme", "+2", "sms", null), T0 + 1).join().allowed()).isTrue();
+      assertThat(engine.decideAt(message("acme", "+2", "sms", null), T0 + 2).join().allowed()).isTrue();
+      assertThat(engine.decideAt(message("acme", "+2", "sms", null), T0 + 3).join().blockedBy())
+          .containsExactly("two-per-day");
+    }
+  }
+
   @Test
   void aSuppressedRecipientIsRefusedWithItsReasonAndNothingIsRecorded() {
     try (Engine engine = engine(MemoryStore.builder().build())) {

@@ -89,6 +89,26 @@ class RedisDeferralOracleIT {
     }
   }
 
+  /** As on the embedded store: a deferral books nothing for a suppressed recipient (the script reads the entry). */
+  @Test
+  void aDeferralForASuppressedRecipientBooksNothing() throws Exception {
+    STANDALONE.deployment().flushAll();
+    ManualClock clock = new ManualClock(DeferralOracleProperties.START);
+    Engine engine = Engine.builder(RedisStore.builder(STANDALONE.uri()).clock(clock).build()).clock(clock)
+        .policy(new Policy("default", 1, List.of(Rule.of("two-per-day", 2, Duration.ofDays(1), Dimension.RECIPIENT))))
+        .build();
+    var list = engine.suppressions().orElseThrow();
+    list.put("default", new dev.fcap.model.Suppression("+2", List.of(), List.of(), "replied STOP", "ops",
+        clock.millis(), dev.fcap.model.Suppression.NEVER));
+    Decision d = engine.decide(Message.builder("+2").defer(Defer.BY_DEFAULT).build()).join();
+    assertThat(d.deferred()).isFalse();
+    assertThat(d.blockedBy()).containsExactly(dev.fcap.model.Suppression.BLOCKED_BY);
+    assertThat(list.remove("default", "+2")).isTrue();
+    assertThat(engine.decide(Message.builder("+2").build()).join().allowed()).isTrue();
+    assertThat(engine.decide(Message.builder("+2").build()).join().allowed()).as("nothing was booked").isTrue();
+    assertThat(engine.decide(Message.builder("+2").build()).join().blockedBy()).containsExactly("two-per-day");
+  }
+
   private static void check(String uri, long seed, int groups) {
     SplittableRandom random = new SplittableRandom(seed);
     Policy policy = DeferralOracleProperties.randomPolicy(random);
