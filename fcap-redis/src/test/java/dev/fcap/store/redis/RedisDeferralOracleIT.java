@@ -109,6 +109,44 @@ class RedisDeferralOracleIT {
     assertThat(engine.decide(Message.builder("+2").build()).join().blockedBy()).containsExactly("two-per-day");
   }
 
+  /**
+   * As on the embedded store: a retry of a booked message id answers the same booking, and its
+   * release by message id gives the slot back, also for an id kept in the entries hash (the fifth of
+   * a partition: four stay in the value).
+   */
+  @Test
+  void aBookedMessageIdIsAnsweredAgainAndReleasedByItsId() throws Exception {
+    STANDALONE.deployment().flushAll();
+    ManualClock clock = new ManualClock(DeferralOracleProperties.START);
+    long t0 = clock.millis();
+    Engine engine = Engine.builder(RedisStore.builder(STANDALONE.uri()).clock(clock).build()).clock(clock)
+        .callerTime(true).policy(new Policy("default", 1,
+            List.of(Rule.of("two-per-minute", 2, Duration.ofMinutes(1), Dimension.RECIPIENT)))).build();
+    assertThat(engine.decideAt(Message.builder("a").build(), t0).join().allowed()).isTrue();
+    assertThat(engine.decideAt(Message.builder("a").build(), t0 + 10_000).join().allowed()).isTrue();
+    long[] slots = {t0 + 60_000, t0 + 70_000, t0 + 120_000, t0 + 130_000, t0 + 180_000};
+    Message[] m = new Message[slots.length];
+    for (int i = 0; i < slots.length; i++) {
+      m[i] = Message.builder("a").messageId("order-" + i).defer(Defer.until(Instant.ofEpochMilli(t0 + 3_600_000)))
+          .build();
+      Decision booked = engine.decideAt(m[i], t0 + 20_000 + i).join();
+      assertThat(booked.deferred()).as("order-%d", i).isTrue();
+      assertThat(booked.sendAt()).isEqualTo(slots[i]);
+    }
+    for (int i = 0; i < slots.length; i++) {
+      Decision again = engine.decideAt(m[i], t0 + 30_000).join();
+      assertThat(again.replayed()).as("order-%d", i).isTrue();
+      assertThat(again.deferred()).isTrue();
+      assertThat(again.sendAt()).isEqualTo(slots[i]);
+    }
+    assertThat(engine.releaseMessage(m[4]).join()).isTrue();
+    assertThat(engine.releaseMessage(m[4]).join()).as("released once").isFalse();
+    assertThat(engine.releaseMessage(m[1]).join()).isTrue();
+    Message next = Message.builder("a").defer(Defer.until(Instant.ofEpochMilli(t0 + 3_600_000))).build();
+    assertThat(engine.decideAt(next, t0 + 31_000).join().sendAt()).as("the slot order-1 gave back").isEqualTo(slots[1]);
+    assertThat(engine.decideAt(next, t0 + 31_001).join().sendAt()).as("then order-4's").isEqualTo(slots[4]);
+  }
+
   private static void check(String uri, long seed, int groups) {
     SplittableRandom random = new SplittableRandom(seed);
     Policy policy = DeferralOracleProperties.randomPolicy(random);
