@@ -19,13 +19,15 @@ local function gaps_decode(state, expms)
   return times, m
 end
 
--- the gap form of a canonical state expiring at second `seconds`, or nil if it cannot hold it
+-- the gap form of a state (bytes or decoded) expiring at second `seconds`, or nil if it cannot hold it
 -- (a cost above 1, a gap of 2^30 ms or more, the newest entry not within 2^32 ms of the expiry)
 local function gaps_encode(state, seconds)
-  if band(byte(state, 1), COSTS) ~= 0 then
-    return nil
-  end
   local times, costs, m = log_decode(state)
+  for i = 1, m do
+    if costs[i] ~= 1 then
+      return nil
+    end
+  end
   local d = EPOCH_MS + seconds * 1000 - times[1]
   if d < 0 or d >= D_LIMIT then
     return nil

@@ -34,7 +34,7 @@ local function parse_value()
   return stored
 end
 
--- the state of a stored counter in fcap-core's layout (a gap-form log decoded once, when first read)
+-- the state of a stored counter: fcap-core's bytes, or a gap-form log decoded (log_decoded), once, when first read
 local function canonical(s)
   if s.state then
     return s.state
@@ -46,7 +46,7 @@ local function canonical(s)
     for i = 1, m do
       ones[i] = 1
     end
-    s.state = log_encode(times, ones, m)
+    s.state = log_decoded(times, ones, m)
   end
   return s.state
 end
@@ -62,6 +62,8 @@ local function encode_counter(id, alg, expiresms, state)
     local gaps = gaps_encode(state, seconds)
     if gaps then
       alg, state = GAPS, gaps
+    else
+      state = log_bytes(state)
     end
   end
   return varint(#id) .. id .. char(alg) .. pack('>i4', seconds) .. varint(#state) .. state
@@ -116,7 +118,7 @@ if op == 3 then
     if s.expiresms > now and not OWN_ENTRY[s.alg] and s.alg ~= ENTRY and s.alg ~= SPILLED then
       result[#result + 1] = s.id
       result[#result + 1] = s.large and LARGE or s.alg
-      result[#result + 1] = s.large and '' or canonical(s)
+      result[#result + 1] = s.large and '' or s.alg == 0 and log_bytes(canonical(s)) or canonical(s)
     end
   end
   return result
@@ -142,7 +144,7 @@ for i, c in ipairs(counters) do
       LL = LL or load_large_log()
       local L = LL.open(c.id, s and s.large and s.state or nil)
       if s and not s.large then
-        local times, costs, m = log_decode_uncached(s.state)
+        local times, costs, m = log_decode(s.state)
         for k = m, 1, -1 do
           LL.append(L, times[k], costs[k])
         end

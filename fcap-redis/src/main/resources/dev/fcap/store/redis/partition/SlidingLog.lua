@@ -30,24 +30,37 @@ local function log_decode_uncached(state)
   return times, costs, n
 end
 
+-- A state the general path read from the gap form, or recorded into, is kept DECODED until it is
+-- written: a table { times = , costs = , n = } (the gap form is written from it, with no canonical
+-- bytes in between); any other state is fcap-core's bytes. Every function here takes both.
+local function log_decoded(times, costs, n)
+  return n > 0 and { times = times, costs = costs, n = n } or nil
+end
+
 -- the decoded entries of a state; callers that modify them (record, release) pass mutable and get
--- their own copy, so the cached view stays intact
+-- their own copy, so the cached view (or the decoded state) stays intact
 local function log_decode(state, mutable)
   if not state then
     return {}, {}, 0
   end
-  if state ~= log_cache_state then
-    log_cache_times, log_cache_costs, log_cache_n = log_decode_uncached(state)
-    log_cache_state = state
+  local times, costs, n
+  if type(state) == 'table' then
+    times, costs, n = state.times, state.costs, state.n
+  else
+    if state ~= log_cache_state then
+      log_cache_times, log_cache_costs, log_cache_n = log_decode_uncached(state)
+      log_cache_state = state
+    end
+    times, costs, n = log_cache_times, log_cache_costs, log_cache_n
   end
   if not mutable then
-    return log_cache_times, log_cache_costs, log_cache_n
+    return times, costs, n
   end
-  local times, costs = {}, {}
-  for i = 1, log_cache_n do
-    times[i], costs[i] = log_cache_times[i], log_cache_costs[i]
+  local t, c = {}, {}
+  for i = 1, n do
+    t[i], c[i] = times[i], costs[i]
   end
-  return times, costs, log_cache_n
+  return t, c, n
 end
 
 local function log_encode(times, costs, n)
@@ -73,10 +86,12 @@ local function log_encode(times, costs, n)
     end
     out[i + 1] = e
   end
-  -- the new state is read next (evaluated, or written in gap form): it need not be decoded again
-  -- (no caller changes times or costs after encoding them)
-  log_cache_state, log_cache_times, log_cache_costs, log_cache_n = table.concat(out), times, costs, n
-  return log_cache_state
+  return table.concat(out)
+end
+
+-- fcap-core's bytes of a state (READ answers them)
+local function log_bytes(state)
+  return type(state) == 'table' and log_encode(state.times, state.costs, state.n) or state
 end
 
 -- SlidingLog.capacity: enforced checks never hold more than their limit; a log with shadow checks
@@ -267,7 +282,7 @@ local function log_book(state, spec, align, now, at, cost)
   table.insert(times, pos, at)
   table.insert(costs, pos, cost)
   n = n + 1
-  return log_encode(times, costs, log_prune(times, costs, n, spec, now))
+  return log_decoded(times, costs, log_prune(times, costs, n, spec, now))
 end
 
 local function log_record(state, spec, align, now, cost)
@@ -287,7 +302,9 @@ local function log_release(state, spec, align, now, eventtime, cost)
 end
 
 local function log_expires(state, spec, align)
-  if not state or #state <= 9 then
+  if type(state) == 'table' then
+    return state.times[1] + spec.maxwindow
+  elseif not state or #state <= 9 then
     return nil
   end
   return unpack('>i8', state, 2) + spec.maxwindow
