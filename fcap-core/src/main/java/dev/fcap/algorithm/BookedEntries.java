@@ -41,14 +41,10 @@ public final class BookedEntries {
    * {@code used} with the messages admitted there.
    */
   public static long[][] windows(byte[] state, long windowMs, long align, long after) {
-    int n = state == null ? 0 : state.length / FixedWindow.SIZE;
-    long next = FixedWindow.windowStart(after, windowMs, align) + windowMs;
+    int length = Bytes.length(state);
     List<long[]> later = new ArrayList<>();
-    for (int i = 0; i < n; i++) {
-      long last = Bytes.getLong(state, i * FixedWindow.SIZE);
-      if (last >= next) {
-        later.add(new long[] {last, Bytes.getUint(state, i * FixedWindow.SIZE + 8)});
-      }
+    for (int e = FixedWindow.firstLater(state, 0, length, windowMs, align, after); e < length; e += FixedWindow.SIZE) {
+      later.add(new long[] {Bytes.getLong(state, e), Bytes.getUint(state, e + 8)});
     }
     return later.toArray(long[][]::new);
   }

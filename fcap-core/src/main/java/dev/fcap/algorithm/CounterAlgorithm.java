@@ -64,12 +64,6 @@ public interface CounterAlgorithm {
   }
 
   /**
-   * The earliest instant at or after {@code x} at which every enforced check of the counter whose
-   * state is {@code s[from, from + length)} admits a message of {@code cost}, counting the messages
-   * booked after it: at that instant, every window the message would join stays within its bound.
-   * {@link #NEVER} if none ever does. Only where {@link #books()}.
-   */
-  /**
    * How many entries of the state at {@code s[from]} lie after {@code now}'s (booked): a log's
    * entries after now, a fixed window's windows after now's. Only where {@link #books()}.
    */
@@ -77,6 +71,12 @@ public interface CounterAlgorithm {
     return 0;
   }
 
+  /**
+   * The earliest instant at or after {@code x} at which every enforced check of the counter whose
+   * state is {@code s[from, from + length)} admits a message of {@code cost}, counting the messages
+   * booked after it: at that instant, every window the message would join stays within its bound.
+   * {@link #NEVER} if none ever does. Only where {@link #books()}.
+   */
   default long admitsFrom(byte[] s, int from, int length, CounterSpec spec, long align, long x, long cost) {
     throw new UnsupportedOperationException("this algorithm books nothing");
   }

@@ -23,7 +23,7 @@ final class FixedWindow implements CounterAlgorithm {
 
   private FixedWindow() {}
 
-  static long windowStart(long t, long window, long align) {
+  private static long windowStart(long t, long window, long align) {
     return Math.floorDiv(t - align, window) * window + align;
   }
 
@@ -110,12 +110,20 @@ final class FixedWindow implements CounterAlgorithm {
 
   @Override
   public int bookings(byte[] s, int from, int length, CounterSpec spec, long align, long now) {
-    long next = windowStart(now, spec.windowMs(0), align) + spec.windowMs(0);
-    int booked = 0;
-    for (int e = from; e < from + length; e += SIZE) {
-      booked += Bytes.getLong(s, e) >= next ? 1 : 0;
+    return (from + length - firstLater(s, from, length, spec.windowMs(0), align, now)) / SIZE;
+  }
+
+  /**
+   * Where the entries of windows after the one holding {@code t} begin in the state at {@code s[from]}
+   * (its end if none): the entries are kept by window, oldest first, so those are its last ones.
+   */
+  static int firstLater(byte[] s, int from, int length, long window, long align, long t) {
+    long next = windowStart(t, window, align) + window;
+    int e = from;
+    while (e < from + length && Bytes.getLong(s, e) < next) {
+      e += SIZE;
     }
-    return booked;
+    return e;
   }
 
   @Override

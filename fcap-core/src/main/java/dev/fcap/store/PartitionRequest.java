@@ -74,12 +74,12 @@ public record PartitionRequest(
         suppression, null);
   }
 
-  /** This request, remembering (or, for a release, forgetting) a message id. */
   /** This request with {@code booking} instead of its own (null: it books nothing). */
   public PartitionRequest withBooking(Booking booking) {
     return new PartitionRequest(partition, operation, time, cost, counters, eventTime, idempotency, category, suppression, booking);
   }
 
+  /** This request, remembering (or, for a release, forgetting) a message id. */
   public PartitionRequest withIdempotency(Idempotency id) {
     return new PartitionRequest(partition, operation, time, cost, counters, eventTime, id, category, suppression, booking);
   }

@@ -1,6 +1,6 @@
 -- ------------------------------------------------------------------------------------------------
 -- the partition value: counter* ; counter := varint(idLen) id kind:u8 expires:i32 varint(len) state
--- (kind: the algorithm, or GAPS for a sliding log in gap form; states here are canonical)
+-- (kind: the algorithm, or GAPS for a sliding log in gap form; state_of gives a counter's state as the algorithms read it)
 
 local function parse_value()
   local stored = {}
@@ -19,14 +19,14 @@ local function parse_value()
     local statelen
     statelen, p = readvarint(value, p + 5)
     -- where it lies in the value (from, to; its state from sfrom): its state is cut out only if read
-    -- (canonical), and a counter the step does not change is copied from the value as it is
+    -- (state_of), and a counter the step does not change is copied from the value as it is
     local s = { id = id, alg = kind, expiresms = EPOCH_MS + expires * 1000, from = start, sfrom = p,
                 to = p + statelen - 1 }
     if kind == LARGE then
       s.alg, s.large = 0, true -- a large sliding log: the state is its descriptor
       s.state = sub(value, p, s.to)
     elseif kind == GAPS then
-      s.alg, s.gaps = 0, true -- in gap form: canonical decodes it
+      s.alg, s.gaps = 0, true -- in gap form: state_of decodes it
     end
     stored[#stored + 1] = s
     p = p + statelen
@@ -35,7 +35,7 @@ local function parse_value()
 end
 
 -- the state of a stored counter: fcap-core's bytes, or a gap-form log decoded (log_decoded), once, when first read
-local function canonical(s)
+local function state_of(s)
   if s.state then
     return s.state
   end
@@ -118,7 +118,7 @@ if op == 3 then
     if s.expiresms > now and not OWN_ENTRY[s.alg] and s.alg ~= ENTRY and s.alg ~= SPILLED then
       result[#result + 1] = s.id
       result[#result + 1] = s.large and LARGE or s.alg
-      result[#result + 1] = s.large and '' or s.alg == 0 and log_bytes(canonical(s)) or canonical(s)
+      result[#result + 1] = s.large and '' or log_bytes(state_of(s))
     end
   end
   return result
@@ -129,7 +129,7 @@ local states, found = {}, {}
 for i, c in ipairs(counters) do
   for _, s in ipairs(stored) do
     if s.expiresms > now and s.alg == c.alg and s.id == c.id then
-      states[i], found[i] = canonical(s), s
+      states[i], found[i] = state_of(s), s
     end
   end
 end

@@ -203,7 +203,7 @@ if op == 2 then
   end
   return pack('>i8B', now, admitted and 1 or 0)
 end
-reply = op == 0 and memory and not bookedat and memory or general_reply()
+reply = op == 0 and not bookedat and memory or general_reply() -- an admission's memory is its reply
 if spill then
   remember(memory) -- the entry into the hash, after the value's SET
 end
