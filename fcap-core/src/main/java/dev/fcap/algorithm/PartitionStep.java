@@ -203,40 +203,42 @@ public final class PartitionStep {
 
   /**
    * The earliest instant at or after {@code now} that {@code booking} allows and at which every counter
-   * admits the message, or -1 if there is none by its {@code notAfter}. Each round asks every counter
-   * for its first admitting instant from the instant reached so far, as {@link dev.fcap.store.Booking}
-   * spans and counters move it; no step passes the answer (every counter admits there, so its first
-   * admitting instant from an earlier one is at most the answer), and a round that moves nothing has
-   * found it. Every move ends a full span of some window or a shut span, so the rounds are bounded by
-   * the entries and spans; {@value #MAX_BOOKING_ROUNDS} rounds without an answer refuse.
+   * admits the message, or -1 if there is none by its {@code notAfter}. The counters are asked in turn
+   * for their first admitting instant from the instant reached so far, which {@link
+   * dev.fcap.store.Booking} spans move on to an open one; no step passes the answer (every counter
+   * admits there, so its first admitting instant from an earlier one is at most the answer), and once
+   * every counter in a row has admitted the instant reached, it is the answer. Asking in turn rather
+   * than in rounds spares the round that only confirms: the counters after the last move are asked
+   * once. Every move ends a full span of some window or a shut span, so the steps are bounded by the
+   * entries and spans; {@value #MAX_BOOKING_ROUNDS} times the counters without an answer refuse.
    */
   private static long bookingTime(ReusableRequest request, long now, CounterStates states, Booking booking) {
-    for (int i = 0; i < request.counters(); i++) {
+    int counters = request.counters();
+    for (int i = 0; i < counters; i++) {
       CounterSpec spec = request.spec(i);
       if (CounterAlgorithm.of(spec.algorithm()).bookings(states.source(i), states.from(i), states.length(i), spec,
           request.alignMs(i), now) >= MAX_BOOKINGS) {
         return -1; // full of bookings: the step's work grows with them (see MAX_BOOKINGS)
       }
     }
-    long x = now;
-    for (int round = 0; round < MAX_BOOKING_ROUNDS; round++) {
-      x = booking.firstOpen(x);
-      if (x < 0) {
-        return -1;
-      }
-      long y = x;
-      for (int i = 0; i < request.counters() && y != CounterAlgorithm.NEVER; i++) {
-        CounterSpec spec = request.spec(i);
-        y = CounterAlgorithm.of(spec.algorithm()).admitsFrom(states.source(i), states.from(i), states.length(i), spec,
-            request.alignMs(i), y, request.cost());
-      }
-      if (y == CounterAlgorithm.NEVER || y > booking.notAfter()) {
+    long x = booking.firstOpen(now);
+    for (int step = 0, agreed = 0; x >= 0 && step < MAX_BOOKING_ROUNDS * counters; step++) {
+      int i = step % counters;
+      CounterSpec spec = request.spec(i);
+      long y = CounterAlgorithm.of(spec.algorithm()).admitsFrom(states.source(i), states.from(i), states.length(i),
+          spec, request.alignMs(i), x, request.cost());
+      if (y == CounterAlgorithm.NEVER) {
         return -1;
       }
       if (y == x) {
+        agreed++;
+      } else {
+        x = booking.firstOpen(y); // past notAfter: -1
+        agreed = x == y ? 1 : 0;
+      }
+      if (agreed == counters) {
         return x;
       }
-      x = y;
     }
     return -1;
   }

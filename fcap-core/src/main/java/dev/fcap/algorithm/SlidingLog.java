@@ -176,21 +176,20 @@ final class SlidingLog implements CounterAlgorithm {
     int flags = n == 0 ? 0 : s[from];
     long newest = n == 0 ? 0 : Bytes.getLong(s, from + 1);
     long y = x;
-    while (true) { // each round only moves y later, to the end of a full span: it stops
-      long start = y;
-      for (int c = 0; c < spec.checks(); c++) {
-        if (!spec.refuses(c)) {
-          continue;
-        }
-        if (cost > spec.bound(c)) {
-          return NEVER;
-        }
-        y = earliest(s, from, flags, newest, n, spec.windowMs(c), spec.bound(c) - cost, y);
+    // the checks in turn until each in a row admits y: each move is later, to the end of a full span, so it stops
+    for (int c = 0, agreed = 0; agreed < spec.checks(); c = (c + 1) % spec.checks()) {
+      if (!spec.refuses(c)) {
+        agreed++;
+        continue;
       }
-      if (y == start) {
-        return y;
+      if (cost > spec.bound(c)) {
+        return NEVER;
       }
+      long z = earliest(s, from, flags, newest, n, spec.windowMs(c), spec.bound(c) - cost, y);
+      agreed = z == y ? agreed + 1 : 1;
+      y = z;
     }
+    return y;
   }
 
   /**

@@ -69,6 +69,7 @@ local function encode_counter(id, alg, expiresms, state)
   return varint(#id) .. id .. char(alg) .. pack('>i4', seconds) .. varint(#state) .. state
 end
 
+local NONE = {}
 local function parse_request()
   local counters = {}
   local p = 29
@@ -77,19 +78,22 @@ local function parse_request()
     alg, checks, keylen, align, precision, p = unpack('>BBI2i8I4', req, p)
     local id = sub(req, p, p + keylen - 1)
     p = p + keylen
-    local spec = { checks = checks, precision = precision, limits = {}, bounds = {}, windows = {}, enforced = {}, refuses = {}, keepall = false,
-                   maxlimit = 0, maxwindow = 0 }
+    -- each table made at its size ({ tunpack(NONE, 1, checks) }: filled one by one, it grows twice for two checks)
+    local limits, windows, bounds = { tunpack(NONE, 1, checks) }, { tunpack(NONE, 1, checks) }, { tunpack(NONE, 1, checks) }
+    local enforced, refuses = { tunpack(NONE, 1, checks) }, { tunpack(NONE, 1, checks) }
+    local keepall, maxlimit, maxwindow = false, 0, 0
     for c = 1, checks do
-      local limit, window, enforced, bound
-      limit, window, enforced, bound, p = unpack('>i8i8Bi8', req, p)
-      -- enforced: bit 0 the rule's mode (what the counter keeps), bit 1 relaxed for this message
+      local limit, window, mode, bound
+      limit, window, mode, bound, p = unpack('>i8i8Bi8', req, p)
+      -- mode: bit 0 the rule's mode (what the counter keeps), bit 1 relaxed for this message
       -- (countOnly, override): the check never refuses it, and a record keeps the whole window
-      spec.limits[c], spec.windows[c], spec.enforced[c], spec.bounds[c] = limit, window, enforced % 2 == 1, bound
-      spec.refuses[c] = enforced == 1
-      spec.keepall = spec.keepall or enforced >= 2
-      spec.maxlimit = math.max(spec.maxlimit, limit)
-      spec.maxwindow = math.max(spec.maxwindow, window)
+      limits[c], windows[c], enforced[c], bounds[c], refuses[c] = limit, window, mode % 2 == 1, bound, mode == 1
+      keepall = keepall or mode >= 2
+      maxlimit = limit > maxlimit and limit or maxlimit
+      maxwindow = window > maxwindow and window or maxwindow
     end
+    local spec = { checks = checks, precision = precision, limits = limits, bounds = bounds, windows = windows,
+                   enforced = enforced, refuses = refuses, keepall = keepall, maxlimit = maxlimit, maxwindow = maxwindow }
     counters[i] = { id = id, alg = alg, align = align, spec = spec }
   end
   if booking then -- Booking: notAfter, whether the decision's time may take it, the open spans

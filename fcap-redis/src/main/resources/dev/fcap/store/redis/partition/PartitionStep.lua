@@ -17,8 +17,8 @@ for i, c in ipairs(counters) do
 end
 -- BOOKINGS (PartitionStep.book): a deferred DECIDE that its counters refuse now, or that a shut send
 -- window refuses now, is recorded at the earliest instant every counter admits it, within its spans
--- and notAfter; each round asks every counter for its first admitting instant from the instant
--- reached so far, and a round that moves nothing has found it (bounded as PartitionStep's rounds)
+-- and notAfter; the counters are asked in turn for their first admitting instant from the instant
+-- reached so far, until each in a row admits it (bounded as PartitionStep's steps)
 local MAX_BOOKING_ROUNDS = 4096
 local MAX_BOOKINGS = 256 -- PartitionStep.MAX_BOOKINGS: a counter holding this many books no more
 
@@ -46,26 +46,25 @@ local function booking_time()
       return false -- a large log books nothing (the engine refuses such a deferral), nor a counter full of bookings
     end
   end
-  local x = now
-  for _ = 1, MAX_BOOKING_ROUNDS do
-    x = first_open(x)
+  local x, agreed, nc = first_open(now), 0, #counters
+  for step = 0, MAX_BOOKING_ROUNDS * nc - 1 do -- the counters in turn (PartitionStep.bookingTime)
     if not x then
       return false
     end
-    local y = x
-    for i, c in ipairs(counters) do
-      y = ALGORITHMS[c.alg].admits_from(states[i], c.spec, c.align, y, cost)
-      if y == NEVER then
-        return false
-      end
-    end
-    if y > booking.notafter then
+    local i = step % nc + 1
+    local c = counters[i]
+    local y = ALGORITHMS[c.alg].admits_from(states[i], c.spec, c.align, x, cost)
+    if y == NEVER then
       return false
+    elseif y == x then
+      agreed = agreed + 1
+    else
+      x = first_open(y) -- past notAfter: false
+      agreed = x == y and 1 or 0
     end
-    if y == x then
+    if agreed == nc then
       return x
     end
-    x = y
   end
   return false
 end
@@ -159,6 +158,7 @@ if (op == 0 and (admitted or bookedat)) or op == 2 then
       maxexpires = math.max(maxexpires or e, e)
     end
   end
+  local runfrom, runto = false, false -- the counters kept as they are: copied a run of adjacent ones at a time
   for _, s in ipairs(stored) do
     if s.alg == SPILLED and s.expiresms > now and mid then
       markerexp = math.max(markerexp or s.expiresms, s.expiresms) -- written again by entry_tail
@@ -173,11 +173,21 @@ if (op == 0 and (admitted or bookedat)) or op == 2 then
         requested = true -- released: it leaves the value
       end
       if not requested then
-        parts[#parts + 1] = sub(value, s.from, s.to)
+        if runto and s.from == runto + 1 then
+          runto = s.to
+        else
+          if runto then
+            parts[#parts + 1] = sub(value, runfrom, runto)
+          end
+          runfrom, runto = s.from, s.to
+        end
         maxexpires = math.max(maxexpires or s.expiresms, s.expiresms)
         nin = nin + (s.alg == ENTRY and 1 or 0)
       end
     end
+  end
+  if runto then
+    parts[#parts + 1] = sub(value, runfrom, runto)
   end
   if entry_tail then
     memory = op == 0 and (bookedat and booked_memory() or general_reply()) or claim and pack('>i8B', now, 1) or false

@@ -255,21 +255,20 @@ end
 -- SlidingLog.admitsFrom: the first instant from x at which every refusing check admits the message
 local function log_admits_from(state, spec, align, x, cost)
   local times, costs, n = log_decode(state)
-  local y = x
-  while true do -- each round only moves y later, to the end of a full span: it stops
-    local start = y
-    for c = 1, spec.checks do
-      if spec.refuses[c] then
-        if cost > spec.bounds[c] then
-          return NEVER
-        end
-        y = log_earliest(times, costs, n, spec.windows[c], spec.bounds[c] - cost, y)
-      end
-    end
-    if y == start then
-      return y
+  local y, checks, agreed, c = x, spec.checks, 0, 0
+  while agreed < checks do -- the checks in turn until each in a row admits y: each move is later, so it stops
+    c = c % checks + 1
+    if not spec.refuses[c] then
+      agreed = agreed + 1
+    elseif cost > spec.bounds[c] then
+      return NEVER
+    else
+      local z = log_earliest(times, costs, n, spec.windows[c], spec.bounds[c] - cost, y)
+      agreed = z == y and agreed + 1 or 1
+      y = z
     end
   end
+  return y
 end
 
 -- SlidingLog.insert: the message recorded at `at` (now, or booked later), pruned at now
