@@ -44,15 +44,15 @@ import java.util.function.Predicate;
  * by a log that holds bookings), and one of one content (2 admitted, 1 booked, 1 refused); script
  * time per call of each phase, {@code --reps} times.
  *
- * <p><b>The longest booking</b>: one recipient under a rule of {@code --limit} messages a day (the
- * largest log that books is 1,024) and a send window open 09:00-17:00 UTC on weekdays; the day is
- * filled, then messages are deferred until 7 days ahead, each booked after the ones before, until
- * none fits: the log grows to about 6 times the limit, every booking sweeps it in rounds that
- * alternate between the rule and the window. Prints the slowest script call and how many took over
- * 1 ms.
+ * <p><b>The longest booking</b>: one recipient under a rule of {@code --limit} messages a day (by
+ * default the largest log that books, {@link PartitionStep#MAX_BOOKABLE_CAPACITY}) and a send window
+ * open 09:00-17:00 UTC on weekdays; the day is filled, then messages are deferred until 7 days ahead,
+ * each booked after the ones before, until the counter holds {@link PartitionStep#MAX_BOOKINGS}
+ * bookings and the next books nothing: every booking sweeps the log in turns between the rule and
+ * the window. Prints the slowest script call and how many took over 1 ms.
  *
  * <pre>
- * java -cp fcap-bench/target/fcap-bench.jar dev.fcap.bench.DeferralCostOnRedis [--recipients 20000] [--reps 3] [--limit 1024]
+ * java -cp fcap-bench/target/fcap-bench.jar dev.fcap.bench.DeferralCostOnRedis [--recipients 20000] [--reps 3] [--limit 256]
  * </pre>
  */
 public final class DeferralCostOnRedis {
@@ -65,7 +65,7 @@ public final class DeferralCostOnRedis {
   public static void main(String[] args) throws Exception {
     int recipients = 20_000;
     int reps = 3;
-    long limit = 1024;
+    long limit = PartitionStep.MAX_BOOKABLE_CAPACITY;
     for (int i = 0; i < args.length; i += 2) {
       switch (args[i]) {
         case "--recipients" -> recipients = Integer.parseInt(args[i + 1]);
