@@ -222,6 +222,9 @@ public final class PartitionStep {
       }
     }
     long x = booking.firstOpen(now);
+    if (counters == 0) {
+      return x; // the send windows alone
+    }
     for (int step = 0, agreed = 0; x >= 0 && step < MAX_BOOKING_ROUNDS * counters; step++) {
       int i = step % counters;
       CounterSpec spec = request.spec(i);
@@ -243,7 +246,7 @@ public final class PartitionStep {
     return -1;
   }
 
-  /** How many rounds {@link #bookingTime} takes at most. */
+  /** How many times {@link #bookingTime} asks each counter at most. */
   static final int MAX_BOOKING_ROUNDS = 4096;
 
   /**

@@ -47,6 +47,9 @@ local function booking_time()
     end
   end
   local x, agreed, nc = first_open(now), 0, #counters
+  if nc == 0 then
+    return x -- the send windows alone
+  end
   for step = 0, MAX_BOOKING_ROUNDS * nc - 1 do -- the counters in turn (PartitionStep.bookingTime)
     if not x then
       return false
