@@ -2,36 +2,65 @@
 -- the partition value: counter* ; counter := varint(idLen) id kind:u8 expires:i32 varint(len) state
 -- (kind: the algorithm, or GAPS for a sliding log in gap form; state_of gives a counter's state as the algorithms read it)
 
-local function parse_value()
-  local stored = {}
-  if not value then
-    return stored
-  end
-  local p, len = 1, #value
+-- The value in one pass, after the request: the live entry of each requested counter (same id and
+-- algorithm) as a table, found[i]; and the other live counters, which the step leaves as they are,
+-- as runs of adjacent bytes to copy (kept: from, to, ...), with their latest expiry (keptexp), the
+-- remembered ids among them (keptids) and the expiry of a SPILLED marker (keptmarker: the message id's
+-- entry_tail writes it again). No table for those: a table each cost about half a microsecond, and
+-- a partition holds a counter per content it has seen. READ (all) gets a table for every live
+-- counter (stored).
+local function parse_value(counters, all)
+  local stored, found, kept, keptexp, keptids, keptmarker = {}, {}, {}, false, 0, false
+  local p, len, runto, nc = 1, value and #value or 0, false, #counters
   while p <= len do
     local start = p
-    local idlen
+    local idlen, statelen
     idlen, p = readvarint(value, p)
     local id = sub(value, p, p + idlen - 1)
     p = p + idlen
     local kind = byte(value, p)
-    local expires = unpack('>i4', value, p + 1)
-    local statelen
+    local expms = EPOCH_MS + unpack('>i4', value, p + 1) * 1000
     statelen, p = readvarint(value, p + 5)
-    -- where it lies in the value (from, to; its state from sfrom): its state is cut out only if read
-    -- (state_of), and a counter the step does not change is copied from the value as it is
-    local s = { id = id, alg = kind, expiresms = EPOCH_MS + expires * 1000, from = start, sfrom = p,
-                to = p + statelen - 1 }
-    if kind == LARGE then
-      s.alg, s.large = 0, true -- a large sliding log: the state is its descriptor
-      s.state = sub(value, p, s.to)
-    elseif kind == GAPS then
-      s.alg, s.gaps = 0, true -- in gap form: state_of decodes it
+    local to = p + statelen - 1
+    local alg = (kind == LARGE or kind == GAPS) and 0 or kind
+    local requested = false
+    for i = 1, nc do
+      local c = counters[i]
+      if c.alg == alg and c.id == id then
+        requested = true
+        if expms > now then
+          found[i] = true
+        end
+      end
     end
-    stored[#stored + 1] = s
-    p = p + statelen
+    if expms > now and (requested or all) then
+      -- where its state lies (sfrom, to): cut out only if read (state_of); a large log's is its
+      -- descriptor, a gap-form log's is decoded when read
+      local s = { id = id, alg = alg, expiresms = expms, sfrom = p, to = to, large = kind == LARGE,
+                  gaps = kind == GAPS, state = kind == LARGE and sub(value, p, to) or nil }
+      for i = 1, nc do
+        if found[i] == true then
+          found[i] = s
+        end
+      end
+      stored[#stored + 1] = s
+    elseif expms > now then
+      if alg == SPILLED and mid then
+        keptmarker = math.max(keptmarker or expms, expms)
+      elseif not OWN_ENTRY[alg] and not (released_inline and alg == ENTRY and id == mid) then -- released: it goes
+        if runto and start == runto + 1 then
+          kept[#kept] = to
+        else
+          kept[#kept + 1], kept[#kept + 2] = start, to
+        end
+        runto = to
+        keptexp = (keptexp or 0) > expms and keptexp or expms
+        keptids = keptids + (alg == ENTRY and 1 or 0)
+      end
+    end
+    p = to + 1
   end
-  return stored
+  return stored, found, kept, keptexp, keptids, keptmarker
 end
 
 -- the state of a stored counter: fcap-core's bytes, or a gap-form log decoded (log_decoded), once, when first read
@@ -112,14 +141,14 @@ end
 
 local counters = parse_request()
 load_algorithms(counters)
-local stored = parse_value()
+local stored, found, kept, keptexp, keptids, keptmarker = parse_value(counters, op == 3)
 
 if op == 3 then
   -- READ: the live counters, for inspection. A large log is named, not decoded (O(n): seconds at
   -- 10^6 entries, and Redis serves nobody meanwhile): the caller asks a CHECK of it, O(log n)
   local result = { now }
   for _, s in ipairs(stored) do
-    if s.expiresms > now and not OWN_ENTRY[s.alg] and s.alg ~= ENTRY and s.alg ~= SPILLED then
+    if not OWN_ENTRY[s.alg] and s.alg ~= ENTRY and s.alg ~= SPILLED then
       result[#result + 1] = s.id
       result[#result + 1] = s.large and LARGE or s.alg
       result[#result + 1] = s.large and '' or log_bytes(state_of(s))
@@ -128,14 +157,10 @@ if op == 3 then
   return result
 end
 
--- the live state of each requested counter (same id and algorithm)
-local states, found = {}, {}
-for i, c in ipairs(counters) do
-  for _, s in ipairs(stored) do
-    if s.expiresms > now and s.alg == c.alg and s.id == c.id then
-      states[i], found[i] = state_of(s), s
-    end
-  end
+-- the live state of each requested counter
+local states = {}
+for i in pairs(found) do
+  states[i] = state_of(found[i])
 end
 
 -- the large logs (LARGE_FROM): a log written in the compact layout before its rule grew moves into

@@ -161,37 +161,11 @@ if (op == 0 and (admitted or bookedat)) or op == 2 then
       maxexpires = math.max(maxexpires or e, e)
     end
   end
-  local runfrom, runto = false, false -- the counters kept as they are: copied a run of adjacent ones at a time
-  for _, s in ipairs(stored) do
-    if s.alg == SPILLED and s.expiresms > now and mid then
-      markerexp = math.max(markerexp or s.expiresms, s.expiresms) -- written again by entry_tail
-    elseif s.expiresms > now and not OWN_ENTRY[s.alg] then
-      local requested = false
-      for _, c in ipairs(counters) do
-        if c.alg == s.alg and c.id == s.id then
-          requested = true
-        end
-      end
-      if released_inline and s.alg == ENTRY and s.id == mid then
-        requested = true -- released: it leaves the value
-      end
-      if not requested then
-        if runto and s.from == runto + 1 then
-          runto = s.to
-        else
-          if runto then
-            parts[#parts + 1] = sub(value, runfrom, runto)
-          end
-          runfrom, runto = s.from, s.to
-        end
-        maxexpires = math.max(maxexpires or s.expiresms, s.expiresms)
-        nin = nin + (s.alg == ENTRY and 1 or 0)
-      end
-    end
+  for k = 1, #kept, 2 do -- the other live counters, as they are (parse_value)
+    parts[#parts + 1] = sub(value, kept[k], kept[k + 1])
   end
-  if runto then
-    parts[#parts + 1] = sub(value, runfrom, runto)
-  end
+  maxexpires = keptexp and math.max(maxexpires or keptexp, keptexp) or maxexpires
+  nin, markerexp = keptids, keptmarker
   if entry_tail then
     memory = op == 0 and (bookedat and booked_memory() or general_reply()) or claim and pack('>i8B', now, 1) or false
     parts[#parts + 1] = entry_tail(memory)
