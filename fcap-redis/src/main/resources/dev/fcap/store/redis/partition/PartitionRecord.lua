@@ -2,6 +2,84 @@
 -- the partition value: counter* ; counter := varint(idLen) id kind:u8 expires:i32 varint(len) state
 -- (kind: the algorithm, or GAPS for a sliding log in gap form; state_of gives a counter's state as the algorithms read it)
 
+-- the state of a stored counter: fcap-core's bytes, or a gap-form log decoded (log_decoded), once, when first read
+local function state_of(s)
+  if s.state then
+    return s.state
+  end
+  s.state = sub(value, s.sfrom, s.to)
+  if s.gaps then
+    local times, m = gaps_decode(s.state, s.expiresms)
+    local ones = {}
+    for i = 1, m do
+      ones[i] = 1
+    end
+    s.state = log_decoded(times, ones, m)
+  end
+  return s.state
+end
+
+local function to_seconds(ms)
+  local s = ceildiv(ms - EPOCH_MS, 1000)
+  return math.max(-2147483647, math.min(2147483647, s))
+end
+
+local function encode_counter(id, alg, expiresms, state)
+  local seconds = to_seconds(expiresms)
+  if alg == 0 then
+    local gaps = gaps_encode(state, seconds)
+    if gaps then
+      alg, state = GAPS, gaps
+    else
+      state = log_bytes(state)
+    end
+  end
+  return varint(#id) .. id .. char(alg) .. pack('>i4', seconds) .. varint(#state) .. state
+end
+
+-- The request's counters, then a deferral's booking. Here, and the value below, in blocks of the
+-- chunk rather than functions called once: a function literal costs Redis, on every call, a walk of
+-- the chunk's open upvalues for each local it captures, and these would capture many.
+local counters = {}
+do
+  local NONE, p = {}, 29
+  for i = 1, n do
+    local alg, checks, keylen, align, precision
+    alg, checks, keylen, align, precision, p = unpack('>BBI2i8I4', req, p)
+    local id = sub(req, p, p + keylen - 1)
+    p = p + keylen
+    -- each table made at its size ({ tunpack(NONE, 1, checks) }: filled one by one, it grows twice for two checks)
+    local limits, windows, bounds = { tunpack(NONE, 1, checks) }, { tunpack(NONE, 1, checks) }, { tunpack(NONE, 1, checks) }
+    local enforced, refuses = { tunpack(NONE, 1, checks) }, { tunpack(NONE, 1, checks) }
+    local keepall, maxlimit, maxwindow = false, 0, 0
+    for c = 1, checks do
+      local limit, window, mode, bound
+      limit, window, mode, bound, p = unpack('>i8i8Bi8', req, p)
+      -- mode: bit 0 the rule's mode (what the counter keeps), bit 1 relaxed for this message
+      -- (countOnly, override): the check never refuses it, and a record keeps the whole window
+      limits[c], windows[c], enforced[c], bounds[c], refuses[c] = limit, window, mode % 2 == 1, bound, mode == 1
+      keepall = keepall or mode >= 2
+      maxlimit = limit > maxlimit and limit or maxlimit
+      maxwindow = window > maxwindow and window or maxwindow
+    end
+    local spec = { checks = checks, precision = precision, limits = limits, bounds = bounds, windows = windows,
+                   enforced = enforced, refuses = refuses, keepall = keepall, maxlimit = maxlimit, maxwindow = maxwindow }
+    counters[i] = { id = id, alg = alg, align = align, spec = spec }
+  end
+  if booking then -- Booking: notAfter, whether the decision's time may take it, the open spans
+    local notafter, flags, spans
+    notafter, flags, spans, p = unpack('>i8BI2', req, p)
+    booking = { notafter = notafter, admitsnow = flags % 2 == 1, open = false }
+    if flags >= 2 then
+      booking.open = {}
+      for k = 1, 2 * spans do
+        booking.open[k], p = unpack('>i8', req, p)
+      end
+    end
+  end
+end
+load_algorithms(counters)
+
 -- The value in one pass, after the request: the live entry of each requested counter (same id and
 -- algorithm) as a table, found[i]; and the other live counters, which the step leaves as they are,
 -- as runs of adjacent bytes to copy (kept: from, to, ...), with their latest expiry (keptexp), the
@@ -9,8 +87,9 @@
 -- entry_tail writes it again). No table for those: a table each cost about half a microsecond, and
 -- a partition holds a counter per content it has seen. READ (all) gets a table for every live
 -- counter (stored).
-local function parse_value(counters, all)
-  local stored, found, kept, keptexp, keptids, keptmarker = {}, {}, {}, false, 0, false
+local stored, found, kept, keptexp, keptids, keptmarker = {}, {}, {}, false, 0, false
+do
+  local all = op == 3
   local p, len, runto, nc = 1, value and #value or 0, false, #counters
   while p <= len do
     local start = p
@@ -60,88 +139,7 @@ local function parse_value(counters, all)
     end
     p = to + 1
   end
-  return stored, found, kept, keptexp, keptids, keptmarker
 end
-
--- the state of a stored counter: fcap-core's bytes, or a gap-form log decoded (log_decoded), once, when first read
-local function state_of(s)
-  if s.state then
-    return s.state
-  end
-  s.state = sub(value, s.sfrom, s.to)
-  if s.gaps then
-    local times, m = gaps_decode(s.state, s.expiresms)
-    local ones = {}
-    for i = 1, m do
-      ones[i] = 1
-    end
-    s.state = log_decoded(times, ones, m)
-  end
-  return s.state
-end
-
-local function to_seconds(ms)
-  local s = ceildiv(ms - EPOCH_MS, 1000)
-  return math.max(-2147483647, math.min(2147483647, s))
-end
-
-local function encode_counter(id, alg, expiresms, state)
-  local seconds = to_seconds(expiresms)
-  if alg == 0 then
-    local gaps = gaps_encode(state, seconds)
-    if gaps then
-      alg, state = GAPS, gaps
-    else
-      state = log_bytes(state)
-    end
-  end
-  return varint(#id) .. id .. char(alg) .. pack('>i4', seconds) .. varint(#state) .. state
-end
-
-local NONE = {}
-local function parse_request()
-  local counters = {}
-  local p = 29
-  for i = 1, n do
-    local alg, checks, keylen, align, precision
-    alg, checks, keylen, align, precision, p = unpack('>BBI2i8I4', req, p)
-    local id = sub(req, p, p + keylen - 1)
-    p = p + keylen
-    -- each table made at its size ({ tunpack(NONE, 1, checks) }: filled one by one, it grows twice for two checks)
-    local limits, windows, bounds = { tunpack(NONE, 1, checks) }, { tunpack(NONE, 1, checks) }, { tunpack(NONE, 1, checks) }
-    local enforced, refuses = { tunpack(NONE, 1, checks) }, { tunpack(NONE, 1, checks) }
-    local keepall, maxlimit, maxwindow = false, 0, 0
-    for c = 1, checks do
-      local limit, window, mode, bound
-      limit, window, mode, bound, p = unpack('>i8i8Bi8', req, p)
-      -- mode: bit 0 the rule's mode (what the counter keeps), bit 1 relaxed for this message
-      -- (countOnly, override): the check never refuses it, and a record keeps the whole window
-      limits[c], windows[c], enforced[c], bounds[c], refuses[c] = limit, window, mode % 2 == 1, bound, mode == 1
-      keepall = keepall or mode >= 2
-      maxlimit = limit > maxlimit and limit or maxlimit
-      maxwindow = window > maxwindow and window or maxwindow
-    end
-    local spec = { checks = checks, precision = precision, limits = limits, bounds = bounds, windows = windows,
-                   enforced = enforced, refuses = refuses, keepall = keepall, maxlimit = maxlimit, maxwindow = maxwindow }
-    counters[i] = { id = id, alg = alg, align = align, spec = spec }
-  end
-  if booking then -- Booking: notAfter, whether the decision's time may take it, the open spans
-    local notafter, flags, spans
-    notafter, flags, spans, p = unpack('>i8BI2', req, p)
-    booking = { notafter = notafter, admitsnow = flags % 2 == 1, open = false }
-    if flags >= 2 then
-      booking.open = {}
-      for k = 1, 2 * spans do
-        booking.open[k], p = unpack('>i8', req, p)
-      end
-    end
-  end
-  return counters
-end
-
-local counters = parse_request()
-load_algorithms(counters)
-local stored, found, kept, keptexp, keptids, keptmarker = parse_value(counters, op == 3)
 
 if op == 3 then
   -- READ: the live counters, for inspection. A large log is named, not decoded (O(n): seconds at
