@@ -161,7 +161,7 @@ if (op == 0 and (admitted or bookedat)) or op == 2 then
       maxexpires = math.max(maxexpires or e, e)
     end
   end
-  for k = 1, #kept, 2 do -- the other live counters, as they are (parse_value)
+  for k = 1, #kept, 2 do -- the other live counters, as they are (the value read in one pass, PartitionRecord.lua)
     parts[#parts + 1] = sub(value, kept[k], kept[k + 1])
   end
   maxexpires = keptexp and math.max(maxexpires or keptexp, keptexp) or maxexpires
