@@ -122,7 +122,9 @@ do
           found[i] = s
         end
       end
-      stored[#stored + 1] = s
+      if all then
+        stored[#stored + 1] = s
+      end
     elseif expms > now then
       if alg == SPILLED and mid then
         keptmarker = math.max(keptmarker or expms, expms)
