@@ -1,5 +1,6 @@
 package dev.fcap.algorithm;
 
+import dev.fcap.store.CounterSpec;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -35,15 +36,15 @@ public final class BookedEntries {
   }
 
   /**
-   * The windows of a fixed-window {@code state} (of {@code windowMs}, aligned at {@code align}) after
+   * The windows of a fixed-window {@code state} (counted as {@code spec} says, aligned at {@code align}) after
    * the one holding {@code after}, oldest first: per window its latest booked instant and the cost
    * booked in it, as {@code {last, count}}. Bookings in the window holding {@code after} count in its
    * {@code used} with the messages admitted there.
    */
-  public static long[][] windows(byte[] state, long windowMs, long align, long after) {
+  public static long[][] windows(byte[] state, CounterSpec spec, long align, long after) {
     int length = Bytes.length(state);
     List<long[]> later = new ArrayList<>();
-    for (int e = FixedWindow.firstLater(state, 0, length, windowMs, align, after); e < length; e += FixedWindow.SIZE) {
+    for (int e = FixedWindow.firstLater(state, 0, length, spec, align, after); e < length; e += FixedWindow.SIZE) {
       later.add(new long[] {Bytes.getLong(state, e), Bytes.getUint(state, e + 8)});
     }
     return later.toArray(long[][]::new);

@@ -16,6 +16,12 @@ import dev.fcap.store.CounterSpec;
  * entry: the state is then a list of such entries, {@code (last:i64, count:u32)} each, oldest window
  * first, the first as above and the others for windows after it (12 bytes a window). A message at x
  * counts the entry of x's window, and is booked at the first instant from x whose window has room.
+ *
+ * <p><b>Calendar periods.</b> A local day, week or month is a window whose start is {@code align} and
+ * whose length is the period's; the periods after it differ in length (a day of 23 hours, a month of
+ * 30 days), so a calendar counter's spec carries their ends ({@link CounterSpec#periods}) and a window
+ * after the first is looked up there, never computed from the first one's length. The store knows
+ * no zone: the ends are the engine's, for the message's zone.
  */
 final class FixedWindow implements CounterAlgorithm {
   static final FixedWindow INSTANCE = new FixedWindow();
@@ -23,17 +29,49 @@ final class FixedWindow implements CounterAlgorithm {
 
   private FixedWindow() {}
 
-  private static long windowStart(long t, long window, long align) {
-    return Math.floorDiv(t - align, window) * window + align;
+  /** The start of the window holding {@code t}. */
+  static long windowStart(CounterSpec spec, long t, long align) {
+    long window = spec.windowMs(0);
+    if (spec.periods() == 0 || t < align + window) { // before the periods too: windows of the first's length
+      return Math.floorDiv(t - align, window) * window + align;
+    }
+    int i = period(spec, t, align);
+    return i < spec.periods() ? align + spec.periodEnd(i - 1) : beyond(spec, t, align, 0);
+  }
+
+  /** The end of the window holding {@code t}: the next one's start. */
+  static long windowEnd(CounterSpec spec, long t, long align) {
+    long window = spec.windowMs(0);
+    if (spec.periods() == 0 || t < align + window) {
+      return Math.floorDiv(t - align, window) * window + align + window;
+    }
+    int i = period(spec, t, align);
+    return i < spec.periods() ? align + spec.periodEnd(i) : beyond(spec, t, align, 1);
+  }
+
+  /** The period holding {@code t}, at or after the first one's end: its index, or the count of periods if after them all. */
+  private static int period(CounterSpec spec, long t, long align) {
+    int i = 1;
+    while (i < spec.periods() && t >= align + spec.periodEnd(i)) {
+      i++;
+    }
+    return i;
+  }
+
+  /** After the last period: the start ({@code plus} 0) or end (1) of windows of the last period's length. */
+  private static long beyond(CounterSpec spec, long t, long align, int plus) {
+    int n = spec.periods();
+    long from = align + spec.periodEnd(n - 1);
+    long length = spec.periodEnd(n - 1) - (n > 1 ? spec.periodEnd(n - 2) : 0);
+    return from + (Math.floorDiv(t - from, length) + plus) * length;
   }
 
   @Override
   public boolean evaluate(byte[] s, int from, int length, CounterSpec spec, long align, long now, long cost,
       long[] used, long[] retryAt, int at) {
-    long window = spec.windowMs(0);
     long limit = spec.bound(0); // what this message may bring the count to
-    long start = windowStart(now, window, align);
-    if (length > SIZE || length == SIZE && Bytes.getLong(s, from) >= start + window) {
+    long start = windowStart(spec, now, align);
+    if (length > SIZE || length == SIZE && Bytes.getLong(s, from) >= windowEnd(spec, now, align)) {
       return evaluateBooked(s, from, length, spec, align, now, cost, used, retryAt, at);
     }
     long count = 0;
@@ -49,7 +87,7 @@ final class FixedWindow implements CounterAlgorithm {
     } else if (cost > limit) {
       retry = NEVER;
     } else {
-      retry = windowStart(last, window, align) + window;
+      retry = windowEnd(spec, last, align);
     }
     retryAt[at] = retry;
     return retry == now || !spec.refuses(0);
@@ -59,8 +97,8 @@ final class FixedWindow implements CounterAlgorithm {
   private static boolean evaluateBooked(byte[] s, int from, int length, CounterSpec spec, long align, long now,
       long cost, long[] used, long[] retryAt, int at) {
     long limit = spec.bound(0);
-    used[at] = countAt(s, from, length, spec.windowMs(0), align, now);
-    long retry = cost > limit ? NEVER : firstWithRoom(s, from, length, spec.windowMs(0), align, now, limit - cost);
+    used[at] = countAt(s, from, length, spec, align, now);
+    long retry = cost > limit ? NEVER : firstWithRoom(s, from, length, spec, align, now, limit - cost);
     retryAt[at] = retry;
     return retry == now || !spec.refuses(0);
   }
@@ -70,12 +108,13 @@ final class FixedWindow implements CounterAlgorithm {
    * entry also while it lies in an earlier window not before it, as without bookings: it is read
    * when its window is the current one).
    */
-  private static long countAt(byte[] s, int from, int length, long window, long align, long t) {
-    long start = windowStart(t, window, align);
+  private static long countAt(byte[] s, int from, int length, CounterSpec spec, long align, long t) {
+    long start = windowStart(spec, t, align);
+    long end = windowEnd(spec, t, align);
     long count = 0;
     for (int e = from; e < from + length; e += SIZE) {
       long last = Bytes.getLong(s, e);
-      if (last >= start && last < start + window) {
+      if (last >= start && last < end) {
         count += Bytes.getUint(s, e + 8);
       }
     }
@@ -87,19 +126,21 @@ final class FixedWindow implements CounterAlgorithm {
    * start. One pass: the entries are kept by window, oldest first, so each window's count is the run
    * of entries in it.
    */
-  private static long firstWithRoom(byte[] s, int from, int length, long window, long align, long x, long room) {
+  private static long firstWithRoom(byte[] s, int from, int length, CounterSpec spec, long align, long x,
+      long room) {
     long t = x;
     int e = from;
     while (true) {
-      long start = windowStart(t, window, align);
+      long start = windowStart(spec, t, align);
+      long end = windowEnd(spec, t, align);
       long count = 0;
-      for (; e < from + length && Bytes.getLong(s, e) < start + window; e += SIZE) {
+      for (; e < from + length && Bytes.getLong(s, e) < end; e += SIZE) {
         count += Bytes.getLong(s, e) >= start ? Bytes.getUint(s, e + 8) : 0;
       }
       if (count <= room) {
         return t;
       }
-      t = start + window;
+      t = end;
     }
   }
 
@@ -110,15 +151,15 @@ final class FixedWindow implements CounterAlgorithm {
 
   @Override
   public int bookings(byte[] s, int from, int length, CounterSpec spec, long align, long now) {
-    return (from + length - firstLater(s, from, length, spec.windowMs(0), align, now)) / SIZE;
+    return (from + length - firstLater(s, from, length, spec, align, now)) / SIZE;
   }
 
   /**
    * Where the entries of windows after the one holding {@code t} begin in the state at {@code s[from]}
    * (its end if none): the entries are kept by window, oldest first, so those are its last ones.
    */
-  static int firstLater(byte[] s, int from, int length, long window, long align, long t) {
-    long next = windowStart(t, window, align) + window;
+  static int firstLater(byte[] s, int from, int length, CounterSpec spec, long align, long t) {
+    long next = windowEnd(spec, t, align);
     int e = from;
     while (e < from + length && Bytes.getLong(s, e) < next) {
       e += SIZE;
@@ -132,19 +173,19 @@ final class FixedWindow implements CounterAlgorithm {
       return x;
     }
     long limit = spec.bound(0);
-    return cost > limit ? NEVER : firstWithRoom(s, from, length, spec.windowMs(0), align, x, limit - cost);
+    return cost > limit ? NEVER : firstWithRoom(s, from, length, spec, align, x, limit - cost);
   }
 
   @Override
   public byte[] book(byte[] state, CounterSpec spec, long align, long now, long at, long cost) {
-    return add(state, spec.windowMs(0), align, now, at, cost);
+    return add(state, spec, align, now, at, cost);
   }
 
   @Override
   public byte[] record(byte[] s, int from, int length, CounterSpec spec, long align, long now, long cost) {
-    long start = windowStart(now, spec.windowMs(0), align);
-    if (length > SIZE || length == SIZE && Bytes.getLong(s, from) >= start + spec.windowMs(0)) {
-      return add(java.util.Arrays.copyOfRange(s, from, from + length), spec.windowMs(0), align, now, now, cost);
+    long start = windowStart(spec, now, align);
+    if (length > SIZE || length == SIZE && Bytes.getLong(s, from) >= windowEnd(spec, now, align)) {
+      return add(java.util.Arrays.copyOfRange(s, from, from + length), spec, align, now, now, cost);
     }
     byte[] out = new byte[SIZE];
     if (length > 0 && Bytes.getLong(s, from) >= start) {
@@ -161,9 +202,9 @@ final class FixedWindow implements CounterAlgorithm {
    * {@code state} with a message of {@code cost} counted in the window holding {@code at} (now's, or a
    * later one: booked), and without the windows that ended before now's.
    */
-  private static byte[] add(byte[] state, long window, long align, long now, long at, long cost) {
-    long current = windowStart(now, window, align);
-    long target = windowStart(at, window, align);
+  private static byte[] add(byte[] state, CounterSpec spec, long align, long now, long at, long cost) {
+    long current = windowStart(spec, now, align);
+    long target = windowStart(spec, at, align);
     int n = state == null ? 0 : state.length / SIZE;
     long[] lasts = new long[n + 1];
     long[] counts = new long[n + 1];
@@ -175,7 +216,7 @@ final class FixedWindow implements CounterAlgorithm {
       if (last < current) {
         continue; // a window that has ended
       }
-      long start = windowStart(last, window, align);
+      long start = windowStart(spec, last, align);
       if (!added && start > target) {
         lasts[kept] = at;
         counts[kept++] = cost;
@@ -203,15 +244,14 @@ final class FixedWindow implements CounterAlgorithm {
 
   @Override
   public byte[] release(byte[] state, CounterSpec spec, long align, long now, long eventTime, long cost) {
-    long window = spec.windowMs(0);
     if (state != null && state.length > SIZE) {
-      return releaseBooked(state, window, align, now, eventTime, cost);
+      return releaseBooked(state, spec, align, now, eventTime, cost);
     }
     // the count is the window of the newest recorded message; the event gives back a unit only if it
     // lies in that window and the window is still live at the release's time (a release at an older
     // time, or of an older window's message, must not take a unit of the current window)
-    if (state == null || Bytes.getLong(state, 0) < windowStart(now, window, align)
-        || eventTime < windowStart(Bytes.getLong(state, 0), window, align)) {
+    if (state == null || Bytes.getLong(state, 0) < windowStart(spec, now, align)
+        || eventTime < windowStart(spec, Bytes.getLong(state, 0), align)) {
       return state;
     }
     long count = Bytes.getUint(state, 8) - cost;
@@ -224,12 +264,12 @@ final class FixedWindow implements CounterAlgorithm {
   }
 
   /** {@link #release} of a state of several windows: from the live window that holds the event, if any. */
-  private static byte[] releaseBooked(byte[] state, long window, long align, long now, long eventTime, long cost) {
-    long current = windowStart(now, window, align);
+  private static byte[] releaseBooked(byte[] state, CounterSpec spec, long align, long now, long eventTime,
+      long cost) {
+    long current = windowStart(spec, now, align);
     for (int e = 0; e < state.length; e += SIZE) {
       long last = Bytes.getLong(state, e);
-      long start = windowStart(last, window, align);
-      if (last >= current && eventTime >= start && eventTime < start + window) {
+      if (last >= current && eventTime >= windowStart(spec, last, align) && eventTime < windowEnd(spec, last, align)) {
         long count = Bytes.getUint(state, e + 8) - cost;
         byte[] out;
         if (count > 0) {
@@ -251,7 +291,6 @@ final class FixedWindow implements CounterAlgorithm {
     if (length == 0) {
       return Long.MIN_VALUE;
     }
-    long window = spec.windowMs(0);
-    return windowStart(Bytes.getLong(s, from + length - SIZE), window, align) + window; // the last window's end
+    return windowEnd(spec, Bytes.getLong(s, from + length - SIZE), align); // the last window's end
   }
 }

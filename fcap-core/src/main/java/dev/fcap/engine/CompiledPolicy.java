@@ -84,14 +84,13 @@ final class CompiledPolicy {
     final CalendarUnit calendar;
     final boolean recipientZone;
     /**
-     * Per period length (a day of 23, 24 or 25 hours; a month of 28 to 31 days) and priority, its
-     * spec: built once. Keyed by {@code length * 4 + priority}.
+     * Per run of periods (the ends {@link LocalCalendar#periodEnds} gives: days of 23, 24 or 25 hours,
+     * months of 28 to 31 days) and priority, its spec: built once.
      */
-    private final ConcurrentHashMap<Long, CounterSpec> periodSpecs;
+    private final ConcurrentHashMap<PeriodsKey, CounterSpec> periodSpecs;
     /**
-     * Per priority, the spec returned last: periods of one length follow each other (24-hour days but
-     * for two a year), so most decisions read it without a map lookup. Racy slots of immutable specs:
-     * at worst a lookup.
+     * Per priority, the spec returned last: a period's ends are one array, so most decisions read it
+     * without a map lookup. Racy slots of immutable specs: at worst a lookup.
      */
     private final CounterSpec[] lastPeriodSpecs;
     final int[] rules;
@@ -142,19 +141,33 @@ final class CompiledPolicy {
 
     /**
      * The spec of a calendar group for the period that holds {@code at}, for a message of
-     * {@code priority}: its window is the period's length, so that with the period's start as
-     * alignment the fixed window is exactly the period.
+     * {@code priority}: its window is the period's length and it carries the ends of the periods
+     * after it, so that with the period's start as alignment the fixed window is exactly the period
+     * and a booking lands in the period that holds its instant.
      */
     CounterSpec periodSpec(long at, ZoneId zone, Priority priority) {
-      long length = LocalCalendar.periodEnd(calendar, at, zone) - LocalCalendar.periodStart(calendar, at, zone);
+      long[] ends = LocalCalendar.periodEnds(calendar, at, zone);
       int p = priority.ordinal();
       CounterSpec last = lastPeriodSpecs[p];
-      if (last != null && last.windowMs(0) == length) {
+      if (last != null && last.hasPeriods(ends)) {
         return last;
       }
-      last = periodSpecs.computeIfAbsent(length * 4 + p, k -> specs[p].withWindow(length));
+      last = periodSpecs.computeIfAbsent(new PeriodsKey(ends, p), k -> specs[p].withPeriods(ends));
       lastPeriodSpecs[p] = last;
       return last;
+    }
+
+    /** A run of periods' ends and a priority, compared by content. */
+    private record PeriodsKey(long[] ends, int priority) {
+      @Override
+      public boolean equals(Object o) {
+        return o instanceof PeriodsKey k && k.priority == priority && java.util.Arrays.equals(k.ends, ends);
+      }
+
+      @Override
+      public int hashCode() {
+        return java.util.Arrays.hashCode(ends) * 31 + priority;
+      }
     }
 
     /** The alignment of a calendar group for the period that holds {@code at}: its start. */
@@ -175,10 +188,11 @@ final class CompiledPolicy {
   /**
    * Why a message with {@code plan} cannot be booked for later, or null if it can: a booking is one
    * atomic step of the recipient's partition, and a counter must be able to count a message ahead of
-   * the present: a sliding log keeps each message's own time, a fixed window of fixed length keeps a
-   * count per window (a sliding counter and GCRA keep totals of the present, a local calendar's
-   * periods, or a zone's offset, may change before the booked instant, which the store does not know),
-   * and a log must be small enough for a booking's sweeps ({@link PartitionStep#bookable}).
+   * the present: a sliding log keeps each message's own time, a fixed window a count per window, of
+   * fixed length or a local calendar's periods, whose ends the request carries (a sliding counter and
+   * GCRA keep totals of the present; windows of several days aligned to a zone's offset move when the
+   * offset changes, which the store does not know), and a log must be small enough for a booking's
+   * sweeps ({@link PartitionStep#bookable}).
    */
   String whyNotDeferrable(Plan plan, Priority priority) {
     for (Partition partition : plan.partitions) {
@@ -188,14 +202,14 @@ final class CompiledPolicy {
         if (!partition.recipient) {
           return rule + " is not keyed by the recipient: a message is deferred only under rules keyed by it";
         }
-        boolean fixedLength = spec.algorithm() == Algorithm.FIXED_WINDOW && g.calendar == null && g.zone == null;
-        if (spec.algorithm() == Algorithm.FIXED_WINDOW && !fixedLength) {
-          return rule + " is a fixed window of a local calendar or a time zone: a message is deferred only under "
-              + "sliding-log rules and fixed windows without a zone";
+        boolean fixed = spec.algorithm() == Algorithm.FIXED_WINDOW;
+        if (fixed && g.calendar == null && g.zone != null) {
+          return rule + " is a fixed window of several days in a time zone: a message is deferred only under "
+              + "sliding-log rules and fixed windows of one length or of a local day, week or month";
         }
-        if (spec.algorithm() != Algorithm.SLIDING_LOG && !fixedLength) {
+        if (spec.algorithm() != Algorithm.SLIDING_LOG && !fixed) {
           return rule + " uses " + spec.algorithm().id() + ": a message is deferred only under sliding-log rules "
-              + "and fixed windows without a zone";
+              + "and fixed windows";
         }
         if (!PartitionStep.bookable(spec)) {
           return rule + " keeps more than " + PartitionStep.MAX_BOOKABLE_CAPACITY

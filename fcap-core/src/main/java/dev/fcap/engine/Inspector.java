@@ -64,7 +64,7 @@ final class Inspector {
             if (g.spec.algorithm() == Algorithm.SLIDING_LOG) {
               addBooked(cp, g, sc, snapshot.time(), booked);
             } else if (g.spec.algorithm() == Algorithm.FIXED_WINDOW) {
-              addBookedWindows(cp, g, sc, c.alignMs(), snapshot.time(), booked);
+              addBookedWindows(cp, g, sc, c, snapshot.time(), booked);
             }
           } else {
             large.add(store.apply(PartitionRequest.of(partition, Operation.CHECK, PartitionRequest.STORE_TIME, 1,
@@ -121,9 +121,9 @@ final class Inspector {
    * The later windows of a fixed window that hold bookings: one view per window, at its latest booked
    * instant, with the cost booked in it (a window keeps a count, not each message's time).
    */
-  private static void addBookedWindows(CompiledPolicy cp, CompiledPolicy.Group g, StoredCounter sc, long alignMs,
-      long time, List<BookedView> booked) {
-    for (long[] w : BookedEntries.windows(sc.state(), g.spec.windowMs(0), alignMs, time)) {
+  private static void addBookedWindows(CompiledPolicy cp, CompiledPolicy.Group g, StoredCounter sc,
+      CounterRequest counter, long time, List<BookedView> booked) {
+    for (long[] w : BookedEntries.windows(sc.state(), counter.spec(), counter.alignMs(), time)) {
       booked.add(new BookedView(ruleIds(cp, g), Keys.counterValues(sc.key(), g.key), w[0], w[1]));
     }
   }

@@ -21,10 +21,33 @@ import java.util.concurrent.ConcurrentHashMap;
  * whose midnight came first. Periods last days to weeks, so per zone and unit the last period
  * found is kept, and the common lookup is one map read and two comparisons; java.time computes only
  * when an instant falls outside it.
+ *
+ * <p>A fixed window over the periods counts a message booked days ahead in the period that holds its
+ * instant, so the stores, which know no zone, are told where the next periods end ({@link
+ * #periodEnds}): computed with the period, so one array per period and zone.
  */
 final class LocalCalendar {
-  /** The period [start, end) of one zone and unit. */
-  private record Period(long start, long end) {}
+  /**
+   * The period [start, end) of one zone and unit, and {@code ends}: its end and those of the periods
+   * after it, in ms after its start, up to {@link #AHEAD_MS} after its end (null until first asked).
+   */
+  private static final class Period {
+    final long start;
+    final long end;
+    volatile long[] ends;
+
+    Period(long start, long end) {
+      this.start = start;
+      this.end = end;
+    }
+  }
+
+  /**
+   * How far after a period's end {@link #periodEnds} reaches: a message is booked at most 7 days after
+   * its decision, which lies in the period, and a day more covers a partition decided at a later time
+   * than its request's (a clock stepped back), whose bookings lie that much further.
+   */
+  static final long AHEAD_MS = 8 * ZoneOffsets.MS_PER_DAY;
 
   private static final ConcurrentHashMap<ZoneId, Period[]> PERIODS = new ConcurrentHashMap<>();
 
@@ -38,6 +61,28 @@ final class LocalCalendar {
   /** The first instant after the period of {@code unit} in {@code zone} that holds {@code t}: the next one's start. */
   static long periodEnd(CalendarUnit unit, long t, ZoneId zone) {
     return period(unit, zone, t).end;
+  }
+
+  /**
+   * The end of the period of {@code unit} in {@code zone} that holds {@code t}, and of each after it up
+   * to {@link #AHEAD_MS} past its end, in ms after its start: the same array for every instant of
+   * the period (read only).
+   */
+  static long[] periodEnds(CalendarUnit unit, long t, ZoneId zone) {
+    Period p = period(unit, zone, t);
+    long[] ends = p.ends;
+    if (ends == null) { // racy: at worst computed twice, the same
+      java.util.List<Long> list = new java.util.ArrayList<>();
+      for (long end = p.end; ; end = compute(unit, zone, end).end) {
+        list.add(end - p.start);
+        if (end >= p.end + AHEAD_MS) {
+          break;
+        }
+      }
+      ends = list.stream().mapToLong(Long::longValue).toArray();
+      p.ends = ends;
+    }
+    return ends;
   }
 
   private static Period period(CalendarUnit unit, ZoneId zone, long t) {

@@ -30,6 +30,11 @@ public final class CounterSpec {
   /** Per check, whether it is relaxed for this message; null: none is. */
   private final boolean[] relaxed;
   private final int precision;
+  /**
+   * A calendar counter's periods: the end of the period that begins at the request's alignment and of
+   * each after it, in ms after that alignment, far enough for any booking; null: windows of one length.
+   */
+  private final long[] periodEnds;
   private final long maxLimit;
   private final long maxWindowMs;
 
@@ -40,11 +45,11 @@ public final class CounterSpec {
   /** A counter whose checks admit up to {@code bounds} rather than their limits ({@code bounds[i] <= limits[i]}). */
   public CounterSpec(Algorithm algorithm, long[] limits, long[] bounds, long[] windowsMs, boolean[] enforced,
       int precision) {
-    this(algorithm, limits, bounds, windowsMs, enforced, null, precision);
+    this(algorithm, limits, bounds, windowsMs, enforced, null, precision, null);
   }
 
   private CounterSpec(Algorithm algorithm, long[] limits, long[] bounds, long[] windowsMs, boolean[] enforced,
-      boolean[] relaxed, int precision) {
+      boolean[] relaxed, int precision, long[] periodEnds) {
     this.algorithm = Objects.requireNonNull(algorithm, "algorithm");
     if (limits.length == 0 || limits.length != windowsMs.length || limits.length != enforced.length
         || limits.length != bounds.length) {
@@ -64,6 +69,7 @@ public final class CounterSpec {
     this.enforced = enforced.clone();
     this.relaxed = relaxed == null ? null : relaxed.clone();
     this.precision = precision;
+    this.periodEnds = periodEnds;
     this.maxLimit = Arrays.stream(limits).max().orElseThrow();
     this.maxWindowMs = Arrays.stream(windowsMs).max().orElseThrow();
   }
@@ -92,12 +98,50 @@ public final class CounterSpec {
 
   /** The same counter for a message whose checks admit up to {@code newBounds}. */
   public CounterSpec withBounds(long[] newBounds) {
-    return new CounterSpec(algorithm, limits, newBounds, windowsMs, enforced, relaxed, precision);
+    return new CounterSpec(algorithm, limits, newBounds, windowsMs, enforced, relaxed, precision, periodEnds);
   }
 
-  /** The same counter with one window (a calendar period's length). */
-  public CounterSpec withWindow(long windowMs) {
-    return new CounterSpec(algorithm, limits, bounds, new long[] {windowMs}, enforced, relaxed, precision);
+  /**
+   * The same fixed window over calendar periods of unequal lengths: {@code ends} are the ends of the
+   * period that begins at the request's alignment and of the ones after it, in ms after that
+   * alignment, increasing; its window is the first period's length. A store that reads a window
+   * beyond the last end takes windows of the last period's length.
+   */
+  public CounterSpec withPeriods(long[] ends) {
+    if (algorithm != Algorithm.FIXED_WINDOW || ends.length == 0 || ends[0] <= 0) {
+      throw new IllegalArgumentException("periods are a fixed window's, and the first must end after it starts");
+    }
+    for (int i = 1; i < ends.length; i++) {
+      if (ends[i] <= ends[i - 1]) {
+        throw new IllegalArgumentException("period ends must increase: " + Arrays.toString(ends));
+      }
+    }
+    return new CounterSpec(algorithm, limits, bounds, new long[] {ends[0]}, enforced, relaxed, precision,
+        ends.clone());
+  }
+
+  /**
+   * The same counter with every check in shadow mode, at its limits: it refuses nothing and counts
+   * what it is given (an unconditional recording).
+   */
+  public CounterSpec unenforced() {
+    return new CounterSpec(algorithm, limits, limits, windowsMs, new boolean[limits.length], null, precision,
+        periodEnds);
+  }
+
+  /** How many periods {@link #periodEnd} gives: 0 for windows of one length. */
+  public int periods() {
+    return periodEnds == null ? 0 : periodEnds.length;
+  }
+
+  /** The end of period {@code i} (0: the one that begins at the alignment), in ms after the alignment. */
+  public long periodEnd(int i) {
+    return periodEnds[i];
+  }
+
+  /** Whether this counter's periods end where {@code ends} say. */
+  public boolean hasPeriods(long[] ends) {
+    return periodEnds == ends || Arrays.equals(periodEnds, ends);
   }
 
   /** The same counter for a message that checks {@code newRelaxed} never refuse (null or none: as it is). */
@@ -106,7 +150,8 @@ public final class CounterSpec {
     for (boolean r : newRelaxed) {
       any |= r;
     }
-    return any ? new CounterSpec(algorithm, limits, bounds, windowsMs, enforced, newRelaxed, precision) : this;
+    return any ? new CounterSpec(algorithm, limits, bounds, windowsMs, enforced, newRelaxed, precision, periodEnds)
+        : this;
   }
 
   /** Whether check {@code check} may refuse this message: enforced, and not relaxed for it. */

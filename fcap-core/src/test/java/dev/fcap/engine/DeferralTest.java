@@ -191,6 +191,82 @@ class DeferralTest {
     assertThat(plain.sendAt()).as("the hour after holds one booking: room for one").isEqualTo(T0 + 2 * hour);
   }
 
+  /** 2026-03-06T12:00 in New York (EST): the night of the 7th to the 8th springs forward, so the 8th lasts 23 hours. */
+  private static final long NY_FRIDAY_NOON = java.time.Instant.parse("2026-03-06T17:00:00Z").toEpochMilli();
+  private static final Rule ONE_A_NEW_YORK_DAY = new Rule("one-a-day", null, 1, Duration.ofDays(1),
+      List.of(Dimension.RECIPIENT), null, null, Algorithm.FIXED_WINDOW, 0, Mode.ENFORCE, ZoneId.of("America/New_York"));
+
+  private static long utc(String instant) {
+    return java.time.Instant.parse(instant).toEpochMilli();
+  }
+
+  private static Message deferredFor(String recipient, long notAfter) {
+    return Message.builder(recipient).defer(new Defer(notAfter)).build();
+  }
+
+  /**
+   * A cap of a local day books each next local midnight, in the period that holds it: after the
+   * 23-hour 8th, midnight of the 9th is 04:00 UTC, not the 05:00 that days of 24 hours would give;
+   * a plain message on the 9th sees that day's booking and is sent to the first day with room.
+   */
+  @Test
+  void aLocalDayCapBooksEachNextLocalMidnightAcrossADaylightSavingChange() {
+    clock.set(NY_FRIDAY_NOON);
+    Engine engine = engine(policy(ONE_A_NEW_YORK_DAY));
+    long notAfter = NY_FRIDAY_NOON + Duration.ofDays(6).toMillis();
+    assertThat(engine.decideAt(deferredFor("a", notAfter), NY_FRIDAY_NOON).join().allowed()).isTrue();
+    List<Long> booked = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      Decision d = engine.decideAt(deferredFor("a", notAfter), NY_FRIDAY_NOON + i).join();
+      assertThat(d.deferred()).isTrue();
+      booked.add(d.sendAt());
+    }
+    assertThat(booked).containsExactly(utc("2026-03-07T05:00:00Z"), utc("2026-03-08T05:00:00Z"),
+        utc("2026-03-09T04:00:00Z"), utc("2026-03-10T04:00:00Z"));
+    clock.set(utc("2026-03-09T04:30:00Z"));
+    Decision plain = engine.decideAt(Message.builder("a").build(), utc("2026-03-09T04:30:00Z")).join();
+    assertThat(plain.allowed()).isFalse();
+    assertThat(plain.sendAt()).as("the 9th and 10th hold their bookings").isEqualTo(utc("2026-03-11T04:00:00Z"));
+    // the 9th's booking still counts at the end of its day, whatever the counter's expiry
+    clock.set(utc("2026-03-10T03:59:59Z"));
+    assertThat(engine.decideAt(Message.builder("a").build(), utc("2026-03-10T03:59:59Z")).join().allowed()).isFalse();
+    clock.set(utc("2026-03-11T04:00:00Z"));
+    assertThat(engine.decideAt(Message.builder("a").build(), utc("2026-03-11T04:00:00Z")).join().allowed()).isTrue();
+  }
+
+  /**
+   * A message admitted beside bookings days ahead is journaled as a step whose counter carries the
+   * periods (a delta): replayed at recovery, the counter still holds the booking of the 9th, which
+   * lies after the 23-hour day, until that day ends.
+   */
+  @Test
+  void localDayBookingsAndTheStepsBesideThemSurviveARestartOfTheDurableStore(@TempDir Path dir) throws Exception {
+    Policy policy = policy(ONE_A_NEW_YORK_DAY);
+    long notAfter = NY_FRIDAY_NOON + Duration.ofDays(6).toMillis();
+    String firstBooking;
+    clock.set(NY_FRIDAY_NOON);
+    try (Engine engine = Engine.builder(MemoryStore.builder().clock(clock).durable(Durability.everyWrite(dir)).build())
+        .clock(clock).callerTime(true).policy(policy).build()) {
+      engine.decideAt(deferredFor("a", notAfter), NY_FRIDAY_NOON).join();
+      firstBooking = engine.decideAt(deferredFor("a", notAfter), NY_FRIDAY_NOON).join().decisionId();
+      assertThat(engine.decideAt(deferredFor("a", notAfter), NY_FRIDAY_NOON).join().sendAt())
+          .isEqualTo(utc("2026-03-08T05:00:00Z"));
+      assertThat(engine.decideAt(deferredFor("a", notAfter), NY_FRIDAY_NOON).join().sendAt())
+          .isEqualTo(utc("2026-03-09T04:00:00Z"));
+      assertThat(engine.release(firstBooking).join()).isTrue();
+      clock.set(utc("2026-03-07T06:00:00Z"));
+      assertThat(engine.decideAt(Message.builder("a").build(), utc("2026-03-07T06:00:00Z")).join().allowed())
+          .as("the 7th's slot, released").isTrue();
+    }
+    clock.set(utc("2026-03-09T06:00:00Z")); // the store loads its journal at this time: what expired is dropped
+    try (Engine engine = Engine.builder(MemoryStore.builder().clock(clock).durable(Durability.everyWrite(dir)).build())
+        .clock(clock).callerTime(true).policy(policy).build()) {
+      Decision late = engine.decideAt(Message.builder("a").build(), utc("2026-03-09T06:00:00Z")).join();
+      assertThat(late.allowed()).as("the 9th holds its booking").isFalse();
+      assertThat(late.sendAt()).isEqualTo(utc("2026-03-10T04:00:00Z"));
+    }
+  }
+
   /**
    * A counter holds at most 256 bookings (PartitionStep.MAX_BOOKINGS): the next deferral books
    * nothing though a slot lies before its notAfter, in a log and in a fixed window alike; a release
@@ -225,9 +301,10 @@ class DeferralTest {
         Algorithm.GCRA, 0, Mode.ENFORCE, null);
     Rule perChannel = Rule.of("per-channel", 100, Duration.ofMinutes(1), Dimension.CHANNEL);
     Rule large = Rule.of("large", 5000, Duration.ofHours(1), Dimension.RECIPIENT);
-    Rule londonDay = new Rule("london-day", null, 3, Duration.ofDays(1), List.of(Dimension.RECIPIENT), null, null,
-        Algorithm.FIXED_WINDOW, 0, Mode.ENFORCE, ZoneId.of("Europe/London"));
-    assertRefused(engine(policy(londonDay)), deferred("a"), "defer", "rule 'london-day' is a fixed window of a local calendar");
+    Rule londonTwoDays = new Rule("london-two-days", null, 3, Duration.ofDays(2), List.of(Dimension.RECIPIENT), null,
+        null, Algorithm.FIXED_WINDOW, 0, Mode.ENFORCE, ZoneId.of("Europe/London"));
+    assertRefused(engine(policy(londonTwoDays)), deferred("a"), "defer",
+        "rule 'london-two-days' is a fixed window of several days in a time zone");
     assertRefused(engine(policy(TWO_PER_MINUTE, gcra)), deferred("a"), "defer", "rule 'smooth' uses gcra");
     assertRefused(engine(policy(perChannel)), Message.builder("a").channel("sms").defer(Defer.BY_DEFAULT).build(),
         "defer", "rule 'per-channel' is not keyed by the recipient");

@@ -39,7 +39,7 @@ class DeferIT {
             - {id: per-channel, limit: 1, window: 1h, key: [channel]}
         - tenant: daily
           rules:
-            - {id: per-day, limit: 1, window: 24h, key: [recipient], algorithm: fixed-window, zone: Europe/London}
+            - {id: per-two-days, limit: 1, window: 48h, key: [recipient], algorithm: fixed-window, zone: Europe/London}
       """;
 
   private final ManualClock wall = new ManualClock(System.currentTimeMillis());
@@ -162,7 +162,7 @@ class DeferIT {
     assertThat(refused("{\"tenant\": \"shared\", \"recipient\": \"r4\", \"channel\": \"sms\", \"defer\": true}",
         "defer_unsupported", "defer").get("message").asText()).contains("per-channel");
     assertThat(refused("{\"tenant\": \"daily\", \"recipient\": \"r4\", \"defer\": true}", "defer_unsupported", "defer")
-        .get("message").asText()).contains("per-day");
+        .get("message").asText()).contains("per-two-days");
 
     // per item in a batch: the valid item is decided, the others answer their error
     JsonNode results = server.post("/v1/decisions/batch", "{\"requests\": [{\"recipient\": \"r4\", \"defer\": 1},"

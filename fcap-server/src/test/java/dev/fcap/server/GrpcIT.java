@@ -56,7 +56,7 @@ class GrpcIT {
         - tenant: default
           rules:
             - {id: two-per-hour, limit: 2, window: 1h, key: [recipient]}
-            - {id: one-digest-a-day, limit: 1, window: 1d, key: [recipient], algorithm: fixed-window,
+            - {id: one-digest-in-two-days, limit: 1, window: 2d, key: [recipient], algorithm: fixed-window,
                zone: Europe/London, match: {category: [digest]}}
       """;
 
@@ -127,7 +127,7 @@ class GrpcIT {
           .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
             assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
             assertThat(e.getStatus().getDescription()).startsWith("defer_unsupported: ")
-                .contains("one-digest-a-day").endsWith("(field defer)");
+                .contains("one-digest-in-two-days").endsWith("(field defer)");
           });
       assertThatThrownBy(() -> stub.decide(decide(Message.newBuilder().setRecipient("gu").setNotAfterMs(1))))
           .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {

@@ -27,7 +27,9 @@ import java.util.zip.CRC32C;
  * counter  := varint(keyLength) key kind:u8 varint(precision) varint(alignMs)
  *             (varint(limit) duration(window))* varint(enforcedMask) varint(relaxedMask)
  *             varint(headroomMask) varint(limit - bound)*   (one per check in headroomMask)
- * kind     := checks << 2 | algorithm
+ *             [varint(periods) duration(end)*]   (kind PERIODS)
+ * kind     := checks << 2 | algorithm, or PERIODS: a fixed window over calendar periods (one check,
+ *             then the ends of its periods, CounterSpec#periodEnd)
  * duration := varint(ms / 1000 * 2) if whole seconds, else varint(ms * 2 + 1)
  * </pre>
  *
@@ -45,6 +47,8 @@ import java.util.zip.CRC32C;
 final class JournalDelta {
   private static final int ID = 1;
   private static final int REPLAYABLE = 2;
+  /** The kind of a fixed window over calendar periods: "no checks", which no other counter has. */
+  private static final int PERIODS = Algorithm.FIXED_WINDOW.ordinal();
   private static final Algorithm[] ALGORITHMS = Algorithm.values();
 
   private JournalDelta() {}
@@ -79,6 +83,12 @@ final class JournalDelta {
         n += Varint.size(s.limit(c)) + Varint.size(duration(s.windowMs(c)));
         n += s.bound(c) == s.limit(c) ? 0 : Varint.size(s.limit(c) - s.bound(c));
       }
+      if (s.periods() > 0) {
+        n += Varint.size(s.periods());
+        for (int e = 0; e < s.periods(); e++) {
+          n += Varint.size(duration(s.periodEnd(e)));
+        }
+      }
     }
     return n;
   }
@@ -111,7 +121,7 @@ final class JournalDelta {
       pos = Varint.write(d, pos, k.length);
       System.arraycopy(k, 0, d, pos, k.length);
       pos += k.length;
-      d[pos++] = (byte) (s.checks() << 2 | s.algorithm().ordinal());
+      d[pos++] = (byte) (s.periods() > 0 ? PERIODS : s.checks() << 2 | s.algorithm().ordinal());
       pos = Varint.write(d, pos, s.precision());
       pos = Varint.write(d, pos, r.alignMs(i));
       for (int c = 0; c < s.checks(); c++) {
@@ -124,6 +134,12 @@ final class JournalDelta {
       for (int c = 0; c < s.checks(); c++) {
         if (s.bound(c) != s.limit(c)) {
           pos = Varint.write(d, pos, s.limit(c) - s.bound(c));
+        }
+      }
+      if (s.periods() > 0) {
+        pos = Varint.write(d, pos, s.periods());
+        for (int e = 0; e < s.periods(); e++) {
+          pos = Varint.write(d, pos, duration(s.periodEnd(e)));
         }
       }
     }
@@ -156,7 +172,8 @@ final class JournalDelta {
       byte[] key = bytes(p, at, varint(p, at));
       int kind = p[at[0]++] & 0xff;
       Algorithm algorithm = ALGORITHMS[kind & 3];
-      int checks = kind >>> 2;
+      boolean periods = kind == PERIODS;
+      int checks = periods ? 1 : kind >>> 2;
       int precision = varint(p, at);
       long align = varlong(p, at);
       long[] limits = new long[checks];
@@ -176,8 +193,15 @@ final class JournalDelta {
         relaxed[c] = (relaxedMask >>> c & 1) != 0;
         bounds[c] -= (headroomMask >>> c & 1) != 0 ? varlong(p, at) : 0;
       }
-      r.addCounter(key, new CounterSpec(algorithm, limits, bounds, windows, enforced, precision).withRelaxed(relaxed),
-          align);
+      CounterSpec spec = new CounterSpec(algorithm, limits, bounds, windows, enforced, precision);
+      if (periods) {
+        long[] ends = new long[varint(p, at)];
+        for (int e = 0; e < ends.length; e++) {
+          ends[e] = millis(varlong(p, at));
+        }
+        spec = spec.withPeriods(ends);
+      }
+      r.addCounter(key, spec.withRelaxed(relaxed), align);
     }
     if (at[0] != len) {
       throw new IllegalArgumentException("a delta entry of " + len + " bytes ends at " + at[0]);

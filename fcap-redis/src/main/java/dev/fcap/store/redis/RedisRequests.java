@@ -52,6 +52,11 @@ final class RedisRequests {
   static final int STORED_AS_NOTHING = 16;
   /** Added when the request ends with the message's suppression scope (Suppression.lua). */
   static final int SUPPRESSION_SCOPE = 32;
+  /**
+   * Added to a fixed window's algorithm byte when it counts calendar periods ({@link
+   * CounterSpec#periods}): their count:u8 and ends:i64 follow its check.
+   */
+  static final int PERIODS = 128;
   /** Added for a deferred DECIDE: its {@link Booking} follows the counters. */
   static final int BOOKING = 64;
   /** The reply's {@code allowed} byte of a booked decision, whose instant ends the checks. */
@@ -68,6 +73,7 @@ final class RedisRequests {
     int size = 28;
     for (CounterRequest c : request.counters()) {
       size += 16 + c.key().length + c.spec().checks() * 25; // limit window enforced bound
+      size += c.spec().periods() == 0 ? 0 : 1 + 8 * c.spec().periods(); // a calendar's periods
     }
     Idempotency id = request.idempotency();
     if (id != null) {
@@ -94,12 +100,19 @@ final class RedisRequests {
     for (CounterRequest c : request.counters()) {
       CounterSpec spec = c.spec();
       // the fixed part first, so that the script reads it with one struct.unpack
-      b.put((byte) spec.algorithm().ordinal()).put((byte) spec.checks()).putShort((short) c.key().length)
+      b.put((byte) (spec.algorithm().ordinal() | (spec.periods() > 0 ? PERIODS : 0))).put((byte) spec.checks())
+          .putShort((short) c.key().length)
           .putLong(c.alignMs()).putInt(spec.precision()).put(c.key());
       for (int i = 0; i < spec.checks(); i++) {
         b.putLong(spec.limit(i)).putLong(spec.windowMs(i))
             .put((byte) ((spec.enforced(i) ? 1 : 0) | (spec.relaxed(i) ? 2 : 0)))
             .putLong(spec.bound(i));
+      }
+      if (spec.periods() > 0) {
+        b.put((byte) spec.periods());
+        for (int e = 0; e < spec.periods(); e++) {
+          b.putLong(spec.periodEnd(e));
+        }
       }
     }
     if (booking != null) {

@@ -226,21 +226,11 @@ final class OutageStore {
   static PartitionRequest recording(PartitionRequest step, Map<CounterSpec, CounterSpec> shadows) {
     List<CounterRequest> counters = new ArrayList<>(step.counters().size());
     for (CounterRequest c : step.counters()) {
-      CounterSpec shadow = shadows.computeIfAbsent(c.spec(), OutageStore::shadow);
+      CounterSpec shadow = shadows.computeIfAbsent(c.spec(), CounterSpec::unenforced);
       counters.add(new CounterRequest(c.key(), shadow, c.alignMs()));
     }
     // the message id goes with it: the shared store remembers it as the outage store did
     return new PartitionRequest(step.partition(), Operation.DECIDE, step.time(), step.cost(), counters, 0L,
         step.idempotency(), step.category(), null, step.booking());
-  }
-
-  private static CounterSpec shadow(CounterSpec spec) {
-    long[] limits = new long[spec.checks()];
-    long[] windows = new long[spec.checks()];
-    for (int c = 0; c < limits.length; c++) {
-      limits[c] = spec.limit(c);
-      windows[c] = spec.windowMs(c);
-    }
-    return new CounterSpec(spec.algorithm(), limits, windows, new boolean[limits.length], spec.precision());
   }
 }

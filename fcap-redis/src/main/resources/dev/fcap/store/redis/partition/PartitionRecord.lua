@@ -63,7 +63,17 @@ do
       maxwindow = window > maxwindow and window or maxwindow
     end
     local spec = { checks = checks, precision = precision, limits = limits, bounds = bounds, windows = windows,
-                   enforced = enforced, refuses = refuses, keepall = keepall, maxlimit = maxlimit, maxwindow = maxwindow }
+                   enforced = enforced, refuses = refuses, keepall = keepall, maxlimit = maxlimit, maxwindow = maxwindow,
+                   periods = false }
+    if alg == PERIODS then -- the ends of a calendar's periods, in ms after align
+      local count = byte(req, p)
+      local ends = { tunpack(NONE, 1, count) }
+      p = p + 1
+      for e = 1, count do
+        ends[e], p = unpack('>i8', req, p)
+      end
+      alg, spec.periods = FIXED, ends
+    end
     counters[i] = { id = id, alg = alg, align = align, spec = spec }
   end
   if booking then -- Booking: notAfter, whether the decision's time may take it, the open spans

@@ -20,7 +20,9 @@
 --            n:u16, then n counters: alg:u8 checks:u8 keyLen:u16 align:i64 precision:u32 key
 --            and per check limit:i64 window:i64 enforced:u8 bound:i64 (enforced: bit 0 the rule's mode,
 --            bit 1 relaxed: the check never refuses this message; bound: the count this message may
---            reach, the limit less its priority's headroom; the limit alone sizes what a counter keeps)
+--            reach, the limit less its priority's headroom; the limit alone sizes what a counter keeps;
+--            a fixed window over calendar periods has alg 2 + 128 (PERIODS) and, after its check,
+--            periods:u8 and per period end:i64, in ms after align: FixedWindow's "Calendar periods")
 --            then, for a deferred DECIDE, its booking: notAfter:i64 flags:u8 spans:u16 and per span
 --            from:i64 to:i64, inclusive (flags: bit 0 admitsNow, bit 1 the spans bound the instants
 --            it may be booked at; without it any instant)
@@ -69,6 +71,7 @@ local OWN_TIME_TTL_MS = 86400000
 local CHECK_SIZE = 25          -- limit:i64 window:i64 enforced:u8 bound:i64
 local S = 14                   -- stride of the per-counter facts in F (fast path)
 local FIXED = 2                -- dev.fcap.model.Algorithm.FIXED_WINDOW's ordinal, its stored kind
+local PERIODS = 130            -- FIXED + 128 in a request: a fixed window over calendar periods
 local CLOCK = 120              -- stored kind of the partition's time (PartitionTime.lua)
 local CLEAR = 119              -- the same, where the recipient has no suppression entry (Suppression.lua)
 
