@@ -257,11 +257,14 @@ final class CompiledPolicy {
     final boolean recipient;
     final List<Dimension> dims;
     final Group[] groups;
+    /** Whether a group counts calendar periods of the message's zone: a release must know that zone. */
+    final boolean inMessageZone;
 
     Partition(boolean recipient, List<Dimension> dims, Group[] groups) {
       this.recipient = recipient;
       this.dims = dims;
       this.groups = groups;
+      this.inMessageZone = java.util.Arrays.stream(groups).anyMatch(g -> g.calendar != null && g.recipientZone);
     }
   }
 

@@ -4,6 +4,8 @@ import dev.fcap.model.Algorithm;
 import dev.fcap.store.CounterRequest;
 import dev.fcap.store.Varint;
 import dev.fcap.store.internal.ReusableRequest;
+import java.nio.charset.StandardCharsets;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -13,6 +15,7 @@ import java.util.List;
  *
  * <pre>
  * tail    := releasable:u8 varint64(cost) varint(n) counter{n} varint(m) (varint(len) partitionKey){m}
+ *            [varint(len) zoneId]   (releasable 3)
  * counter := algorithm:u8 varint(len) counterKey
  * </pre>
  *
@@ -23,20 +26,26 @@ import java.util.List;
  * bytes were allowed at first, and the oracle found such decisions answered {@code unknown}). A
  * tail longer than {@link dev.fcap.store.Idempotency#MAX_TAIL} bytes (hundreds of rules applying to
  * one message) is stored as the single byte 0: not releasable by decision id ({@code unknown}).
+ *
+ * <p>A partition with a {@code zone: recipient} calendar counts the message in the period of the
+ * message's own zone, which nothing else remembers: its record ends with that zone's id
+ * ({@code releasable} 3), so that a release gives the unit back to the period that holds it.
  */
-record ReleaseRecord(long cost, List<CounterRequest> counters, List<byte[]> others) {
+record ReleaseRecord(long cost, List<CounterRequest> counters, List<byte[]> others, ZoneId zone) {
   static final byte[] NOT_RELEASABLE = {0};
   /** The tail of a record whose decision id seals the release: the record is only the claim. */
   static final byte[] IN_ID = {2};
+  private static final int RELEASABLE = 1;
+  private static final int RELEASABLE_IN_ZONE = 3;
   private static final Algorithm[] ALGORITHMS = Algorithm.values();
 
   /**
    * The tail of a partition's record: the counters of {@code request}, and, in the first partition's
-   * ({@code first}), the keys of {@code all[1, partitions)}. Sized, then written into one exact
-   * array: this runs for every admitted decision.
+   * ({@code first}), the keys of {@code all[1, partitions)}, and {@code zone}, the message's, if
+   * not null. Sized, then written into one exact array: this runs for every admitted decision.
    */
   static byte[] encode(long cost, ReusableRequest request, ReusableRequest[] all, int partitions, boolean first,
-      Scratch buffers) {
+      ZoneId zone, Scratch buffers) {
     int m = first ? partitions - 1 : 0;
     int n = request.counters();
     int size = 1 + Varint.size(cost) + Varint.size(n) + Varint.size(m);
@@ -46,11 +55,15 @@ record ReleaseRecord(long cost, List<CounterRequest> counters, List<byte[]> othe
     for (int j = 1; j <= m; j++) {
       size += Varint.size(all[j].partition().length) + all[j].partition().length;
     }
+    byte[] zoneId = zone == null ? null : zone.getId().getBytes(StandardCharsets.UTF_8);
+    if (zoneId != null) {
+      size += Varint.size(zoneId.length) + zoneId.length;
+    }
     if (size > dev.fcap.store.Idempotency.MAX_TAIL) {
       return NOT_RELEASABLE;
     }
     byte[] out = buffers != null ? buffers.tail(size) : new byte[size];
-    out[0] = 1;
+    out[0] = (byte) (zoneId == null ? RELEASABLE : RELEASABLE_IN_ZONE);
     int at = Varint.write(out, 1, cost);
     at = Varint.write(out, at, n);
     for (int i = 0; i < n; i++) {
@@ -60,6 +73,9 @@ record ReleaseRecord(long cost, List<CounterRequest> counters, List<byte[]> othe
     at = Varint.write(out, at, m);
     for (int j = 1; j <= m; j++) {
       at = bytes(out, at, all[j].partition());
+    }
+    if (zoneId != null) {
+      bytes(out, at, zoneId);
     }
     return out;
   }
@@ -72,7 +88,7 @@ record ReleaseRecord(long cost, List<CounterRequest> counters, List<byte[]> othe
 
   /** The record of {@code tail}; null if the decision is not releasable by decision id. */
   static ReleaseRecord decode(byte[] tail) {
-    if (tail.length < 4 || tail[0] != 1) {
+    if (tail.length < 4 || tail[0] != RELEASABLE && tail[0] != RELEASABLE_IN_ZONE) {
       return null;
     }
     int at = 1;
@@ -105,7 +121,13 @@ record ReleaseRecord(long cost, List<CounterRequest> counters, List<byte[]> othe
       others.add(java.util.Arrays.copyOfRange(tail, at, at + len));
       at += len;
     }
-    return new ReleaseRecord(cost, counters, others);
+    ZoneId zone = null;
+    if (tail[0] == RELEASABLE_IN_ZONE) {
+      int len = Varint.read(tail, at);
+      at += Varint.size(len);
+      zone = ZoneId.of(new String(tail, at, len, StandardCharsets.UTF_8));
+    }
+    return new ReleaseRecord(cost, counters, others, zone);
   }
 
   /** The key of the record in the decision's partition {@code j}: the first partition's, told apart. */

@@ -187,12 +187,12 @@ final class Releases {
         }
         if (g.calendar == null) {
           counters.add(new CounterRequest(c.key(), g.spec, g.alignMs(recordedAt)));
-        } else if (!g.recipientZone) {
-          ZoneId zone = g.calendarZone(null);
+        } else if (!g.recipientZone || record.zone() != null) {
+          ZoneId zone = g.calendarZone(record.zone());
           counters.add(new CounterRequest(c.key(), g.periodSpec(recordedAt, zone), g.periodAlign(recordedAt, zone)));
         }
-        // a recipient-zone period is not given back: the release does not know the recipient's zone, and
-        // a period judged in another zone could take a unit of the next period (never over-admit)
+        // a recipient-zone period of a record that names no zone is not given back: a period judged in
+        // another zone could take a unit of the next (never over-admit)
       }
     }
     // the latest caller time, not the event's: a booked message's lies ahead, and its partition must not

@@ -242,8 +242,8 @@ final class RequestBuilder {
         // Each partition remembers the decision (the recipient's first, when a rule is keyed by it),
         // atomically with its counts: the first under the message id or a random key, with the other
         // partitions listed; a refusal further on releases it, and the record with it.
-        byte[] tail = decide ? ReleaseRecord.encode(m.cost(), request, requests, partitions, j == 0, buffers)
-            : ReleaseRecord.NOT_RELEASABLE;
+        byte[] tail = decide ? ReleaseRecord.encode(m.cost(), request, requests, partitions, j == 0,
+            partition.inMessageZone ? cp.policy.zoneOf(m) : null, buffers) : ReleaseRecord.NOT_RELEASABLE;
         if (partitions == 1 && m.messageId() == null && tail != ReleaseRecord.NOT_RELEASABLE
             && DecisionIds.sealsRelease(partitionKey.length, tail.length)) {
           // the usual decision: its id seals the release, and the store keeps nothing of it (or, one

@@ -19,8 +19,10 @@ import java.util.TreeSet;
 /**
  * A deliberately naive model of deferred decisions (docs/algorithms.md, "Deferred decisions"), for
  * policies of sliding-log and fixed-window rules keyed by the recipient (alone or with the content)
- * and send windows. A fixed window counts the messages recorded in the epoch-aligned window that
- * holds an instant; a message is booked there at the first instant from which its window has room.
+ * and send windows. A fixed window counts the messages recorded in the window that holds an
+ * instant: epoch-aligned, or the local day, ISO week or month of its zone (the message's, for
+ * {@code zone: recipient}) by java.time; a message is booked there at the first instant from which
+ * its window has room.
  *
  * <p><b>Design.</b> Per log (rules with the same key share one) the model keeps the plain list of
  * what it holds, newest first, with the documented retention applied at every write: every entry
@@ -185,7 +187,7 @@ public final class DeferralOracle {
       keys.add(key);
       List<long[]> history = answered.computeIfAbsent(key, k -> new ArrayList<>());
       history.add(new long[] {at, m.cost()});
-      over |= (fixed(r) ? inWindow(history, r.windowMs(), at) : fullest(history, r.windowMs(), at)) > r.limit();
+      over |= (fixed(r) ? inWindow(history, window(r, m, at)) : fullest(history, r.windowMs(), at)) > r.limit();
     }
     answers.put(actual.decisionId(), new Answer(keys, at, m.cost()));
     return over;
@@ -244,7 +246,7 @@ public final class DeferralOracle {
       return false;
     }
     List<long[]> log = logs.getOrDefault(identity(r) + logKey(r, m), List.of());
-    return (fixed(r) ? inWindow(log, r.windowMs(), x) : fullest(log, r.windowMs(), x)) + m.cost() <= bound;
+    return (fixed(r) ? inWindow(log, window(r, m, x)) : fullest(log, r.windowMs(), x)) + m.cost() <= bound;
   }
 
   /** The documented bound: a counter holds at most this many bookings, and a deferral past it books nothing. */
@@ -257,8 +259,8 @@ public final class DeferralOracle {
         continue;
       }
       List<long[]> log = logs.getOrDefault(identity(r) + logKey(r, m), List.of());
-      long next = Math.floorDiv(t, r.windowMs()) * r.windowMs() + r.windowMs();
-      long booked = fixed(r) ? log.stream().filter(e -> e[0] >= next).map(e -> Math.floorDiv(e[0], r.windowMs()))
+      long next = fixed(r) ? window(r, m, t)[1] : 0;
+      long booked = fixed(r) ? log.stream().filter(e -> e[0] >= next).map(e -> window(r, m, e[0])[0])
           .distinct().count() : log.stream().filter(e -> e[0] > t).count();
       if (booked >= MAX_BOOKINGS) {
         return true;
@@ -271,21 +273,41 @@ public final class DeferralOracle {
     return r.algorithm() == Algorithm.FIXED_WINDOW;
   }
 
-  /** What the epoch-aligned window of length {@code window} holding {@code x} holds. */
-  private static long inWindow(List<long[]> entries, long window, long x) {
-    long start = Math.floorDiv(x, window) * window;
+  /**
+   * The window of fixed-window rule {@code r} that holds {@code x}, {start, end}: the local day, ISO
+   * week or month of its zone (the message's for {@code zone: recipient}, UTC without one), computed
+   * here from java.time alone, else epoch-aligned windows of its length.
+   */
+  private long[] window(Rule r, Message m, long x) {
+    if (r.calendar() == null) {
+      long start = Math.floorDiv(x, r.windowMs()) * r.windowMs();
+      return new long[] {start, start + r.windowMs()};
+    }
+    ZoneId zone = r.recipientZone() ? policy.zoneOf(m) : r.zone() != null ? r.zone() : java.time.ZoneOffset.UTC;
+    java.time.LocalDate date = java.time.Instant.ofEpochMilli(x).atZone(zone).toLocalDate();
+    java.time.LocalDate first = switch (r.calendar()) {
+      case DAY -> date;
+      case WEEK -> date.with(java.time.temporal.TemporalAdjusters.previousOrSame(java.time.DayOfWeek.MONDAY));
+      case MONTH -> date.withDayOfMonth(1);
+    };
+    return new long[] {first.atStartOfDay(zone).toInstant().toEpochMilli(),
+        first.plus(1, r.calendar().temporalUnit()).atStartOfDay(zone).toInstant().toEpochMilli()};
+  }
+
+  /** What {@code window} ({start, end}) holds. */
+  private static long inWindow(List<long[]> entries, long[] window) {
     long sum = 0;
     for (long[] e : entries) {
-      if (e[0] >= start && e[0] < start + window) {
+      if (e[0] >= window[0] && e[0] < window[1]) {
         sum += e[1];
       }
     }
     return sum;
   }
 
-  /** The instant after {@code x} at which rule {@code r}'s count may next change by time alone. */
-  private static long nextFree(Rule r, long[] entry) {
-    return fixed(r) ? Math.floorDiv(entry[0], r.windowMs()) * r.windowMs() + r.windowMs() : entry[0] + r.windowMs();
+  /** The instant after {@code entry}'s at which rule {@code r}'s count may next change by time alone. */
+  private long nextFree(Rule r, Message m, long[] entry) {
+    return fixed(r) ? window(r, m, entry[0])[1] : entry[0] + r.windowMs();
   }
 
   /** The most any window (s - W, s] with s in [x, x + W) holds: at s = x, or where an entry enters. */
@@ -330,7 +352,7 @@ public final class DeferralOracle {
         continue;
       }
       for (long[] e : logs.getOrDefault(identity(r) + logKey(r, m), List.of())) {
-        long frees = nextFree(r, e);
+        long frees = nextFree(r, m, e);
         if (frees > t && frees <= notAfter) {
           candidates.add(frees);
         }
@@ -371,8 +393,8 @@ public final class DeferralOracle {
         while (!admits(r, m, x)) {
           long next = Long.MAX_VALUE;
           for (long[] e : logs.getOrDefault(identity(r) + logKey(r, m), List.of())) {
-            if (nextFree(r, e) > x) {
-              next = Math.min(next, nextFree(r, e));
+            if (nextFree(r, m, e) > x) {
+              next = Math.min(next, nextFree(r, m, e));
             }
           }
           x = next;

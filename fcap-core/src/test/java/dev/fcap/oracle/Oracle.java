@@ -49,8 +49,8 @@ import java.util.TreeMap;
  *       the local day, ISO week or month of its zone (the message's own, for a recipient-zone rule)
  *       holding the request's time, found with java.time ({@link #period}); the count carries on while
  *       the newest recorded message lies in the current message's period, so a zone change between
- *       messages is judged by each message's own period. A release by decision id gives nothing back
- *       to a recipient-zone period (it knows no zone).
+ *       messages is judged by each message's own period. A release by decision id gives a
+ *       recipient-zone period back in the zone its message carried (its release record names it).
  *   <li>{@code gcra}: the theoretical arrival time, recomputed by folding the counter's list with the
  *       emission interval T = ceil(W / L) microseconds.
  * </ul>
@@ -279,10 +279,6 @@ public final class Oracle {
     for (int k = 0; k < a.counters().size(); k++) {
       String id = a.counters().get(k);
       long eventTime = a.times()[k];
-      Rule rule = ruleOf(id);
-      if (rule != null && rule.calendar() != null && rule.recipientZone()) {
-        continue; // a release by id knows no recipient's zone: a recipient-zone period keeps its count
-      }
       addOp(id, Kind.RELEASE, partitionTimes.get(partitionOfCounter(a, k)), eventTime, eventTime, a.message().cost(),
           a.message());
       List<long[]> h = history.get(id);
