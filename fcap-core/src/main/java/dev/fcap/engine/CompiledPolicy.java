@@ -186,9 +186,9 @@ final class CompiledPolicy {
   }
 
   /**
-   * Why a message with {@code plan} cannot be booked for later, or null if it can: a booking is one
-   * atomic step of the recipient's partition, and a counter must be able to count a message ahead of
-   * the present: a sliding log keeps each message's own time, a fixed window a count per window, of
+   * Why a message with {@code plan} cannot be booked for later, or null if it can: a counter must be
+   * able to count a message ahead of the present (over several partitions, {@link PartitionChain}
+   * books them at one instant): a sliding log keeps each message's own time, a fixed window a count per window, of
    * fixed length or a local calendar's periods, whose ends the request carries (a sliding counter and
    * GCRA keep totals of the present; windows of several days aligned to a zone's offset move when the
    * offset changes, which the store does not know), and a log must be small enough for a booking's
@@ -199,9 +199,6 @@ final class CompiledPolicy {
       for (Group g : partition.groups) {
         String rule = "rule '" + rule(g.rules[0]).id() + "'";
         CounterSpec spec = g.spec(priority);
-        if (!partition.recipient) {
-          return rule + " is not keyed by the recipient: a message is deferred only under rules keyed by it";
-        }
         boolean fixed = spec.algorithm() == Algorithm.FIXED_WINDOW;
         if (fixed && g.calendar == null && g.zone != null) {
           return rule + " is a fixed window of several days in a time zone: a message is deferred only under "

@@ -467,7 +467,8 @@ public final class Engine implements AutoCloseable {
     if (own.length == 1) {
       return store.apply(own[0]).thenApply(r -> assembly.decision(p, new PartitionAnswer[] {r}));
     }
-    return PartitionChain.decide(store, own, p.op()).thenApply(results -> assembly.decision(p, results));
+    return (p.booking() != null && p.op() == Operation.DECIDE ? PartitionChain.book(store, own, p.booking())
+        : PartitionChain.decide(store, own, p.op())).thenApply(results -> assembly.decision(p, results));
   }
 
   /** Settings of an {@link Engine}. */

@@ -35,6 +35,14 @@ public final class Fingerprint {
   }
 
   /**
+   * The 16 fingerprint bytes of {@code recipient}'s message id, where the partition that remembers it
+   * is shared by every recipient (a policy with no rule keyed by the recipient).
+   */
+  static byte[] ofMessageId(String recipient, String messageId) {
+    return ofText(recipient.length() + ":" + recipient + messageId, MESSAGE_ID_SEED);
+  }
+
+  /**
    * The fingerprint of a message's content, else of its content key, else null, written into this
    * thread's 16-byte scratch: valid until the thread's next call, so only for a caller that copies the
    * bytes into keys at once and keeps no reference (a decision's request building: saves an array per

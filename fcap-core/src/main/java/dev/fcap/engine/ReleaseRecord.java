@@ -15,7 +15,7 @@ import java.util.List;
  *
  * <pre>
  * tail    := releasable:u8 varint64(cost) varint(n) counter{n} varint(m) (varint(len) partitionKey){m}
- *            [varint(len) zoneId]   (releasable 3)
+ *            [varint(len) zoneId] [othersKey:16]   (releasable: 1, plus 2 with the zone, plus 4 with the key)
  * counter := algorithm:u8 varint(len) counterKey
  * </pre>
  *
@@ -28,24 +28,29 @@ import java.util.List;
  * one message) is stored as the single byte 0: not releasable by decision id ({@code unknown}).
  *
  * <p>A partition with a {@code zone: recipient} calendar counts the message in the period of the
- * message's own zone, which nothing else remembers: its record ends with that zone's id
- * ({@code releasable} 3), so that a release gives the unit back to the period that holds it.
+ * message's own zone, which nothing else remembers: its record carries that zone's id, so that a
+ * release gives the unit back to the period that holds it. A decision with a message id over several
+ * partitions keeps its records in the others under a random key of its own ({@code othersKey}, listed
+ * in the first's; {@link #keyIn}), not under the message id's: the id may come again (another
+ * recipient's, or this one's after a reset) while a shared partition still remembers the first.
  */
-record ReleaseRecord(long cost, List<CounterRequest> counters, List<byte[]> others, ZoneId zone) {
+record ReleaseRecord(long cost, List<CounterRequest> counters, List<byte[]> others, ZoneId zone, byte[] othersKey) {
   static final byte[] NOT_RELEASABLE = {0};
   /** The tail of a record whose decision id seals the release: the record is only the claim. */
   static final byte[] IN_ID = {2};
   private static final int RELEASABLE = 1;
-  private static final int RELEASABLE_IN_ZONE = 3;
+  private static final int WITH_ZONE = 2;
+  private static final int WITH_OTHERS_KEY = 4;
   private static final Algorithm[] ALGORITHMS = Algorithm.values();
 
   /**
    * The tail of a partition's record: the counters of {@code request}, and, in the first partition's
-   * ({@code first}), the keys of {@code all[1, partitions)}, and {@code zone}, the message's, if
-   * not null. Sized, then written into one exact array: this runs for every admitted decision.
+   * ({@code first}), the keys of {@code all[1, partitions)}; {@code zone}, the message's, and
+   * {@code othersKey}, the key of the records in the other partitions, if not null. Sized, then
+   * written into one exact array: this runs for every admitted decision.
    */
   static byte[] encode(long cost, ReusableRequest request, ReusableRequest[] all, int partitions, boolean first,
-      ZoneId zone, Scratch buffers) {
+      ZoneId zone, byte[] othersKey, Scratch buffers) {
     int m = first ? partitions - 1 : 0;
     int n = request.counters();
     int size = 1 + Varint.size(cost) + Varint.size(n) + Varint.size(m);
@@ -59,11 +64,13 @@ record ReleaseRecord(long cost, List<CounterRequest> counters, List<byte[]> othe
     if (zoneId != null) {
       size += Varint.size(zoneId.length) + zoneId.length;
     }
+    boolean withOthersKey = first && othersKey != null;
+    size += withOthersKey ? othersKey.length : 0;
     if (size > dev.fcap.store.Idempotency.MAX_TAIL) {
       return NOT_RELEASABLE;
     }
     byte[] out = buffers != null ? buffers.tail(size) : new byte[size];
-    out[0] = (byte) (zoneId == null ? RELEASABLE : RELEASABLE_IN_ZONE);
+    out[0] = (byte) (RELEASABLE | (zoneId != null ? WITH_ZONE : 0) | (withOthersKey ? WITH_OTHERS_KEY : 0));
     int at = Varint.write(out, 1, cost);
     at = Varint.write(out, at, n);
     for (int i = 0; i < n; i++) {
@@ -75,7 +82,10 @@ record ReleaseRecord(long cost, List<CounterRequest> counters, List<byte[]> othe
       at = bytes(out, at, all[j].partition());
     }
     if (zoneId != null) {
-      bytes(out, at, zoneId);
+      at = bytes(out, at, zoneId);
+    }
+    if (withOthersKey) {
+      System.arraycopy(othersKey, 0, out, at, othersKey.length);
     }
     return out;
   }
@@ -88,7 +98,7 @@ record ReleaseRecord(long cost, List<CounterRequest> counters, List<byte[]> othe
 
   /** The record of {@code tail}; null if the decision is not releasable by decision id. */
   static ReleaseRecord decode(byte[] tail) {
-    if (tail.length < 4 || tail[0] != RELEASABLE && tail[0] != RELEASABLE_IN_ZONE) {
+    if (tail.length < 4 || (tail[0] & RELEASABLE) == 0 || tail[0] > (RELEASABLE | WITH_ZONE | WITH_OTHERS_KEY)) {
       return null;
     }
     int at = 1;
@@ -122,12 +132,14 @@ record ReleaseRecord(long cost, List<CounterRequest> counters, List<byte[]> othe
       at += len;
     }
     ZoneId zone = null;
-    if (tail[0] == RELEASABLE_IN_ZONE) {
+    if ((tail[0] & WITH_ZONE) != 0) {
       int len = Varint.read(tail, at);
       at += Varint.size(len);
       zone = ZoneId.of(new String(tail, at, len, StandardCharsets.UTF_8));
+      at += len;
     }
-    return new ReleaseRecord(cost, counters, others, zone);
+    byte[] othersKey = (tail[0] & WITH_OTHERS_KEY) != 0 ? java.util.Arrays.copyOfRange(tail, at, at + 16) : null;
+    return new ReleaseRecord(cost, counters, others, zone, othersKey);
   }
 
   /** The key of the record in the decision's partition {@code j}: the first partition's, told apart. */

@@ -152,7 +152,7 @@ final class Releases {
       List<CompletableFuture<?>> others = new ArrayList<>(record.others().size());
       for (int j = 1; j <= record.others().size(); j++) {
         byte[] other = record.others().get(j - 1);
-        byte[] otherKey = ReleaseRecord.keyIn(key, j);
+        byte[] otherKey = ReleaseRecord.keyIn(record.othersKey() != null ? record.othersKey() : key, j);
         others.add(store.apply(lookup(other, otherKey)).thenCompose(found -> {
           ReleaseRecord o = record(found);
           return o == null ? CompletableFuture.completedFuture((PartitionResult) null)

@@ -122,7 +122,7 @@ final class RequestBuilder {
     long releaseHorizon = releaseHorizonMs < 0 ? cp.messageHorizonMs : releaseHorizonMs;
     int partitions = plan.partitions.length;
     boolean inBuffers = buffered && partitions == 1;
-    byte[] key = recordKey(m, op, partitions, releaseHorizon, inBuffers ? scratch : null);
+    byte[] key = recordKey(m, op, plan, releaseHorizon, inBuffers ? scratch : null);
     long horizon = key == null ? 0 : recordHorizon(cp, m, releaseHorizon);
     ReusableRequest[] built = scratch.requests(partitions);
     byte[] sealedTail = fill(m, cp, plan, op, time, key, horizon, built, partitions, inBuffers ? scratch : null);
@@ -183,7 +183,7 @@ final class RequestBuilder {
    */
   void fillUnreleasable(Message m, CompiledPolicy cp, CompiledPolicy.Plan plan, Operation op, long time,
       ReusableRequest[] requests, int partitions, Scratch buffers) {
-    byte[] key = recordKey(m, op, partitions, 0, null); // a message id's, or none
+    byte[] key = recordKey(m, op, plan, 0, null); // a message id's, or none
     long horizon = key == null ? 0 : recordHorizon(cp, m, 0);
     fill(m, cp, plan, op, time, key, horizon, requests, partitions, buffers);
   }
@@ -194,9 +194,13 @@ final class RequestBuilder {
    * when not null: the store copies what it keeps, and the decision id is sealed before they are
    * reused); null for none.
    */
-  private static byte[] recordKey(Message m, Operation op, int partitions, long releaseHorizon, Scratch buffers) {
+  private static byte[] recordKey(Message m, Operation op, CompiledPolicy.Plan plan, long releaseHorizon,
+      Scratch buffers) {
+    int partitions = plan.partitions.length;
     if (m.messageId() != null && partitions > 0 && op != Operation.RELEASE) {
-      return Fingerprint.ofMessageId(m.messageId());
+      // a message id is its recipient's: the recipient's partition says whose, a shared one must be told
+      return plan.partitions[0].recipient ? Fingerprint.ofMessageId(m.messageId())
+          : Fingerprint.ofMessageId(m.recipient(), m.messageId());
     }
     if (op == Operation.DECIDE && partitions > 0 && releaseHorizon > 0) {
       byte[] key = buffers != null ? buffers.recordKey : new byte[16];
@@ -204,6 +208,12 @@ final class RequestBuilder {
       return key;
     }
     return null;
+  }
+
+  private static byte[] randomKey() {
+    byte[] key = new byte[16];
+    ThreadLocalRandom.current().nextBytes(key);
+    return key;
   }
 
   /** How long the record under {@link #recordKey} is kept: a message id as long as any rule reads it. */
@@ -226,13 +236,14 @@ final class RequestBuilder {
     long alignAt = time == PartitionRequest.STORE_TIME ? clock.millis() : time;
     boolean decide = op == Operation.DECIDE && partitions > 0;
     byte[] sealedTail = null;
+    // The other partitions' records are under a key of this decision's own, which the first's lists: a
+    // message id comes again from another recipient, or from this one after a reset, while a partition
+    // shared by recipients still remembers the first decision under it.
+    byte[] othersKey = decide && partitions > 1 && key != null && m.messageId() != null ? randomKey() : key;
     // Built last to first, each once: the first partition's record lists the others' keys.
     for (int j = partitions - 1; j >= 0; j--) {
       CompiledPolicy.Partition partition = plan.partitions[j];
-      byte[] partitionKey = partition.recipient
-          ? buffers != null ? Keys.recipientPartition(cp.tenantUtf8, m.recipient(), buffers.partitionKey)
-              : Keys.recipientPartition(cp.tenantUtf8, m.recipient())
-          : Keys.sharedPartition(m.tenant(), partition.dims, values(m, partition.dims), fingerprint);
+      byte[] partitionKey = partitionKey(m, cp, partition, fingerprint, buffers);
       ReusableRequest request = requests[j].set(partitionKey, op, time, m.cost(), 0L, null, m.category());
       if (checkInStep && partition.recipient && op != Operation.RELEASE) {
         request.suppression(new SuppressionCheck(m.channel(), m.category())); // read in the same atomic step
@@ -243,7 +254,8 @@ final class RequestBuilder {
         // atomically with its counts: the first under the message id or a random key, with the other
         // partitions listed; a refusal further on releases it, and the record with it.
         byte[] tail = decide ? ReleaseRecord.encode(m.cost(), request, requests, partitions, j == 0,
-            partition.inMessageZone ? cp.policy.zoneOf(m) : null, buffers) : ReleaseRecord.NOT_RELEASABLE;
+            partition.inMessageZone ? cp.policy.zoneOf(m) : null, othersKey == key ? null : othersKey, buffers)
+            : ReleaseRecord.NOT_RELEASABLE;
         if (partitions == 1 && m.messageId() == null && tail != ReleaseRecord.NOT_RELEASABLE
             && DecisionIds.sealsRelease(partitionKey.length, tail.length)) {
           // the usual decision: its id seals the release, and the store keeps nothing of it (or, one
@@ -252,11 +264,21 @@ final class RequestBuilder {
           request.idempotency(buffers != null && key == buffers.recordKey ? buffers.storedAsNothing(horizon)
               : Idempotency.storedAsNothing(key, horizon, ReleaseRecord.IN_ID));
         } else {
-          request.idempotency(new Idempotency(ReleaseRecord.keyIn(key, j), horizon, tail, j == 0 && m.messageId() != null));
+          request.idempotency(new Idempotency(j == 0 ? key : ReleaseRecord.keyIn(othersKey, j), horizon, tail,
+              j == 0 && m.messageId() != null));
         }
       }
     }
     return sealedTail;
+  }
+
+  /** The key of {@code partition} for {@code m}: in {@code buffers} when not null (a recipient's). */
+  private static byte[] partitionKey(Message m, CompiledPolicy cp, CompiledPolicy.Partition partition,
+      byte[] fingerprint, Scratch buffers) {
+    return partition.recipient
+        ? buffers != null ? Keys.recipientPartition(cp.tenantUtf8, m.recipient(), buffers.partitionKey)
+            : Keys.recipientPartition(cp.tenantUtf8, m.recipient())
+        : Keys.sharedPartition(m.tenant(), partition.dims, values(m, partition.dims), fingerprint);
   }
 
   /** The first {@code n} requests as immutable ones, sharing their arrays (filled without buffers). */

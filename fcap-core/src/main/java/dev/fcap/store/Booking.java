@@ -35,6 +35,28 @@ public record Booking(long notAfter, long[] open, boolean admitsNow) {
     return -1;
   }
 
+  /**
+   * The same booking from {@code x} on: only instants at or after {@code x}, and never the step's own
+   * time unless {@code x} is it (a partition that must book where the other partitions of a decision
+   * booked); null if none is left by {@code notAfter}.
+   */
+  public Booking from(long x) {
+    long first = firstOpen(x);
+    if (first < 0) {
+      return null;
+    }
+    if (open == null) {
+      return new Booking(notAfter, new long[] {x, notAfter}, false);
+    }
+    int k = 0;
+    while (open[k + 1] < x) {
+      k += 2;
+    }
+    long[] spans = java.util.Arrays.copyOfRange(open, k, open.length);
+    spans[0] = Math.max(spans[0], x);
+    return new Booking(notAfter, spans, false);
+  }
+
   @Override
   public boolean equals(Object o) {
     return o instanceof Booking b && notAfter == b.notAfter && Arrays.equals(open, b.open) && admitsNow == b.admitsNow;

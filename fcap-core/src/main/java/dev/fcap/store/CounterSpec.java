@@ -105,7 +105,9 @@ public final class CounterSpec {
    * The same fixed window over calendar periods of unequal lengths: {@code ends} are the ends of the
    * period that begins at the request's alignment and of the ones after it, in ms after that
    * alignment, increasing; its window is the first period's length. A store that reads a window
-   * beyond the last end takes windows of the last period's length.
+   * beyond the last end takes windows of the last period's length. Periods of one length (days
+   * without a daylight-saving change ahead) are windows of that length, and carry no ends: the
+   * request stays as small as a fixed window's.
    */
   public CounterSpec withPeriods(long[] ends) {
     if (algorithm != Algorithm.FIXED_WINDOW || ends.length == 0 || ends[0] <= 0) {
@@ -117,7 +119,17 @@ public final class CounterSpec {
       }
     }
     return new CounterSpec(algorithm, limits, bounds, new long[] {ends[0]}, enforced, relaxed, precision,
-        ends.clone());
+        oneLength(ends) ? null : ends.clone());
+  }
+
+  /** Whether every period of {@code ends} lasts as long as the first. */
+  private static boolean oneLength(long[] ends) {
+    for (int i = 1; i < ends.length; i++) {
+      if (ends[i] - ends[i - 1] != ends[0]) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**
@@ -139,9 +151,9 @@ public final class CounterSpec {
     return periodEnds[i];
   }
 
-  /** Whether this counter's periods end where {@code ends} say. */
+  /** Whether this counter's periods end where {@code ends} say ({@link #withPeriods}). */
   public boolean hasPeriods(long[] ends) {
-    return periodEnds == ends || Arrays.equals(periodEnds, ends);
+    return periodEnds == null ? windowsMs[0] == ends[0] && oneLength(ends) : Arrays.equals(periodEnds, ends);
   }
 
   /** The same counter for a message that checks {@code newRelaxed} never refuse (null or none: as it is). */

@@ -191,6 +191,114 @@ class DeferralTest {
     assertThat(plain.sendAt()).as("the hour after holds one booking: room for one").isEqualTo(T0 + 2 * hour);
   }
 
+  private static final Rule THREE_PER_CHANNEL_MINUTE = Rule.of("three-per-channel", 3, Duration.ofMinutes(1),
+      Dimension.CHANNEL);
+
+  private static Message sms(String recipient) {
+    return Message.builder(recipient).channel("sms").build();
+  }
+
+  private static Message deferredSms(String recipient) {
+    return Message.builder(recipient).channel("sms").defer(Defer.BY_DEFAULT).build();
+  }
+
+  /**
+   * A rule keyed by the channel lives in a partition of its own: a deferral finds the instant both
+   * partitions admit (the channel frees at +60 s, when its first message leaves, though the recipient
+   * admits now) and books it in both; a plain message then sees the booking in the channel, and a
+   * release gives the slot back in both.
+   */
+  @Test
+  void aDeferralUnderARuleKeyedWithoutTheRecipientBooksOneInstantInEveryPartition() {
+    Engine engine = engine(policy(TWO_PER_MINUTE, THREE_PER_CHANNEL_MINUTE));
+    engine.decideAt(sms("a"), T0).join();
+    engine.decideAt(sms("b"), T0 + 10_000).join();
+    engine.decideAt(sms("c"), T0 + 20_000).join();
+    Decision booked = engine.decideAt(deferredSms("d"), T0 + 30_000).join();
+    assertThat(booked.deferred()).isTrue();
+    assertThat(booked.sendAt()).isEqualTo(T0 + 60_000);
+    assertThat(booked.blockedBy()).containsExactly("three-per-channel");
+    // the channel holds the booking: at +60 s its window holds +10 s, +20 s and the booking
+    Decision plain = engine.decideAt(sms("e"), T0 + 60_000).join();
+    assertThat(plain.allowed()).isFalse();
+    assertThat(plain.sendAt()).isEqualTo(T0 + 70_000);
+    // and so does the recipient's partition: two more for d fill its minute with the booking
+    assertThat(engine.decideAt(Message.builder("d").build(), T0 + 60_000).join().allowed()).isTrue();
+    assertThat(engine.decideAt(Message.builder("d").build(), T0 + 60_000).join().allowed()).isFalse();
+    assertThat(engine.release(booked.decisionId()).join()).isTrue();
+    assertThat(engine.decideAt(sms("e"), T0 + 60_000).join().allowed()).as("the channel's slot, released").isTrue();
+  }
+
+  /**
+   * The partitions move the instant in turn: the recipient's minute frees at +60 s, the channel's not
+   * before +70 s, so the recipient is asked again from there; a deferral that finds no common instant
+   * by its notAfter books nothing anywhere.
+   */
+  @Test
+  void eachPartitionAsksTheOthersAgainFromItsInstantAndARefusalKeepsNothing() {
+    Engine engine = engine(policy(TWO_PER_MINUTE, THREE_PER_CHANNEL_MINUTE));
+    engine.decideAt(push("a"), T0).join();
+    engine.decideAt(push("a"), T0 + 5_000).join();
+    engine.decideAt(sms("b"), T0 + 10_000).join();
+    engine.decideAt(sms("b"), T0 + 10_000).join();
+    engine.decideAt(sms("c"), T0 + 20_000).join();
+    // a's minute frees at +60 s; sms holds +10 s twice and +20 s, and has room for one from +70 s
+    Message late = Message.builder("a").channel("sms").defer(new Defer(T0 + 65_000)).build();
+    Decision refused = engine.decideAt(late, T0 + 30_000).join();
+    assertThat(refused.deferred()).isFalse();
+    assertThat(refused.allowed()).isFalse();
+    assertThat(refused.blockedBy()).containsExactly("two-per-minute", "three-per-channel");
+    Decision booked = engine.decideAt(deferredSms("a"), T0 + 30_000).join();
+    assertThat(booked.deferred()).isTrue();
+    assertThat(booked.sendAt()).isEqualTo(T0 + 70_000);
+    // the refusal left nothing at +60 s: a's minute from +70 s holds the booking alone
+    assertThat(engine.decideAt(push("a"), T0 + 70_000).join().allowed()).isTrue();
+    assertThat(engine.decideAt(push("a"), T0 + 70_000).join().allowed()).isFalse();
+  }
+
+  private static Message push(String recipient) {
+    return Message.builder(recipient).channel("push").build();
+  }
+
+  /**
+   * Two recipients may use the same message id: in the channel's partition, which both share, each
+   * decision's record is its own, so a release gives back its own message, whichever is released:
+   * a's at +0 s leaves the channel holding b's (+1 s) and c's at +60.5 s; b's leaves it holding c's alone.
+   */
+  @Test
+  void aReleaseInASharedPartitionGivesBackItsOwnMessageWhenAnotherRecipientUsedTheSameMessageId() {
+    Rule twoPerChannel = Rule.of("two-per-channel", 2, Duration.ofMinutes(1), Dimension.CHANNEL);
+    for (int released = 0; released < 2; released++) {
+      Engine engine = engine(policy(TWO_PER_MINUTE, twoPerChannel));
+      Decision first = engine.decideAt(Message.builder("a").channel("sms").messageId("welcome").build(), T0).join();
+      Decision second = engine.decideAt(Message.builder("b").channel("sms").messageId("welcome").build(), T0 + 1_000)
+          .join();
+      assertThat(second.allowed()).isTrue();
+      assertThat(second.replayed()).isFalse();
+      assertThat(engine.release((released == 0 ? first : second).decisionId()).join()).isTrue();
+      assertThat(engine.decideAt(sms("c"), T0 + 2_000).join().allowed()).isTrue();
+      Decision late = engine.decideAt(sms("d"), T0 + 60_500).join();
+      if (released == 0) {
+        assertThat(late.allowed()).as("the channel holds b's and c's").isFalse();
+        assertThat(late.sendAt()).isEqualTo(T0 + 61_000);
+      } else {
+        assertThat(late.allowed()).as("the channel holds c's alone").isTrue();
+      }
+    }
+  }
+
+  /** Without a rule keyed by the recipient, a message id is still one recipient's: b's is not a retry of a's. */
+  @Test
+  void aMessageIdOfAnotherRecipientIsNoRetryWhereNoRuleIsKeyedByTheRecipient() {
+    Engine engine = engine(policy(THREE_PER_CHANNEL_MINUTE));
+    assertThat(engine.decideAt(Message.builder("a").channel("sms").messageId("m").build(), T0).join().allowed()).isTrue();
+    Decision other = engine.decideAt(Message.builder("b").channel("sms").messageId("m").build(), T0 + 1).join();
+    assertThat(other.replayed()).isFalse();
+    assertThat(other.rules().get(0).used()).isEqualTo(1);
+    assertThat(engine.decideAt(Message.builder("a").channel("sms").messageId("m").build(), T0 + 2).join().replayed())
+        .as("a's own retry").isTrue();
+  }
+
   /** 2026-03-06T12:00 in New York (EST): the night of the 7th to the 8th springs forward, so the 8th lasts 23 hours. */
   private static final long NY_FRIDAY_NOON = java.time.Instant.parse("2026-03-06T17:00:00Z").toEpochMilli();
   private static final Rule ONE_A_NEW_YORK_DAY = new Rule("one-a-day", null, 1, Duration.ofDays(1),
@@ -299,15 +407,12 @@ class DeferralTest {
   void aDeferralTheEngineCannotHonourIsRefusedNamingWhy() {
     Rule gcra = new Rule("smooth", null, 10, Duration.ofMinutes(1), List.of(Dimension.RECIPIENT), null, null,
         Algorithm.GCRA, 0, Mode.ENFORCE, null);
-    Rule perChannel = Rule.of("per-channel", 100, Duration.ofMinutes(1), Dimension.CHANNEL);
     Rule large = Rule.of("large", 5000, Duration.ofHours(1), Dimension.RECIPIENT);
     Rule londonTwoDays = new Rule("london-two-days", null, 3, Duration.ofDays(2), List.of(Dimension.RECIPIENT), null,
         null, Algorithm.FIXED_WINDOW, 0, Mode.ENFORCE, ZoneId.of("Europe/London"));
     assertRefused(engine(policy(londonTwoDays)), deferred("a"), "defer",
         "rule 'london-two-days' is a fixed window of several days in a time zone");
     assertRefused(engine(policy(TWO_PER_MINUTE, gcra)), deferred("a"), "defer", "rule 'smooth' uses gcra");
-    assertRefused(engine(policy(perChannel)), Message.builder("a").channel("sms").defer(Defer.BY_DEFAULT).build(),
-        "defer", "rule 'per-channel' is not keyed by the recipient");
     assertRefused(engine(policy(large)), deferred("a"), "defer", "rule 'large' keeps more than 256 messages");
     assertRefused(engine(policy(TWO_PER_MINUTE)), Message.builder("a").defer(new Defer(T0 + Duration.ofDays(8).toMillis()))
         .build(), "notAfter", "more than 7 days");

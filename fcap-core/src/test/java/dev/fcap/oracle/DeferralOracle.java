@@ -19,7 +19,8 @@ import java.util.TreeSet;
 /**
  * A deliberately naive model of deferred decisions (docs/algorithms.md, "Deferred decisions"), for
  * policies of sliding-log and fixed-window rules keyed by the recipient (alone or with the content)
- * and send windows. A fixed window counts the messages recorded in the window that holds an
+ * or by the channel (one counter for every recipient: a partition of its own, booked at the same
+ * instant as the recipient's), and send windows. A fixed window counts the messages recorded in the window that holds an
  * instant: epoch-aligned, or the local day, ISO week or month of its zone (the message's, for
  * {@code zone: recipient}) by java.time; a message is booked there at the first instant from which
  * its window has room.
@@ -36,7 +37,8 @@ import java.util.TreeSet;
  * transitions are whole minutes), each tested in full.
  *
  * <p>As the engine does: a partition is never decided before its latest write (a step back of the
- * clock is decided there); send windows are judged at the caller's time (a booking's instant, at or
+ * clock is decided there; the model keeps the recipient's partition's time only, so a policy with a
+ * rule keyed by the channel is run on time that never goes back); send windows are judged at the caller's time (a booking's instant, at or
  * after the partition's, in them); a refusal's {@code sendAt} is the
  * first instant, from the latest instant its refusing rules free on their own, at which every window
  * is open; a retry of a remembered message id answers the first decision again.
@@ -447,7 +449,14 @@ public final class DeferralOracle {
     return fixed(r) ? "fixed " + r.id() + r.key() : r.key().toString();
   }
 
+  /**
+   * The counter's key values: the recipient's (for {@link #reset}, which forgets only its recipient's
+   * partition), the content's, the channel's: a rule keyed by the channel alone is shared by every
+   * recipient.
+   */
   private static String logKey(Rule r, Message m) {
-    return "\u0000" + m.recipient() + "\u0000" + (r.key().contains(Dimension.CONTENT) ? m.content() : "");
+    return "\u0000" + (r.key().contains(Dimension.RECIPIENT) ? m.recipient() : "") + "\u0000"
+        + (r.key().contains(Dimension.CONTENT) ? m.content() : "") + "\u0000"
+        + (r.key().contains(Dimension.CHANNEL) ? m.channel() : "");
   }
 }

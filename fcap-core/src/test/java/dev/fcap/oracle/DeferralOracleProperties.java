@@ -64,13 +64,28 @@ public class DeferralOracleProperties {
     check(seed, store -> new ForwardingStore(store) {});
   }
 
+  /**
+   * A rule keyed by the channel beside the recipient's: a deferral books one instant in the channel's
+   * partition and the recipient's, found in rounds ({@code PartitionChain}); on time that never
+   * goes back (the model keeps the recipient's partition's time only).
+   */
+  @Property(tries = 8)
+  void deferredDecisionsOverSeveralPartitionsAgreeWithTheOracle(@ForAll long seed) {
+    SplittableRandom random = new SplittableRandom(seed);
+    check(seed, withChannelRule(randomPolicy(random), random), random, store -> store, false);
+  }
+
   private static void check(long seed, UnaryOperator<Store> path) {
     SplittableRandom random = new SplittableRandom(seed);
-    Policy policy = randomPolicy(random);
+    check(seed, randomPolicy(random), random, path, true);
+  }
+
+  private static void check(long seed, Policy policy, SplittableRandom random, UnaryOperator<Store> path,
+      boolean freeClock) {
     ManualClock clock = new ManualClock(START);
     Engine engine = Engine.builder(path.apply(MemoryStore.builder().clock(clock).segments(2).build()))
         .clock(clock).callerTime(true).releaseHorizon(Duration.ofDays(7)).policy(policy).build();
-    Run run = new Run(seed, policy, OracleRun.engine(engine), Duration.ofDays(7).toMillis(), true);
+    Run run = new Run(seed, policy, OracleRun.engine(engine), Duration.ofDays(7).toMillis(), freeClock);
     run.steps(random, STEPS);
     assertThat(run.over).as("seed %d: %s", seed, run.first).isZero();
     assertThat(run.mismatches).as("seed %d: %s", seed, run.first).isZero();
@@ -213,6 +228,7 @@ public class DeferralOracleProperties {
     Message.Builder b = Message.builder("r" + recipient).content("c" + random.nextInt(3))
         .priority(Priority.values()[random.nextInt(Priority.values().length)])
         .cost(random.nextInt(5) == 0 ? 2 : 1);
+    b.channel(random.nextBoolean() ? "sms" : "push");
     if (recipient > 0) {
       // a recipient keeps its zone (r0 none: the policy's): a local period judged in two zones counts
       // conservatively (docs/algorithms.md), which an exact model cannot follow
@@ -262,6 +278,20 @@ public class DeferralOracleProperties {
     }
     ZoneId zone = random.nextInt(3) == 0 ? ZONES[random.nextInt(ZONES.length)] : null;
     return new Policy("default", 1, rules, zone);
+  }
+
+  /**
+   * {@code p} with a rule keyed by the channel alone (a sliding log or a fixed window of 2 to 7 in
+   * one of the windows, shared by every recipient), at a random place among its rules.
+   */
+  public static Policy withChannelRule(Policy p, SplittableRandom random) {
+    List<Rule> rules = new ArrayList<>(p.rules());
+    Algorithm algorithm = random.nextInt(3) == 0 ? Algorithm.FIXED_WINDOW : Algorithm.SLIDING_LOG;
+    Rule channel = new Rule("per-channel", null, 2 + random.nextInt(6),
+        Duration.ofMillis(WINDOWS[random.nextInt(WINDOWS.length)]), List.of(Dimension.CHANNEL), null, null, algorithm,
+        0, Mode.ENFORCE, null);
+    rules.add(random.nextInt(rules.size() + 1), channel);
+    return new Policy(p.tenant(), p.version(), rules, p.timeZone());
   }
 
   /** A cap of a local day, ISO week or month, in a zone of {@link #ZONES} or the recipient's. */

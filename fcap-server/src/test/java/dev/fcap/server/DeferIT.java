@@ -159,8 +159,6 @@ class DeferIT {
         "notAfter");
     assertThat(refused("{\"tenant\": \"gcra\", \"recipient\": \"r4\", \"defer\": true}", "defer_unsupported", "defer")
         .get("message").asText()).contains("smooth");
-    assertThat(refused("{\"tenant\": \"shared\", \"recipient\": \"r4\", \"channel\": \"sms\", \"defer\": true}",
-        "defer_unsupported", "defer").get("message").asText()).contains("per-channel");
     assertThat(refused("{\"tenant\": \"daily\", \"recipient\": \"r4\", \"defer\": true}", "defer_unsupported", "defer")
         .get("message").asText()).contains("per-two-days");
 
@@ -177,8 +175,12 @@ class DeferIT {
     // nothing was recorded: no counter of r4 in the default tenant, the others still admit their one message
     assertThat(inspect("r4").get("counters")).isEmpty();
     assertThat(decide("{\"tenant\": \"gcra\", \"recipient\": \"r4\"}").get("allowed").asBoolean()).isTrue();
+    // a rule keyed by the channel books too: the channel's one slot of the hour is taken, the next is in an hour
     assertThat(decide("{\"tenant\": \"shared\", \"recipient\": \"r4\", \"channel\": \"sms\"}").get("allowed")
         .asBoolean()).isTrue();
+    JsonNode booked = decide("{\"tenant\": \"shared\", \"recipient\": \"r5\", \"channel\": \"sms\", \"defer\": true}");
+    assertThat(booked.get("deferred").asBoolean()).isTrue();
+    assertThat(booked.get("retryAfterMs").asLong()).isEqualTo(HOUR);
     assertThat(decide("{\"tenant\": \"daily\", \"recipient\": \"r4\"}").get("allowed").asBoolean()).isTrue();
   }
 

@@ -63,6 +63,19 @@ class RedisDeferralOracleIT {
     check(STANDALONE.uri(), seed, 3);
   }
 
+  /**
+   * A rule keyed by the channel beside the recipient's: its partition lies in another slot (on
+   * another master, mostly), and a deferral is booked at one instant in both; time never goes back.
+   */
+  @ParameterizedTest
+  @ValueSource(longs = {11, 12})
+  void clusterBooksOverSeveralPartitionsAsTheOracleDoes(long seed) throws Exception {
+    CLUSTER.deployment().flushAll();
+    SplittableRandom random = new SplittableRandom(seed);
+    check(CLUSTER.uri(), seed, 0, DeferralOracleProperties.withChannelRule(DeferralOracleProperties.randomPolicy(random),
+        random), random, false);
+  }
+
   /** As on the embedded store: a counter holds at most 256 bookings, in a log and in a fixed window. */
   @Test
   void aCounterFullOfBookingsBooksNoMore() throws Exception {
@@ -149,12 +162,16 @@ class RedisDeferralOracleIT {
 
   private static void check(String uri, long seed, int groups) {
     SplittableRandom random = new SplittableRandom(seed);
-    Policy policy = DeferralOracleProperties.randomPolicy(random);
+    check(uri, seed, groups, DeferralOracleProperties.randomPolicy(random), random, true);
+  }
+
+  private static void check(String uri, long seed, int groups, Policy policy, SplittableRandom random,
+      boolean freeClock) {
     ManualClock clock = new ManualClock(DeferralOracleProperties.START);
     Engine engine = Engine.builder(RedisStore.builder(uri).clock(clock).groups(groups).build())
         .clock(clock).callerTime(true).releaseHorizon(Duration.ofDays(7)).policy(policy).build();
     var run = new DeferralOracleProperties.Run(seed, policy, OracleRun.engine(engine), Duration.ofDays(7).toMillis(),
-        true);
+        freeClock);
     run.steps(random, STEPS);
     assertThat(run.over).as("seed %d: %s", seed, run.first).isZero();
     assertThat(run.mismatches).as("seed %d: %s", seed, run.first).isZero();
