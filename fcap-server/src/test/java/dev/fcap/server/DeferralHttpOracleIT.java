@@ -33,7 +33,7 @@ class DeferralHttpOracleIT {
   private static final int STEPS = 700;
 
   @ParameterizedTest(name = "policy {0}")
-  @ValueSource(longs = {3, 11, 21})
+  @ValueSource(longs = {3, 11, 22})
   void deferredDecisionsOverHttpAgreeWithTheOracle(long seed) throws IOException {
     SplittableRandom random = new SplittableRandom(seed);
     Policy policy = DeferralOracleProperties.randomPolicy(random);
