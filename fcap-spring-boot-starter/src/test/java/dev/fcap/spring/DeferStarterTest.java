@@ -26,7 +26,7 @@ class DeferStarterTest {
       .withUserConfiguration(Senders.class)
       .withPropertyValues("fcap.rules[0].id=one-per-hour", "fcap.rules[0].limit=1", "fcap.rules[0].window=1h",
           "fcap.rules[0].key[0]=recipient",
-          "fcap.rules[1].id=one-digest-a-day", "fcap.rules[1].limit=1", "fcap.rules[1].window=1d",
+          "fcap.rules[1].id=one-digest-in-two-days", "fcap.rules[1].limit=1", "fcap.rules[1].window=2d",
           "fcap.rules[1].key[0]=recipient", "fcap.rules[1].algorithm=fixed-window", "fcap.rules[1].zone=Europe/London",
           "fcap.rules[1].match.category[0]=digest");
 
@@ -99,7 +99,7 @@ class DeferStarterTest {
 
       assertThatThrownBy(() -> sender.digest("d6")).isInstanceOfSatisfying(InvalidMessageException.class, e -> {
         assertThat(e.field()).isEqualTo("defer");
-        assertThat(e.getMessage()).contains("one-digest-a-day");
+        assertThat(e.getMessage()).contains("one-digest-in-two-days");
       });
       assertThat(sender.sent()).containsExactly("d5");
     });
