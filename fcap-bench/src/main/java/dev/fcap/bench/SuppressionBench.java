@@ -231,23 +231,31 @@ public final class SuppressionBench {
     }
   }
 
+  /** Decisions in a row that must pass after a restart before a run starts. */
+  private static final int PROBES = 64;
+
   /**
    * Restarts the server from the snapshot taken after the import, so that each run starts from the
    * list alone in freshly loaded memory: with the partitions of the runs before deleted instead, a
    * run's Redis time per decision grew by about 1 us from one run to the next (a freed, scattered
-   * heap), more than the difference measured. Then one decision through {@code engine} waits for
-   * its reconnection.
+   * heap), more than the difference measured. Then decisions through {@code engine} wait for its
+   * reconnection: {@link #PROBES} in a row must pass, since the store's connections come back one by
+   * one and a decision may take any of them.
    */
   private void fromTheList(RedisServer server, Engine engine) throws IOException {
     server.restart();
     Message probe = Message.builder("+1000000000000").content("probe").build();
     long deadline = System.nanoTime() + 30_000_000_000L;
-    while (true) { // the connection rejects commands until its reconnection (with backoff) is done
+    int passed = 0;
+    while (true) { // a connection rejects commands until its reconnection (with backoff) is done
       try {
-        if (!engine.decide(probe).join().degraded()) {
+        passed = engine.decide(probe).join().degraded() ? 0 : passed + 1;
+        if (passed == PROBES) {
           return;
         }
+        continue;
       } catch (java.util.concurrent.CompletionException e) {
+        passed = 0;
         if (System.nanoTime() > deadline) {
           throw new IllegalStateException("the store did not come back after the restart", e);
         }
