@@ -38,6 +38,9 @@ record ReleaseRecord(long cost, List<CounterRequest> counters, List<byte[]> othe
   static final byte[] NOT_RELEASABLE = {0};
   /** The tail of a record whose decision id seals the release: the record is only the claim. */
   static final byte[] IN_ID = {2};
+  /** Per zone, its id's bytes (read only): a tail in the message's zone is written per admitted decision. */
+  private static final java.util.concurrent.ConcurrentHashMap<ZoneId, byte[]> ZONE_IDS =
+      new java.util.concurrent.ConcurrentHashMap<>();
   private static final int RELEASABLE = 1;
   private static final int WITH_ZONE = 2;
   private static final int WITH_OTHERS_KEY = 4;
@@ -60,7 +63,7 @@ record ReleaseRecord(long cost, List<CounterRequest> counters, List<byte[]> othe
     for (int j = 1; j <= m; j++) {
       size += Varint.size(all[j].partition().length) + all[j].partition().length;
     }
-    byte[] zoneId = zone == null ? null : zone.getId().getBytes(StandardCharsets.UTF_8);
+    byte[] zoneId = zone == null ? null : ZONE_IDS.computeIfAbsent(zone, z -> z.getId().getBytes(StandardCharsets.UTF_8));
     if (zoneId != null) {
       size += Varint.size(zoneId.length) + zoneId.length;
     }
