@@ -33,36 +33,8 @@ class FixedWindowBookingProperties {
     long now = T0;
     for (long[] step : steps) {
       now += step[0];
-      long cost = step[1];
-      long[] used = new long[1];
-      long[] retryAt = new long[1];
-      boolean admitted = FixedWindow.INSTANCE.evaluate(state, spec, 0, now, cost, used, retryAt, 0);
-      assertThat(used[0]).as("used at +%d", now - T0).isEqualTo(held(history, window, now));
-      long first = first(history, window, limit, now, cost);
-      assertThat(retryAt[0]).as("retryAt at +%d", now - T0).isEqualTo(first);
-      assertThat(admitted).as("admitted at +%d", now - T0).isEqualTo(first == now);
-      switch ((int) step[2]) {
-        case 0 -> {
-          if (admitted) {
-            state = FixedWindow.INSTANCE.record(state, spec, 0, now, cost);
-            history.add(new long[] {now, cost});
-          }
-        }
-        case 1 -> {
-          long at = FixedWindow.INSTANCE.admitsFrom(state, 0, Bytes.length(state), spec, 0, now, cost);
-          assertThat(at).as("booking at +%d", now - T0).isEqualTo(first);
-          if (at != CounterAlgorithm.NEVER) {
-            state = FixedWindow.INSTANCE.book(state, spec, 0, now, at, cost);
-            history.add(new long[] {at, cost});
-          }
-        }
-        default -> {
-          if (!history.isEmpty()) {
-            long[] gone = history.remove((int) (step[3] % history.size()));
-            state = FixedWindow.INSTANCE.release(state, spec, 0, now, gone[0], gone[1]);
-          }
-        }
-      }
+      state = step(state, spec, 0, now, step, held(history, window, now), first(history, window, limit, now, step[1]),
+          Long.MAX_VALUE, history);
       if (state != null) {
         assertThat(FixedWindow.INSTANCE.expiresAt(state, spec, 0)).as("expiry covers every live window")
             .isGreaterThanOrEqualTo(history.stream().mapToLong(e -> Math.floorDiv(e[0], window) * window + window)
@@ -90,7 +62,6 @@ class FixedWindowBookingProperties {
     long now = T0;
     for (long[] step : steps) {
       now += step[0];
-      long cost = step[1];
       int p = periodOf(starts, now);
       long align = starts[p];
       List<Long> ends = new ArrayList<>();
@@ -99,35 +70,8 @@ class FixedWindowBookingProperties {
       }
       CounterSpec spec = CounterSpec.single(Algorithm.FIXED_WINDOW, limit, 1, true, 0)
           .withPeriods(ends.stream().mapToLong(Long::longValue).toArray());
-      long[] used = new long[1];
-      long[] retryAt = new long[1];
-      boolean admitted = FixedWindow.INSTANCE.evaluate(state, spec, align, now, cost, used, retryAt, 0);
-      assertThat(used[0]).as("used at +%d", now - T0).isEqualTo(heldIn(history, starts, now));
-      long first = firstIn(history, starts, limit, now, cost);
-      assertThat(retryAt[0]).as("retryAt at +%d", now - T0).isEqualTo(first);
-      assertThat(admitted).as("admitted at +%d", now - T0).isEqualTo(first == now);
-      switch ((int) step[2]) {
-        case 0 -> {
-          if (admitted) {
-            state = FixedWindow.INSTANCE.record(state, spec, align, now, cost);
-            history.add(new long[] {now, cost});
-          }
-        }
-        case 1 -> {
-          long at = FixedWindow.INSTANCE.admitsFrom(state, 0, Bytes.length(state), spec, align, now, cost);
-          assertThat(at).as("booking at +%d", now - T0).isEqualTo(first);
-          if (at != CounterAlgorithm.NEVER && at <= now + AHEAD / 2) {
-            state = FixedWindow.INSTANCE.book(state, spec, align, now, at, cost);
-            history.add(new long[] {at, cost});
-          }
-        }
-        default -> {
-          if (!history.isEmpty()) {
-            long[] gone = history.remove((int) (step[3] % history.size()));
-            state = FixedWindow.INSTANCE.release(state, spec, align, now, gone[0], gone[1]);
-          }
-        }
-      }
+      state = step(state, spec, align, now, step, heldIn(history, starts, now),
+          firstIn(history, starts, limit, now, step[1]), now + AHEAD / 2, history);
       if (state != null) {
         long current = starts[p];
         assertThat(FixedWindow.INSTANCE.expiresAt(state, spec, align)).as("expiry covers every live period")
@@ -135,6 +79,46 @@ class FixedWindowBookingProperties {
                 .mapToLong(e -> starts[periodOf(starts, e[0]) + 1]).max().orElse(Long.MIN_VALUE));
       }
     }
+  }
+
+  /**
+   * One step at {@code now}: the decision checked against {@code held} and {@code first}, what the
+   * definition says the window holds and the first instant with room, then, as {@code step} says, a
+   * record of it, a booking (at most {@code latest}) or a release of a random message of
+   * {@code history} (kept up to date); the state after it.
+   */
+  private static byte[] step(byte[] state, CounterSpec spec, long align, long now, long[] step, long held, long first,
+      long latest, List<long[]> history) {
+    long cost = step[1];
+    long[] used = new long[1];
+    long[] retryAt = new long[1];
+    boolean admitted = FixedWindow.INSTANCE.evaluate(state, spec, align, now, cost, used, retryAt, 0);
+    assertThat(used[0]).as("used at +%d", now - T0).isEqualTo(held);
+    assertThat(retryAt[0]).as("retryAt at +%d", now - T0).isEqualTo(first);
+    assertThat(admitted).as("admitted at +%d", now - T0).isEqualTo(first == now);
+    switch ((int) step[2]) {
+      case 0 -> {
+        if (admitted) {
+          state = FixedWindow.INSTANCE.record(state, spec, align, now, cost);
+          history.add(new long[] {now, cost});
+        }
+      }
+      case 1 -> {
+        long at = FixedWindow.INSTANCE.admitsFrom(state, 0, Bytes.length(state), spec, align, now, cost);
+        assertThat(at).as("booking at +%d", now - T0).isEqualTo(first);
+        if (at != CounterAlgorithm.NEVER && at <= latest) {
+          state = FixedWindow.INSTANCE.book(state, spec, align, now, at, cost);
+          history.add(new long[] {at, cost});
+        }
+      }
+      default -> {
+        if (!history.isEmpty()) {
+          long[] gone = history.remove((int) (step[3] % history.size()));
+          state = FixedWindow.INSTANCE.release(state, spec, align, now, gone[0], gone[1]);
+        }
+      }
+    }
+    return state;
   }
 
   /** How far ahead of a request's time its periods' ends reach. */
