@@ -45,16 +45,12 @@ final class PartitionChain {
     if (i == requests.length) {
       return CompletableFuture.completedFuture(results);
     }
-    return store.apply(requests[i]).exceptionallyCompose(error -> {
-      // a later partition failed (unreachable, full): take back what the earlier ones recorded
-      List<CompletableFuture<?>> undo = new ArrayList<>();
-      for (int j = 0; j < i && op == Operation.DECIDE; j++) {
-        undo.add(store.apply(requests[j].asRelease(results[j].time())));
-      }
-      return CompletableFuture.allOf(undo.toArray(CompletableFuture[]::new))
-          .handle((ignored, e) -> (PartitionResult) null)
-          .thenCompose(ignored -> CompletableFuture.failedFuture(error));
-    }).thenCompose(r -> {
+    return store.apply(requests[i]).exceptionallyCompose(error ->
+        // a later partition failed (unreachable, full): take back what the earlier ones recorded
+        (op == Operation.DECIDE ? release(store, requests, results, i) : CompletableFuture.completedFuture(null))
+            .handle((ignored, e) -> (PartitionResult) null)
+            .thenCompose(ignored -> CompletableFuture.failedFuture(error))
+    ).thenCompose(r -> {
       results[i] = r;
       if (r.replayOf() != null) {
         return CompletableFuture.completedFuture(results); // decided before: the other partitions were counted then
@@ -62,15 +58,8 @@ final class PartitionChain {
       if (r.allowed() || op != Operation.DECIDE) {
         return next(store, requests, op, i + 1, results);
       }
-      List<CompletableFuture<?>> pending = new ArrayList<>();
-      for (int j = 0; j < i; j++) {
-        pending.add(store.apply(requests[j].asRelease(results[j].time())));
-      }
-      for (int j = i + 1; j < requests.length; j++) {
-        int at = j;
-        pending.add(store.apply(dryRun(requests[j])).thenAccept(checked -> results[at] = checked));
-      }
-      return CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).thenApply(ignored -> results);
+      return CompletableFuture.allOf(release(store, requests, results, i), dryRuns(store, requests, results, i + 1, -1))
+          .thenApply(ignored -> results);
     });
   }
 
@@ -92,7 +81,7 @@ final class PartitionChain {
       return refuse(store, requests, results, i, -1);
     }
     return store.apply(requests[i].withBooking(asked)).exceptionallyCompose(error ->
-        release(store, requests, results, i).handle((ignored, e) -> (PartitionResult[]) null)
+        release(store, requests, results, i).handle((ignored, e) -> (PartitionResult) null)
             .thenCompose(ignored -> CompletableFuture.failedFuture(error))
     ).thenCompose(r -> {
       results[i] = r;
@@ -134,16 +123,22 @@ final class PartitionChain {
    */
   private static CompletableFuture<PartitionResult[]> refuse(Store store, PartitionRequest[] requests,
       PartitionResult[] results, int recorded, int refusing) {
-    return release(store, requests, results, recorded).thenCompose(ignored -> {
-      List<CompletableFuture<?>> checks = new ArrayList<>(requests.length);
-      for (int j = 0; j < requests.length; j++) {
-        int at = j;
-        if (j != refusing) {
-          checks.add(store.apply(dryRun(requests[j])).thenAccept(checked -> results[at] = checked));
-        }
+    return release(store, requests, results, recorded)
+        .thenCompose(ignored -> dryRuns(store, requests, results, 0, refusing))
+        .thenApply(ignored -> results);
+  }
+
+  /** Dry-runs {@code requests[from, n)} but {@code skip} (-1: none) into their {@code results}. */
+  private static CompletableFuture<Void> dryRuns(Store store, PartitionRequest[] requests, PartitionResult[] results,
+      int from, int skip) {
+    List<CompletableFuture<?>> checks = new ArrayList<>(requests.length);
+    for (int j = from; j < requests.length; j++) {
+      int at = j;
+      if (j != skip) {
+        checks.add(store.apply(dryRun(requests[j])).thenAccept(checked -> results[at] = checked));
       }
-      return CompletableFuture.allOf(checks.toArray(CompletableFuture[]::new)).thenApply(ignored2 -> results);
-    });
+    }
+    return CompletableFuture.allOf(checks.toArray(CompletableFuture[]::new));
   }
 
   /**

@@ -94,7 +94,9 @@ public final class Oracle {
    * One thing that happened to a counter at {@code time}, with the rule's spec in force then; a
    * release undoes the message recorded at {@code eventTime}.
    */
-  private record Op(Kind kind, long time, long eventTime, long cost, long windowMs, long limit, long align) {}
+  /** One operation on a counter; {@code calendar} and {@code zone}: a calendar rule's, else null. */
+  private record Op(Kind kind, long time, long eventTime, long cost, long windowMs, long limit, long align,
+      CalendarUnit calendar, ZoneId zone) {}
 
   /**
    * One counter: a sliding log is its list of entries (oldest first, pruned at every write as the
@@ -401,7 +403,7 @@ public final class Oracle {
       return;
     }
     long[] spec = spec(r, m, alignAt);
-    c.ops.add(new Op(kind, time, eventTime, cost, spec[0], r.limit(), spec[1]));
+    c.ops.add(new Op(kind, time, eventTime, cost, spec[0], r.limit(), spec[1], r.calendar(), calendarZone(r, m)));
     if (c.ops.size() >= CHECKPOINT) {
       c.base = c.algorithm == Algorithm.FIXED_WINDOW ? fixedWindow(c) : c.algorithm == Algorithm.GCRA
           ? new long[] {gcra(c)} : null;
@@ -826,6 +828,19 @@ public final class Oracle {
   }
 
   /**
+   * The window {start, end} of {@code op}'s counter that holds {@code t}: from the end of the op's own
+   * period on, a calendar rule's real periods (a day of 23 or 25 hours, a month of its length), by
+   * java.time; else, and before it, windows of the op's length from its alignment.
+   */
+  private static long[] windowOf(Op op, long t) {
+    if (op.calendar() == null || t < op.align() + op.windowMs()) {
+      long start = windowStart(t, op.windowMs(), op.align());
+      return new long[] {start, start + op.windowMs()};
+    }
+    return period(op.calendar(), op.zone(), t);
+  }
+
+  /**
    * {last, count, expiry} of the window holding the newest recorded message, or null. The expiry is
    * the end of that window by the spec of the counter's latest write, in whole seconds rounded up, as
    * the store keeps it: a calendar counter written in one zone's period is gone once that period
@@ -837,11 +852,11 @@ public final class Oracle {
       if (s != null && s[2] <= op.time()) {
         s = null; // expired by the spec it was last written with
       }
-      long start = windowStart(op.time(), op.windowMs(), op.align());
+      long start = windowOf(op, op.time())[0];
       if (op.kind() == Kind.RECORD) {
         s = s != null && s[0] >= start ? new long[] {Math.max(op.time(), s[0]), s[1] + op.cost(), 0}
             : new long[] {op.time(), op.cost(), 0};
-      } else if (s != null && s[0] >= start && op.eventTime() >= windowStart(s[0], op.windowMs(), op.align())) {
+      } else if (s != null && s[0] >= start && op.eventTime() >= windowOf(op, s[0])[0]) {
         // a message gives back a unit of the count only if it lies in the count's window, while that
         // window is live at the release's time
         s = s[1] - op.cost() <= 0 ? null : new long[] {s[0], s[1] - op.cost(), 0};
@@ -849,7 +864,7 @@ public final class Oracle {
         s = new long[] {s[0], s[1], 0}; // rewritten as it is, with the release's spec
       }
       if (s != null) {
-        s[2] = ceilDiv(windowStart(s[0], op.windowMs(), op.align()) + op.windowMs(), 1000) * 1000;
+        s[2] = ceilDiv(windowOf(op, s[0])[1], 1000) * 1000;
         if (s[2] <= op.time()) {
           s = null;
         }
