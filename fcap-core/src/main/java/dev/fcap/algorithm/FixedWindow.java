@@ -31,22 +31,22 @@ final class FixedWindow implements CounterAlgorithm {
 
   /** The start of the window holding {@code t}. */
   static long windowStart(CounterSpec spec, long t, long align) {
-    long window = spec.windowMs(0);
-    if (spec.periods() == 0 || t < align + window) { // before the periods too: windows of the first's length
-      return Math.floorDiv(t - align, window) * window + align;
-    }
-    int i = period(spec, t, align);
-    return i < spec.periods() ? align + spec.periodEnd(i - 1) : beyond(spec, t, align, 0);
+    return bound(spec, t, align, 0);
   }
 
   /** The end of the window holding {@code t}: the next one's start. */
   static long windowEnd(CounterSpec spec, long t, long align) {
+    return bound(spec, t, align, 1);
+  }
+
+  /** The start ({@code plus} 0) or end (1) of the window holding {@code t}. */
+  private static long bound(CounterSpec spec, long t, long align, int plus) {
     long window = spec.windowMs(0);
-    if (spec.periods() == 0 || t < align + window) {
-      return Math.floorDiv(t - align, window) * window + align + window;
+    if (spec.periods() == 0 || t < align + window) { // before the periods too: windows of the first's length
+      return (Math.floorDiv(t - align, window) + plus) * window + align;
     }
     int i = period(spec, t, align);
-    return i < spec.periods() ? align + spec.periodEnd(i) : beyond(spec, t, align, 1);
+    return i < spec.periods() ? align + spec.periodEnd(i - 1 + plus) : beyond(spec, t, align, plus);
   }
 
   /** The period holding {@code t}, at or after the first one's end: its index, or the count of periods if after them all. */
