@@ -14,11 +14,18 @@ import dev.fcap.model.SendWindow;
 import dev.fcap.store.ManualClock;
 import dev.fcap.store.redis.RedisStore;
 import dev.fcap.store.redis.testing.RedisDeployment;
+import dev.fcap.store.redis.testing.RedisServer;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.codec.StringCodec;
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.DayOfWeek;
 import java.time.Duration;
 import java.time.Instant;
@@ -51,8 +58,14 @@ import java.util.function.Predicate;
  * bookings and the next books nothing: every booking sweeps the log in turns between the rule and
  * the window. Prints the slowest script call and how many took over 1 ms.
  *
+ * <p><b>Instructions</b> ({@code --callgrind}): the two workloads beside an ordinary decision on a
+ * redis-server run by valgrind's callgrind, which counts every instruction the server executes in
+ * each phase (the script, the command around it, the network), zeroed before the phase and dumped
+ * after it: store CPU per call that a noisy machine does not move. The longest booking is not run
+ * (its figure is time).
+ *
  * <pre>
- * java -cp fcap-bench/target/fcap-bench.jar dev.fcap.bench.DeferralCostOnRedis [--recipients 20000] [--reps 3] [--limit 256]
+ * java -cp fcap-bench/target/fcap-bench.jar dev.fcap.bench.DeferralCostOnRedis [--recipients 20000] [--reps 3] [--limit 256] [--callgrind]
  * </pre>
  */
 public final class DeferralCostOnRedis {
@@ -66,30 +79,111 @@ public final class DeferralCostOnRedis {
     int recipients = 20_000;
     int reps = 3;
     long limit = PartitionStep.MAX_BOOKABLE_CAPACITY;
+    boolean callgrind = false;
     for (int i = 0; i < args.length; i += 2) {
       switch (args[i]) {
         case "--recipients" -> recipients = Integer.parseInt(args[i + 1]);
         case "--reps" -> reps = Integer.parseInt(args[i + 1]);
         case "--limit" -> limit = Long.parseLong(args[i + 1]);
+        case "--callgrind" -> {
+          callgrind = true;
+          i--; // a flag: no value
+        }
         default -> throw new IllegalArgumentException("unknown option " + args[i]
-            + "; use --recipients N, --reps N, --limit L");
+            + "; use --recipients N, --reps N, --limit L, --callgrind");
       }
     }
-    try (RedisDeployment redis = RedisDeployment.standalone()) {
-      RedisClient admin = RedisClient.create(RedisURI.create(redis.uri()));
-      try (StatefulRedisConnection<String, String> c = admin.connect(StringCodec.UTF8)) {
-        RedisCommands<String, String> r = c.sync();
-        for (int rep = 0; rep < reps; rep++) {
-          r.flushall();
-          besideAnOrdinaryDecision(redis.uri(), r, recipients, rep, true);
-          r.flushall();
-          besideAnOrdinaryDecision(redis.uri(), r, recipients, rep, false);
-        }
-        r.flushall();
-        longestBooking(redis.uri(), r, limit);
-      } finally {
-        admin.shutdown();
+    if (callgrind) {
+      Path dir = Files.createTempDirectory("fcap-callgrind");
+      try (RedisServer server = RedisServer.startUnder(List.of(Callgrind.command("valgrind"), "--tool=callgrind",
+          "--callgrind-out-file=" + dir.resolve("callgrind.out.%p")), dir, RedisServer.freePort(false))) {
+        run("redis://127.0.0.1:" + server.port(), recipients, reps, -1, new Callgrind(server.pid(), dir));
       }
+      return;
+    }
+    try (RedisDeployment redis = RedisDeployment.standalone()) {
+      run(redis.uri(), recipients, reps, limit, null);
+    }
+  }
+
+  /** Both workloads {@code reps} times, then the longest booking unless {@code limit} is negative. */
+  private static void run(String uri, int recipients, int reps, long limit, Callgrind callgrind) {
+    RedisClient admin = RedisClient.create(RedisURI.create(uri));
+    try (StatefulRedisConnection<String, String> c = admin.connect(StringCodec.UTF8)) {
+      RedisCommands<String, String> r = c.sync();
+      for (int rep = 0; rep < reps; rep++) {
+        r.flushall();
+        besideAnOrdinaryDecision(uri, r, recipients, rep, true, callgrind);
+        r.flushall();
+        besideAnOrdinaryDecision(uri, r, recipients, rep, false, callgrind);
+      }
+      if (limit >= 0) {
+        r.flushall();
+        longestBooking(uri, r, limit);
+      }
+    } finally {
+      admin.shutdown();
+    }
+  }
+
+  /**
+   * A redis-server under callgrind: {@code callgrind_control} zeroes its counts before a phase and
+   * dumps them after it, into the next {@code callgrind.out.PID.N} of {@code dir}.
+   */
+  private static final class Callgrind {
+    private final String control = command("callgrind_control");
+    private final long pid;
+    private final Path dir;
+    private int dumps;
+
+    Callgrind(long pid, Path dir) {
+      this.pid = pid;
+      this.dir = dir;
+    }
+
+    void zero() {
+      control("-z");
+    }
+
+    /** The instructions executed since {@link #zero}. */
+    long dump() {
+      control("-d");
+      Path file = dir.resolve("callgrind.out." + pid + "." + ++dumps);
+      try {
+        for (String line : Files.readAllLines(file)) {
+          if (line.startsWith("totals:") || line.startsWith("summary:")) {
+            return Long.parseLong(line.substring(line.indexOf(':') + 1).trim().split("\\s+")[0]);
+          }
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot read " + file, e);
+      }
+      throw new IllegalStateException(file + " holds no totals");
+    }
+
+    private void control(String option) {
+      try {
+        Process p = new ProcessBuilder(control, option, Long.toString(pid)).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (p.waitFor() != 0) {
+          throw new IllegalStateException("callgrind_control " + option + " failed: " + out);
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(e);
+      }
+    }
+
+    static String command(String name) {
+      for (String d : System.getenv().getOrDefault("PATH", "/usr/bin").split(File.pathSeparator)) {
+        if (Files.isExecutable(Path.of(d, name))) {
+          return Path.of(d, name).toString();
+        }
+      }
+      throw new IllegalStateException(name + " is not installed (not on PATH); --callgrind needs valgrind: "
+          + "sudo apt-get install valgrind");
     }
   }
 
@@ -99,18 +193,24 @@ public final class DeferralCostOnRedis {
    * same-content minute, 1 refused (two counters in the partition).
    */
   private static void besideAnOrdinaryDecision(String uri, RedisCommands<String, String> r, int recipients, int rep,
-      boolean distinct) {
+      boolean distinct, Callgrind callgrind) {
     ManualClock clock = new ManualClock(T0);
-    try (Engine engine = Engine.builder(RedisStore.builder(uri).clock(clock).build()).clock(clock)
+    // under callgrind a call takes milliseconds, and IN_FLIGHT of them queue
+    Duration timeout = callgrind == null ? Duration.ofSeconds(1) : Duration.ofMinutes(1);
+    try (Engine engine = Engine.builder(RedisStore.builder(uri).clock(clock).commandTimeout(timeout).build()).clock(clock)
         .policies(SeedPolicy.load()).build()) {
       int[] perRecipient = distinct ? new int[] {SeedPolicy.PER_MINUTE, 10, 5} : new int[] {2, 1, 1};
       String[] names = {"admitted", "booked", "refused"};
       List<Predicate<Decision>> expected = List.of(Decision::allowed, Decision::deferred,
           d -> !d.allowed() && !d.deferred());
       double[] usec = new double[3];
+      double[] instructions = new double[3];
       StringBuilder line = new StringBuilder("rep " + rep + (distinct ? ", 15 contents:" : ", one content:"));
       for (int p = 0; p < 3; p++) {
         r.configResetstat();
+        if (callgrind != null) {
+          callgrind.zero();
+        }
         Deque<CompletableFuture<Decision>> inFlight = new ArrayDeque<>();
         long wrong = 0;
         for (int k = 0; k < perRecipient[p]; k++) {
@@ -129,12 +229,17 @@ public final class DeferralCostOnRedis {
         if (wrong > 0) {
           throw new IllegalStateException(names[p] + ": " + wrong + " decisions not as expected");
         }
+        long executed = callgrind == null ? 0 : callgrind.dump();
         String stats = r.info("commandstats");
-        usec[p] = (double) CommandStats.scriptUsec(stats) / CommandStats.calls(stats, "evalsha");
-        line.append(String.format(" %s %.2f us;", names[p], usec[p]));
+        long calls = CommandStats.calls(stats, "evalsha");
+        usec[p] = (double) CommandStats.scriptUsec(stats) / calls;
+        instructions[p] = (double) executed / calls;
+        line.append(callgrind == null ? String.format(" %s %.2f us;", names[p], usec[p])
+            : String.format(" %s %,.0f instructions;", names[p], instructions[p]));
       }
-      System.out.println(line + String.format(" script time per call, booked/admitted %.2fx, refused/admitted %.2fx",
-          usec[1] / usec[0], usec[2] / usec[0]));
+      double[] per = callgrind == null ? usec : instructions;
+      System.out.println(line + String.format(" %s per call, booked/admitted %.2fx, refused/admitted %.2fx",
+          callgrind == null ? "script time" : "redis-server instructions", per[1] / per[0], per[2] / per[0]));
     }
   }
 

@@ -2,7 +2,7 @@
 -- fixed-window: last:i64 count:u32; with bookings one (last, count) per window, oldest first, from
 -- now's window on (FixedWindow's "Bookings")
 -- Loaded only for a step with a fixed window, as the sliding counter is
-local function load_fixed_window()
+local load_fixed_window = needs[FIXED] and function()
   local FW_SIZE = 12
 
   -- FixedWindow.windowStart and windowEnd: the window holding t; after the first period of a calendar

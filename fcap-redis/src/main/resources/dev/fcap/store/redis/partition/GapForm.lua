@@ -1,20 +1,45 @@
 -- ------------------------------------------------------------------------------------------------
 -- the gap form of a sliding log <-> the canonical layout
 
--- the times (newest first) of a gap-form state expiring at expms
+-- string.byte and string.char pass bytes as results and arguments: far fewer than Lua's C stack
+-- limit (8,000) per call
+local GAP_BYTES_PER_CALL = 4096
+
+-- the unit costs of every gap-form log this call decodes: one table, as long as the longest, read
+-- only (a change works on a copy: log_decode's mutable)
+local ONES = {}
+
+-- the times (newest first) of a gap-form state expiring at expms; its gaps' bytes read in one call
 local function gaps_decode(state, expms)
-  local times = { expms - unpack('>I4', state, 1) }
-  local p, m = 5, 1
-  while p <= #state do
-    local b0 = byte(state, p)
-    local width = b0 < 64 and 1 or b0 < 128 and 2 or b0 < 192 and 3 or 4
-    local g = b0 % 64
-    for k = 1, width - 1 do
-      g = g * 256 + byte(state, p + k)
+  local t = expms - unpack('>I4', state, 1)
+  local times, m, nb = { t }, 1, #state - 4
+  local b
+  if nb <= GAP_BYTES_PER_CALL then
+    b = { byte(state, 5, #state) }
+  else
+    b = {}
+    for i = 1, nb do
+      b[i] = byte(state, i + 4)
     end
-    times[m + 1] = times[m] - g
+  end
+  local k = 1
+  while k <= nb do
+    local g = b[k]
+    if g < 64 then
+      k = k + 1
+    elseif g < 128 then
+      g, k = (g - 64) * 256 + b[k + 1], k + 2
+    elseif g < 192 then
+      g, k = ((g - 128) * 256 + b[k + 1]) * 256 + b[k + 2], k + 3
+    else
+      g, k = (((g - 192) * 256 + b[k + 1]) * 256 + b[k + 2]) * 256 + b[k + 3], k + 4
+    end
+    t = t - g
     m = m + 1
-    p = p + width
+    times[m] = t
+  end
+  for i = #ONES + 1, m do
+    ONES[i] = 1
   end
   return times, m
 end
@@ -32,20 +57,30 @@ local function gaps_encode(state, seconds)
   if d < 0 or d >= D_LIMIT then
     return nil
   end
-  local out = { pack('>I4', d) }
+  -- the gaps' bytes as numbers, made into strings in blocks: one string, not one per entry
+  local out, k = {}, 0
   for i = 2, m do
     local g = times[i - 1] - times[i]
     if g >= GAP_LIMIT then
       return nil
     elseif g < 64 then
-      out[i] = char(g)
+      k = k + 1
+      out[k] = g
     elseif g < 16384 then
-      out[i] = pack('>I2', 16384 + g)
+      out[k + 1], out[k + 2] = 64 + floor(g / 256), g % 256
+      k = k + 2
     elseif g < 4194304 then
-      out[i] = pack('>I3', 8388608 + g)
+      out[k + 1], out[k + 2], out[k + 3] = 128 + floor(g / 65536), floor(g / 256) % 256, g % 256
+      k = k + 3
     else
-      out[i] = pack('>I4', 3221225472 + g)
+      out[k + 1], out[k + 2], out[k + 3], out[k + 4] = 192 + floor(g / 16777216), floor(g / 65536) % 256,
+          floor(g / 256) % 256, g % 256
+      k = k + 4
     end
   end
-  return table.concat(out)
+  local parts = { pack('>I4', d) }
+  for from = 1, k, GAP_BYTES_PER_CALL do
+    parts[#parts + 1] = char(tunpack(out, from, math.min(k, from + GAP_BYTES_PER_CALL - 1)))
+  end
+  return table.concat(parts)
 end

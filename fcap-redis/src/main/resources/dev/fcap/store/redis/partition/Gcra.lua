@@ -2,7 +2,7 @@
 -- gcra: tat:i64 interval:i64, both in microseconds; a state written at another interval (the rule
 -- was edited) is rescaled to the same number of messages in flight, rounded up, plus 1 us
 -- Loaded only for a step with a GCRA counter, as the sliding counter is
-local function load_gcra()
+local load_gcra = needs[3] and function()
   local function gcra_interval(spec)
     return ceildiv(spec.windows[1] * 1000, spec.limits[1])
   end
@@ -80,7 +80,7 @@ end
 -- made on every call of the general path; the others' when a step has such a counter (load, below).
 -- admits_from and book: the instant a booking may take, and the booking (only logs and fixed
 -- windows book: the engine refuses a deferral the others would decide; never is the safe answer)
-local function never_admits()
+local never_admits = (needs[1] or needs[3]) and function()
   return NEVER
 end
 

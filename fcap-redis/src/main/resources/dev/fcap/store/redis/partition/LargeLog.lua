@@ -11,7 +11,7 @@
 -- A block key lives as long as the log's newest entry matters (its TTL is set on every write), so a
 -- block that expired holds only entries older than every window: read as time "-infinity".
 -- Loaded (LL, below) only for a step with a large log, as the sliding counter is
-local function load_large_log()
+local load_large_log = needslarge and function()
   local BLOCK = 256              -- entries per block key (4 KiB)
   local OLD = -9007199254740991  -- the time of an entry whose block expired
   local DEL_PER_CALL = 8         -- blocks the head passed that one call deletes (the rest expire)

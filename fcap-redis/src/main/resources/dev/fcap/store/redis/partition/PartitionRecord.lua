@@ -1,41 +1,7 @@
 -- ------------------------------------------------------------------------------------------------
--- the partition value: counter* ; counter := varint(idLen) id kind:u8 expires:i32 varint(len) state
--- (kind: the algorithm, or GAPS for a sliding log in gap form; state_of gives a counter's state as the algorithms read it)
-
--- the state of a stored counter: fcap-core's bytes, or a gap-form log decoded (log_decoded), once, when first read
-local function state_of(s)
-  if s.state then
-    return s.state
-  end
-  s.state = sub(value, s.sfrom, s.to)
-  if s.gaps then
-    local times, m = gaps_decode(s.state, s.expiresms)
-    local ones = {}
-    for i = 1, m do
-      ones[i] = 1
-    end
-    s.state = log_decoded(times, ones, m)
-  end
-  return s.state
-end
-
-local function to_seconds(ms)
-  local s = ceildiv(ms - EPOCH_MS, 1000)
-  return math.max(-2147483647, math.min(2147483647, s))
-end
-
-local function encode_counter(id, alg, expiresms, state)
-  local seconds = to_seconds(expiresms)
-  if alg == 0 then
-    local gaps = gaps_encode(state, seconds)
-    if gaps then
-      alg, state = GAPS, gaps
-    else
-      state = log_bytes(state)
-    end
-  end
-  return varint(#id) .. id .. char(alg) .. pack('>i4', seconds) .. varint(#state) .. state
-end
+-- The request and the partition value parsed, before any algorithm's functions are made: only those
+-- the step needs are (Redis makes every function literal of the chunk on every call, each costing
+-- about what a small table does)
 
 -- The request's counters, then a deferral's booking. Here, and the value below, in blocks of the
 -- chunk rather than functions called once: a function literal costs Redis, on every call, a walk of
@@ -48,9 +14,16 @@ do
     alg, checks, keylen, align, precision, p = unpack('>BBI2i8I4', req, p)
     local id = sub(req, p, p + keylen - 1)
     p = p + keylen
-    -- each table made at its size ({ tunpack(NONE, 1, checks) }: filled one by one, it grows twice for two checks)
-    local limits, windows, bounds = { tunpack(NONE, 1, checks) }, { tunpack(NONE, 1, checks) }, { tunpack(NONE, 1, checks) }
-    local enforced, refuses = { tunpack(NONE, 1, checks) }, { tunpack(NONE, 1, checks) }
+    -- each table made at its size: filled one by one, it grows twice for two checks (most counters
+    -- have one or two: a constructor of that size; else { tunpack(NONE, 1, checks) })
+    local limits, windows, bounds, enforced, refuses
+    if checks <= 2 then
+      limits, windows, bounds, enforced, refuses = { false, false }, { false, false }, { false, false },
+          { false, false }, { false, false }
+    else
+      limits, windows, bounds = { tunpack(NONE, 1, checks) }, { tunpack(NONE, 1, checks) }, { tunpack(NONE, 1, checks) }
+      enforced, refuses = { tunpack(NONE, 1, checks) }, { tunpack(NONE, 1, checks) }
+    end
     local keepall, maxlimit, maxwindow = false, 0, 0
     for c = 1, checks do
       local limit, window, mode, bound
@@ -62,9 +35,11 @@ do
       maxlimit = limit > maxlimit and limit or maxlimit
       maxwindow = window > maxwindow and window or maxwindow
     end
+    -- the counter and its spec in one table (c.spec is c): a table less per counter
     local spec = { checks = checks, precision = precision, limits = limits, bounds = bounds, windows = windows,
                    enforced = enforced, refuses = refuses, keepall = keepall, maxlimit = maxlimit, maxwindow = maxwindow,
-                   periods = false }
+                   periods = false, id = id, alg = alg, align = align, spec = false }
+    spec.spec = spec
     if alg == PERIODS then -- the ends of a calendar's periods, in ms after align
       local count = byte(req, p)
       local ends = { tunpack(NONE, 1, count) }
@@ -72,9 +47,9 @@ do
       for e = 1, count do
         ends[e], p = unpack('>i8', req, p)
       end
-      alg, spec.periods = FIXED, ends
+      spec.alg, spec.periods = FIXED, ends
     end
-    counters[i] = { id = id, alg = alg, align = align, spec = spec }
+    counters[i] = spec
   end
   if booking then -- Booking: notAfter, whether the decision's time may take it, the open spans
     local notafter, flags, spans
@@ -88,7 +63,6 @@ do
     end
   end
 end
-load_algorithms(counters)
 
 -- The value in one pass, after the request: the live entry of each requested counter (same id and
 -- algorithm) as a table, found[i]; and the other live counters, which the step leaves as they are,
@@ -101,42 +75,57 @@ local stored, found, kept, keptexp, keptids, keptmarker = {}, {}, {}, false, 0, 
 do
   local all = op == 3
   local p, len, runto, nc = 1, value and #value or 0, false, #counters
+  -- the requested ids by length and last byte: a stored counter that matches none is copied
+  -- without its id cut out (a string made per counter, which a partition holds one of per content)
+  local tails = {}
+  for i = 1, nc do
+    local id = counters[i].id
+    tails[#id * 256 + byte(id, #id)] = true
+  end
   while p <= len do
     local start = p
-    local idlen, statelen
-    idlen, p = readvarint(value, p)
-    local id = sub(value, p, p + idlen - 1)
-    p = p + idlen
-    local kind = byte(value, p)
-    local expms = EPOCH_MS + unpack('>i4', value, p + 1) * 1000
-    statelen, p = readvarint(value, p + 5)
-    local to = p + statelen - 1
-    local alg = (kind == LARGE or kind == GAPS) and 0 or kind
-    local requested = false
-    for i = 1, nc do
-      local c = counters[i]
-      if c.alg == alg and c.id == id then
-        requested = true
-        if expms > now then
-          found[i] = true
-        end
-      end
+    local idlen = byte(value, p)
+    if idlen < 128 then
+      p = p + 1
+    else
+      idlen, p = readvarint(value, p)
     end
-    if expms > now and (requested or all) then
-      -- where its state lies (sfrom, to): cut out only if read (state_of); a large log's is its
-      -- descriptor, a gap-form log's is decoded when read
-      local s = { id = id, alg = alg, expiresms = expms, sfrom = p, to = to, large = kind == LARGE,
-                  gaps = kind == GAPS, state = kind == LARGE and sub(value, p, to) or nil }
-      for i = 1, nc do
-        if found[i] == true then
-          found[i] = s
+    -- kind:u8 expires:i32 and the first byte of the state's length, in one call
+    local q = p + idlen
+    local kind, e1, e2, e3, e4, statelen = byte(value, q, q + 5)
+    local expms = EPOCH_MS + ((e1 >= 128 and e1 - 256 or e1) * 16777216 + e2 * 65536 + e3 * 256 + e4) * 1000
+    q = q + 6
+    if statelen >= 128 then
+      statelen, q = readvarint(value, q - 1)
+    end
+    local to = q + statelen - 1
+    if expms > now then
+      local alg = (kind == LARGE or kind == GAPS) and 0 or kind
+      local id = (all or tails[idlen * 256 + byte(value, p + idlen - 1)] or (released_inline and alg == ENTRY))
+          and sub(value, p, p + idlen - 1)
+      local requested = false
+      if id then
+        for i = 1, nc do
+          local c = counters[i]
+          if c.alg == alg and c.id == id then
+            requested, found[i] = true, true
+          end
         end
       end
-      if all then
-        stored[#stored + 1] = s
-      end
-    elseif expms > now then
-      if alg == SPILLED and mid then
+      if requested or all then
+        -- where its state lies (sfrom, to): cut out only if read (state_of); a large log's is its
+        -- descriptor, a gap-form log's is decoded when read
+        local s = { id = id, alg = alg, expiresms = expms, sfrom = q, to = to, large = kind == LARGE,
+                    gaps = kind == GAPS, state = kind == LARGE and sub(value, q, to) or nil }
+        for i = 1, nc do
+          if found[i] == true then
+            found[i] = s
+          end
+        end
+        if all then
+          stored[#stored + 1] = s
+        end
+      elseif alg == SPILLED and mid then
         keptmarker = math.max(keptmarker or expms, expms)
       elseif not OWN_ENTRY[alg] and not (released_inline and alg == ENTRY and id == mid) then -- released: it goes
         if runto and start == runto + 1 then
@@ -153,45 +142,13 @@ do
   end
 end
 
-if op == 3 then
-  -- READ: the live counters, for inspection. A large log is named, not decoded (O(n): seconds at
-  -- 10^6 entries, and Redis serves nobody meanwhile): the caller asks a CHECK of it, O(log n)
-  local result = { now }
-  for _, s in ipairs(stored) do
-    if not OWN_ENTRY[s.alg] and s.alg ~= ENTRY and s.alg ~= SPILLED then
-      result[#result + 1] = s.id
-      result[#result + 1] = s.large and LARGE or s.alg
-      result[#result + 1] = s.large and '' or log_bytes(state_of(s))
-    end
-  end
-  return result
-end
-
--- the live state of each requested counter
-local states = {}
-for i in pairs(found) do
-  states[i] = state_of(found[i])
-end
-
--- the large logs (LARGE_FROM): a log written in the compact layout before its rule grew moves into
--- blocks; a large log whose rule shrank comes back as a compact state
-local larges = {}
+-- what the step needs made: the algorithms it names, and the large logs' functions if one of its
+-- logs is stored in blocks or may hold more than LARGE_FROM entries (a shadow check keeps up to
+-- twice its limit: SlidingLog.capacity)
+local needs, needslarge = {}, false
 for i, c in ipairs(counters) do
-  if c.alg == 0 then
-    local s = found[i]
-    if log_capacity(c.spec) > LARGE_FROM then
-      LL = LL or load_large_log()
-      local L = LL.open(c.id, s and s.large and s.state or nil)
-      if s and not s.large then
-        local times, costs, m = log_decode(s.state)
-        for k = m, 1, -1 do
-          LL.append(L, times[k], costs[k])
-        end
-      end
-      larges[i], states[i] = L, nil
-    elseif s and s.large then
-      LL = LL or load_large_log()
-      states[i] = LL.canonical(LL.open(c.id, s.state))
-    end
+  needs[c.alg] = true
+  if c.alg == 0 and ((found[i] and found[i].large) or c.spec.maxlimit > LARGE_FROM / 2) then
+    needslarge = true
   end
 end

@@ -39,43 +39,48 @@ local function first_open(x)
   return false
 end
 
-local function booking_time()
-  for i, c in ipairs(counters) do
-    local a = ALGORITHMS[c.alg]
-    if larges[i] or not a.bookings or a.bookings(states[i], c.spec, c.align, now) >= MAX_BOOKINGS then
-      return false -- a large log books nothing (the engine refuses such a deferral), nor a counter full of bookings
-    end
-  end
-  local x, agreed, nc = first_open(now), 0, #counters
-  if nc == 0 then
-    return x -- the send windows alone
-  end
-  for step = 0, MAX_BOOKING_ROUNDS * nc - 1 do -- the counters in turn (PartitionStep.bookingTime)
-    if not x then
-      return false
-    end
-    local i = step % nc + 1
-    local c = counters[i]
-    local y = ALGORITHMS[c.alg].admits_from(states[i], c.spec, c.align, x, cost)
-    if y == NEVER then
-      return false
-    elseif y == x then
-      agreed = agreed + 1
-    else
-      x = first_open(y) -- past notAfter: false
-      agreed = x == y and 1 or 0
-    end
-    if agreed == nc then
-      return x
-    end
-  end
-  return false
-end
-
 local bookedat = false
 if booking and op == 0 and (not admitted or not booking.admitsnow) then
   admitted = false
-  bookedat = booking_time()
+  -- PartitionStep.bookingTime, a block rather than a function called once (see PartitionRecord.lua)
+  repeat
+    local full = false
+    for i, c in ipairs(counters) do
+      local a = ALGORITHMS[c.alg]
+      if larges[i] or not a.bookings or a.bookings(states[i], c.spec, c.align, now) >= MAX_BOOKINGS then
+        full = true -- a large log books nothing (the engine refuses such a deferral), nor a counter full of bookings
+      end
+    end
+    local x, agreed, nc = not full and first_open(now), 0, #counters
+    if not x or nc == 0 then
+      bookedat = x -- the send windows alone
+      break
+    end
+    -- where each counter's checks are in retry: from now, the evaluation's retries are a log's first answers
+    local ats, from = {}, 0
+    for i, c in ipairs(counters) do
+      ats[i], from = from, from + c.spec.checks
+    end
+    for step = 0, MAX_BOOKING_ROUNDS * nc - 1 do -- the counters in turn
+      local i = step % nc + 1
+      local c = counters[i]
+      local y = ALGORITHMS[c.alg].admits_from(states[i], c.spec, c.align, x, cost, x == now and retry, ats[i])
+      if y == NEVER then
+        break
+      elseif y == x then
+        agreed = agreed + 1
+      else
+        x = first_open(y) -- past notAfter: false
+        agreed = x == y and 1 or 0
+      end
+      if not x then
+        break
+      elseif agreed == nc then
+        bookedat = x
+        break
+      end
+    end
+  until true
   if bookedat then
     for i, c in ipairs(counters) do
       states[i] = ALGORITHMS[c.alg].book(states[i], c.spec, c.align, now, bookedat, cost)

@@ -2,7 +2,7 @@
 -- sliding-counter: width:i64 newest:i64 entries newest first: age:u16 count:u32
 -- Loaded (its functions made) only for a step with a sliding counter: Redis makes every function
 -- literal of the chunk on every call, and most steps have none (see ALGORITHMS in Gcra.lua)
-local function load_sliding_counter()
+local load_sliding_counter = needs[1] and function()
   local function sc_width(spec)
     return math.max(1, ceildiv(spec.windows[1], spec.precision))
   end

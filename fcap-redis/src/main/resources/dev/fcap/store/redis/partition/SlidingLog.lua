@@ -120,16 +120,25 @@ local function log_prune(times, costs, n, spec, now)
   return keep
 end
 
--- SlidingLog.earliest: the first y >= x at which every window (s - W, s], s in [y, y + W), holds at
--- most room; a sweep oldest first over the entries' entry (t) and exit (t + W) times
-local function log_earliest(times, costs, n, window, room, x)
-  local y, held, fullfrom, full = x, 0, 0, false
+-- SlidingLog.earliest and SlidingLog.fullest in one sweep, oldest first, over the entries' entry (t)
+-- and exit (t + W) times. earliest: the first y >= x at which every window (s - W, s], s in
+-- [y, y + W), holds at most room (room false: not asked). fullest: the most cost any window holds for
+-- s in [x, x + W) (wanted: asked). Both read the same events; one pass answers both (a sweep is most
+-- of a booked log's evaluation).
+local function log_sweep(times, costs, n, window, room, x, wanted)
+  local y, held, fullfrom, full, most = x, 0, 0, false, 0
   local inn, out = n, n -- the next entry to enter a window, and to leave them (oldest first)
   while out >= 1 do
     local at = times[out] + window
     if inn >= 1 and times[inn] < at then
       at = times[inn]
     end
+    if wanted and at >= x + window then
+      wanted = false -- every later window ends after the message's last one
+      if not room then
+        break
+      end
+    end
     while inn >= 1 and times[inn] == at do
       held = held + costs[inn]
       inn = inn - 1
@@ -138,50 +147,38 @@ local function log_earliest(times, costs, n, window, room, x)
       held = held - costs[out]
       out = out - 1
     end
-    if not full and held > room then
+    if wanted then
+      local nxt = out >= 1 and times[out] + window or math.huge
+      if inn >= 1 and times[inn] < nxt then
+        nxt = times[inn]
+      end
+      if nxt > x and held > most then -- the windows ending in [at, nxt) hold this much
+        most = held
+      end
+    end
+    if not room then
+      -- fullest alone
+    elseif not full and held > room then
       full, fullfrom = true, at
     elseif full and held <= room then
       full = false
       if at > y then -- the full span [fullfrom, at) ends after y
         if fullfrom >= y + window then
-          return y
+          room = false -- y admits; the sweep goes on only for the fullest
+          if not wanted then
+            break
+          end
+        else
+          y = at
         end
-        y = at
       end
     end
   end
-  return y
+  return y, most
 end
 
--- SlidingLog.fullest: the most cost any window (s - W, s] holds for s in [x, x + W)
-local function log_fullest(times, costs, n, window, x)
-  local held, most = 0, 0
-  local inn, out = n, n
-  while out >= 1 do
-    local at = times[out] + window
-    if inn >= 1 and times[inn] < at then
-      at = times[inn]
-    end
-    if at >= x + window then
-      break -- every later window ends after the message's last one
-    end
-    while inn >= 1 and times[inn] == at do
-      held = held + costs[inn]
-      inn = inn - 1
-    end
-    while out >= 1 and times[out] + window == at do
-      held = held - costs[out]
-      out = out - 1
-    end
-    local nxt = out >= 1 and times[out] + window or math.huge
-    if inn >= 1 and times[inn] < nxt then
-      nxt = times[inn]
-    end
-    if nxt > x and held > most then -- the windows ending in [at, nxt) hold this much
-      most = held
-    end
-  end
-  return most
+local function log_earliest(times, costs, n, window, room, x)
+  return (log_sweep(times, costs, n, window, room, x, false))
 end
 
 -- SlidingLog.evaluateBooked: a log holding messages booked after now; each check reads every window
@@ -190,10 +187,10 @@ local function log_evaluate_booked(times, costs, n, spec, now, cost, used, retry
   local admitted = true
   for c = 1, spec.checks do
     local limit, window = spec.bounds[c], spec.windows[c]
-    used[at + c] = log_fullest(times, costs, n, window, now)
-    local r = NEVER -- (NEVER is false: no 'and NEVER or' here)
-    if cost <= limit then
-      r = log_earliest(times, costs, n, window, limit - cost, now)
+    local r, most = log_sweep(times, costs, n, window, cost <= limit and limit - cost, now, true)
+    used[at + c] = most
+    if cost > limit then
+      r = NEVER -- (NEVER is false: no 'and NEVER or' here)
     end
     retry[at + c] = r
     if r ~= now and spec.refuses[c] then
@@ -252,8 +249,10 @@ local function log_bookings(state, spec, align, now)
   return booked
 end
 
--- SlidingLog.admitsFrom: the first instant from x at which every refusing check admits the message
-local function log_admits_from(state, spec, align, x, cost)
+-- SlidingLog.admitsFrom: the first instant from x at which every refusing check admits the message.
+-- from (optional): each check's first admitting instant from x, at from[at + c], where the step's
+-- evaluation already swept the log from x (the decision's time) for its retries
+local function log_admits_from(state, spec, align, x, cost, from, at)
   local times, costs, n = log_decode(state)
   local y, checks, agreed, c = x, spec.checks, 0, 0
   while agreed < checks do -- the checks in turn until each in a row admits y: each move is later, so it stops
@@ -263,7 +262,7 @@ local function log_admits_from(state, spec, align, x, cost)
     elseif cost > spec.bounds[c] then
       return NEVER
     else
-      local z = log_earliest(times, costs, n, spec.windows[c], spec.bounds[c] - cost, y)
+      local z = from and y == x and from[at + c] or log_earliest(times, costs, n, spec.windows[c], spec.bounds[c] - cost, y)
       agreed = z == y and agreed + 1 or 1
       y = z
     end
@@ -273,15 +272,18 @@ end
 
 -- SlidingLog.insert: the message recorded at `at` (now, or booked later), pruned at now
 local function log_book(state, spec, align, now, at, cost)
-  local times, costs, n = log_decode(state, true)
-  local pos = 1
-  while pos <= n and times[pos] > at do
-    pos = pos + 1 -- booked later, or the clock went back: keep the log ordered newest first
+  local old, oldcosts, n = log_decode(state)
+  -- a copy with the entry in place (the decoded state may be shared: the same counter twice in a step)
+  local times, costs, k = {}, {}, 0
+  while k < n and old[k + 1] > at do
+    k = k + 1 -- booked later, or the clock went back: keep the log ordered newest first
+    times[k], costs[k] = old[k], oldcosts[k]
   end
-  table.insert(times, pos, at)
-  table.insert(costs, pos, cost)
-  n = n + 1
-  return log_decoded(times, costs, log_prune(times, costs, n, spec, now))
+  times[k + 1], costs[k + 1] = at, cost
+  for i = k + 1, n do
+    times[i + 1], costs[i + 1] = old[i], oldcosts[i]
+  end
+  return log_decoded(times, costs, log_prune(times, costs, n + 1, spec, now))
 end
 
 local function log_record(state, spec, align, now, cost)

@@ -29,8 +29,17 @@ public final class RedisServer implements AutoCloseable {
 
   /** Starts {@code redis-server} on {@code port} in {@code dir} with extra arguments; waits until it answers. */
   public static RedisServer start(Path dir, int port, String... extra) throws IOException {
+    return startUnder(List.of(), dir, port, extra);
+  }
+
+  /**
+   * As {@link #start}, the server run by a tool that takes its command line after its own (e.g.
+   * {@code valgrind --tool=callgrind}, for a benchmark that counts the server's instructions).
+   */
+  public static RedisServer startUnder(List<String> tool, Path dir, int port, String... extra) throws IOException {
     Files.createDirectories(dir);
-    List<String> args = new ArrayList<>(List.of(binary("redis-server")));
+    List<String> args = new ArrayList<>(tool);
+    args.add(binary("redis-server"));
     args.addAll(List.of("--port", Integer.toString(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
         "--dir", dir.toString(), "--protected-mode", "no"));
     args.addAll(List.of(extra));
@@ -106,6 +115,11 @@ public final class RedisServer implements AutoCloseable {
       }
     }
     throw new IOException("no free port pair found");
+  }
+
+  /** The process id (the tool's, when run under one that execs nothing else, as valgrind does). */
+  public long pid() {
+    return process.pid();
   }
 
   public int port() {
