@@ -20,7 +20,6 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.codec.StringCodec;
-import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -177,13 +176,7 @@ public final class DeferralCostOnRedis {
     }
 
     static String command(String name) {
-      for (String d : System.getenv().getOrDefault("PATH", "/usr/bin").split(File.pathSeparator)) {
-        if (Files.isExecutable(Path.of(d, name))) {
-          return Path.of(d, name).toString();
-        }
-      }
-      throw new IllegalStateException(name + " is not installed (not on PATH); --callgrind needs valgrind: "
-          + "sudo apt-get install valgrind");
+      return RedisServer.onPath(name, "--callgrind needs valgrind: apt-get install valgrind (scripts/test does this)");
     }
   }
 

@@ -13,7 +13,7 @@ for i, c in ipairs(counters) do
   else
     admitted = a.evaluate(states[i], c.spec, c.align, now, cost, used, retry, at) and admitted
   end
-  at = at + c.spec.checks
+  c.at, at = at, at + c.spec.checks -- c.at: where its checks' results start (a booking reads them)
 end
 -- BOOKINGS (PartitionStep.book): a deferred DECIDE that its counters refuse now, or that a shut send
 -- window refuses now, is recorded at the earliest instant every counter admits it, within its spans
@@ -56,15 +56,11 @@ if booking and op == 0 and (not admitted or not booking.admitsnow) then
       bookedat = x -- the send windows alone
       break
     end
-    -- where each counter's checks are in retry: from now, the evaluation's retries are a log's first answers
-    local ats, from = {}, 0
-    for i, c in ipairs(counters) do
-      ats[i], from = from, from + c.spec.checks
-    end
     for step = 0, MAX_BOOKING_ROUNDS * nc - 1 do -- the counters in turn
       local i = step % nc + 1
       local c = counters[i]
-      local y = ALGORITHMS[c.alg].admits_from(states[i], c.spec, c.align, x, cost, x == now and retry, ats[i])
+      -- from now, the evaluation's retries are a log's first answers
+      local y = ALGORITHMS[c.alg].admits_from(states[i], c.spec, c.align, x, cost, x == now and retry, c.at)
       if y == NEVER then
         break
       elseif y == x then

@@ -177,10 +177,6 @@ local function log_sweep(times, costs, n, window, room, x, wanted)
   return y, most
 end
 
-local function log_earliest(times, costs, n, window, room, x)
-  return (log_sweep(times, costs, n, window, room, x, false))
-end
-
 -- SlidingLog.evaluateBooked: a log holding messages booked after now; each check reads every window
 -- the message would join: used the fullest, retry the first instant none of them is full
 local function log_evaluate_booked(times, costs, n, spec, now, cost, used, retry, at)
@@ -262,7 +258,7 @@ local function log_admits_from(state, spec, align, x, cost, from, at)
     elseif cost > spec.bounds[c] then
       return NEVER
     else
-      local z = from and y == x and from[at + c] or log_earliest(times, costs, n, spec.windows[c], spec.bounds[c] - cost, y)
+      local z = from and y == x and from[at + c] or log_sweep(times, costs, n, spec.windows[c], spec.bounds[c] - cost, y, false)
       agreed = z == y and agreed + 1 or 1
       y = z
     end

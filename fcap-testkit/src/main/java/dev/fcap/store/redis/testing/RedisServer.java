@@ -85,6 +85,12 @@ public final class RedisServer implements AutoCloseable {
 
   /** The absolute path of a Redis binary on the PATH; fails loudly if it is missing. */
   public static String binary(String name) {
+    return onPath(name, "The Redis tests need real Redis processes: apt-get install redis-server redis-tools "
+        + "(scripts/test does this)");
+  }
+
+  /** The absolute path of a program on the PATH; fails loudly, with {@code install} (what to do), if it is missing. */
+  public static String onPath(String name, String install) {
     String path = System.getenv("PATH");
     for (String d : (path == null ? "/usr/bin:/usr/local/bin" : path).split(File.pathSeparator)) {
       File f = new File(d, name);
@@ -92,8 +98,7 @@ public final class RedisServer implements AutoCloseable {
         return f.getAbsolutePath();
       }
     }
-    throw new IllegalStateException(name + " is not installed (not on PATH). The Redis tests need real Redis "
-        + "processes: apt-get install redis-server redis-tools (scripts/test does this)");
+    throw new IllegalStateException(name + " is not installed (not on PATH). " + install);
   }
 
   /** A port on 127.0.0.1 that was free just now; with {@code busToo}, port + 10000 too (cluster bus). */
