@@ -82,6 +82,13 @@ final class CompiledPolicy {
      * {@link #alignMs} says. A UTC day needs no calendar: its windows are whole multiples of a day.
      */
     final CalendarUnit calendar;
+    /**
+     * The local days one period of a {@code DAY} calendar spans: 1, or for a fixed window of several
+     * whole days in a zone, its days (windows of 48 hours aligned to local midnight move an hour when
+     * the offset changes; runs of local days do not, so a message booked past the change counts in
+     * the run that holds its instant, as a later decision there reads it).
+     */
+    final int calendarDays;
     final boolean recipientZone;
     /**
      * Per run of periods (the ends {@link LocalCalendar#periodEnds} gives: days of 23, 24 or 25 hours,
@@ -112,8 +119,12 @@ final class CompiledPolicy {
       this.spec = spec;
       this.specs = specs;
       this.zone = zone;
-      this.calendar = calendar != null && (zone != null || recipientZone || calendar != CalendarUnit.DAY)
-          ? calendar : null;
+      long window = spec.windowMs(0);
+      boolean daysInZone = calendar == null && zone != null && spec.algorithm() == Algorithm.FIXED_WINDOW
+          && window % ZoneOffsets.MS_PER_DAY == 0;
+      this.calendar = daysInZone ? CalendarUnit.DAY
+          : calendar != null && (zone != null || recipientZone || calendar != CalendarUnit.DAY) ? calendar : null;
+      this.calendarDays = daysInZone ? Math.toIntExact(window / ZoneOffsets.MS_PER_DAY) : 1;
       this.recipientZone = recipientZone;
       this.periodSpecs = this.calendar == null ? null : new ConcurrentHashMap<>();
       this.lastPeriodSpecs = this.calendar == null ? null : new CounterSpec[specs.length];
@@ -146,7 +157,7 @@ final class CompiledPolicy {
      * and a booking lands in the period that holds its instant.
      */
     CounterSpec periodSpec(long at, ZoneId zone, Priority priority) {
-      long[] ends = LocalCalendar.periodEnds(calendar, at, zone);
+      long[] ends = LocalCalendar.periodEnds(calendar, calendarDays, at, zone);
       int p = priority.ordinal();
       CounterSpec last = lastPeriodSpecs[p];
       if (last != null && last.hasPeriods(ends)) {
@@ -172,10 +183,14 @@ final class CompiledPolicy {
 
     /** The alignment of a calendar group for the period that holds {@code at}: its start. */
     long periodAlign(long at, ZoneId zone) {
-      return LocalCalendar.periodStart(calendar, at, zone);
+      return LocalCalendar.periodStart(calendar, calendarDays, at, zone);
     }
 
-    /** Where calendar windows start now: midnight in the zone for day windows, else the epoch. */
+    /**
+     * Where windows of fixed length start: the epoch, or with a zone (a rule built in code whose
+     * window is not whole days: the parser allows a zone on those alone, which become calendars) the
+     * zone's midnight by its offset now.
+     */
     long alignMs(long now) {
       if (zone == null) {
         return 0;
@@ -190,9 +205,8 @@ final class CompiledPolicy {
    * able to count a message ahead of the present (over several partitions, {@link PartitionChain}
    * books them at one instant): a sliding log keeps each message's own time, a fixed window a count per window, of
    * fixed length or a local calendar's periods, whose ends the request carries (a sliding counter and
-   * GCRA keep totals of the present; windows of several days aligned to a zone's offset move when the
-   * offset changes, which the store does not know), and a log must be small enough for a booking's
-   * sweeps ({@link PartitionStep#bookable}).
+   * GCRA keep totals of the present), and a log must be small enough for a booking's sweeps
+   * ({@link PartitionStep#bookable}).
    */
   String whyNotDeferrable(Plan plan, Priority priority) {
     for (Partition partition : plan.partitions) {
@@ -200,10 +214,6 @@ final class CompiledPolicy {
         String rule = "rule '" + rule(g.rules[0]).id() + "'";
         CounterSpec spec = g.spec(priority);
         boolean fixed = spec.algorithm() == Algorithm.FIXED_WINDOW;
-        if (fixed && g.calendar == null && g.zone != null) {
-          return rule + " is a fixed window of several days in a time zone: a message is deferred only under "
-              + "sliding-log rules and fixed windows of one length or of a local day, week or month";
-        }
         if (spec.algorithm() != Algorithm.SLIDING_LOG && !fixed) {
           return rule + " uses " + spec.algorithm().id() + ": a message is deferred only under sliding-log rules "
               + "and fixed windows";

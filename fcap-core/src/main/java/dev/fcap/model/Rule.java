@@ -14,8 +14,9 @@ import java.util.Objects;
  * caller's to keep valid.
  *
  * @param precision sub-windows per window, for {@code sliding-counter} only
- * @param zone time zone whose midnight aligns {@code fixed-window} rules of whole days; null aligns to the epoch
- *     (or, with {@code recipientZone}, to the recipient's zone)
+ * @param zone time zone whose local days a {@code fixed-window} rule of whole days counts (a local day, or
+ *     runs of n local dates for a window of n days); null aligns to the epoch (or, with
+ *     {@code recipientZone}, to the recipient's zone)
  * @param recipientZone whether a {@code fixed-window} calendar rule follows the recipient's zone (the
  *     message's, else the policy's, else UTC) rather than {@code zone}
  * @param calendar for a {@code fixed-window} rule of one day, week or month: the calendar period its

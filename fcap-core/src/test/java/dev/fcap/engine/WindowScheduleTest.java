@@ -118,6 +118,24 @@ class WindowScheduleTest {
   }
 
   @Test
+  void runsOfLocalDaysStartOnMultiplesOfTheirLengthAndSpanTheChange() {
+    // 2026-03-08 is epoch day 20520: the 2-day run [03-08, 03-10) of New York lasts 47 hours
+    long springDay = at("2026-03-09T12:00:00Z");
+    assertThat(LocalCalendar.periodStart(CalendarUnit.DAY, 2, springDay, NEW_YORK)).isEqualTo(at("2026-03-08T05:00:00Z"));
+    long[] ends = LocalCalendar.periodEnds(CalendarUnit.DAY, 2, springDay, NEW_YORK);
+    assertThat(ends[0]).isEqualTo(Duration.ofHours(47).toMillis());
+    assertThat(ends[1] - ends[0]).isEqualTo(Duration.ofHours(48).toMillis());
+    assertThat(ends[ends.length - 1]).isGreaterThanOrEqualTo(ends[0] + LocalCalendar.AHEAD_MS);
+    // 2026-11-01 (epoch day 20758) starts a 3-day run of 73 hours (20758 = 3 * 6919 + 1: it starts 10-31)
+    long fall = at("2026-11-01T12:00:00Z");
+    long start = LocalCalendar.periodStart(CalendarUnit.DAY, 3, fall, NEW_YORK);
+    assertThat(start).isEqualTo(at("2026-10-31T04:00:00Z"));
+    assertThat(LocalCalendar.periodEnds(CalendarUnit.DAY, 3, fall, NEW_YORK)[0]).isEqualTo(Duration.ofHours(73).toMillis());
+    // a run and a day of one zone are kept apart
+    assertThat(LocalCalendar.periodStart(CalendarUnit.DAY, fall, NEW_YORK)).isEqualTo(at("2026-11-01T04:00:00Z"));
+  }
+
+  @Test
   void weeksStartOnMondayAndMonthsOnTheFirst() {
     long sunday = at("2026-03-08T12:00:00Z");
     assertThat(LocalCalendar.periodStart(CalendarUnit.WEEK, sunday, NEW_YORK)).isEqualTo(at("2026-03-02T05:00:00Z"));

@@ -1,6 +1,7 @@
 package dev.fcap.oracle;
 
 import dev.fcap.model.Algorithm;
+import dev.fcap.model.CalendarUnit;
 import dev.fcap.model.Decision;
 import dev.fcap.model.Dimension;
 import dev.fcap.model.Message;
@@ -22,7 +23,7 @@ import java.util.TreeSet;
  * or by the channel (one counter for every recipient: a partition of its own, booked at the same
  * instant as the recipient's), and send windows. A fixed window counts the messages recorded in the window that holds an
  * instant: epoch-aligned, or the local day, ISO week or month of its zone (the message's, for
- * {@code zone: recipient}) by java.time; a message is booked there at the first instant from which
+ * {@code zone: recipient}) or a zoned window's run of local days, by java.time; a message is booked there at the first instant from which
  * its window has room.
  *
  * <p><b>Design.</b> Per log (rules with the same key share one) the model keeps the plain list of
@@ -277,23 +278,18 @@ public final class DeferralOracle {
 
   /**
    * The window of fixed-window rule {@code r} that holds {@code x}, {start, end}: the local day, ISO
-   * week or month of its zone (the message's for {@code zone: recipient}, UTC without one), computed
-   * here from java.time alone, else epoch-aligned windows of its length.
+   * week or month of its zone (the message's for {@code zone: recipient}, UTC without one), or a
+   * zoned window's run of local days, computed by {@link Oracle#period} from java.time alone, else
+   * epoch-aligned windows of its length.
    */
   private long[] window(Rule r, Message m, long x) {
-    if (r.calendar() == null) {
+    CalendarUnit unit = Oracle.calendarOf(r);
+    if (unit == null) {
       long start = Math.floorDiv(x, r.windowMs()) * r.windowMs();
       return new long[] {start, start + r.windowMs()};
     }
     ZoneId zone = r.recipientZone() ? policy.zoneOf(m) : r.zone() != null ? r.zone() : java.time.ZoneOffset.UTC;
-    java.time.LocalDate date = java.time.Instant.ofEpochMilli(x).atZone(zone).toLocalDate();
-    java.time.LocalDate first = switch (r.calendar()) {
-      case DAY -> date;
-      case WEEK -> date.with(java.time.temporal.TemporalAdjusters.previousOrSame(java.time.DayOfWeek.MONDAY));
-      case MONTH -> date.withDayOfMonth(1);
-    };
-    return new long[] {first.atStartOfDay(zone).toInstant().toEpochMilli(),
-        first.plus(1, r.calendar().temporalUnit()).atStartOfDay(zone).toInstant().toEpochMilli()};
+    return Oracle.period(unit, Oracle.daysOf(r), zone, x);
   }
 
   /** What {@code window} ({start, end}) holds. */

@@ -250,7 +250,7 @@ public class DeferralOracleProperties {
 
   /**
    * Sliding-log and (a quarter of them) fixed-window rules keyed by the recipient (shared logs,
-   * headroom; half the fixed windows caps of a local day, week or month) and send windows in zones
+   * headroom; half the fixed windows caps of a local day, week or month or windows of days in a zone) and send windows in zones
    * with daylight saving.
    */
   public static Policy randomPolicy(SplittableRandom random) {
@@ -294,8 +294,15 @@ public class DeferralOracleProperties {
     return new Policy(p.tenant(), p.version(), rules, p.timeZone());
   }
 
-  /** A cap of a local day, ISO week or month, in a zone of {@link #ZONES} or the recipient's. */
+  /**
+   * A cap of a local day, ISO week or month, in a zone of {@link #ZONES} or the recipient's; or (a
+   * quarter of them) a window of 2 or 3 days in a zone of {@link #ZONES}: runs of local days.
+   */
   private static Rule calendarRule(String id, long limit, List<Dimension> key, SplittableRandom random) {
+    if (random.nextInt(4) == 0) {
+      return new Rule(id, null, limit, Duration.ofDays(2 + random.nextInt(2)), key, null, null, Algorithm.FIXED_WINDOW,
+          0, Mode.ENFORCE, ZONES[random.nextInt(ZONES.length)], false, null, null);
+    }
     CalendarUnit unit = CalendarUnit.values()[random.nextInt(CalendarUnit.values().length)];
     boolean recipientZone = random.nextBoolean();
     ZoneId zone = recipientZone ? null : ZONES[random.nextInt(ZONES.length)];

@@ -46,8 +46,10 @@ import java.util.TreeMap;
  *       W + w - 1.
  *   <li>{@code fixed-window}: the count of the window holding the newest recorded message (aligned to
  *       the epoch), recomputed by folding the counter's list. A calendar rule's window for a request is
- *       the local day, ISO week or month of its zone (the message's own, for a recipient-zone rule)
- *       holding the request's time, found with java.time ({@link #period}); the count carries on while
+ *       the local day, ISO week or month of its zone (the message's own, for a recipient-zone rule),
+ *       or for a window of several whole days in a zone the run of that many local dates from a
+ *       multiple of them in epoch days, holding the request's time, found with java.time
+ *       ({@link #period}); the count carries on while
  *       the newest recorded message lies in the current message's period, so a zone change between
  *       messages is judged by each message's own period. A release by decision id gives a
  *       recipient-zone period back in the zone its message carried (its release record names it).
@@ -82,7 +84,7 @@ import java.util.TreeMap;
  * <p><b>Clock steps back.</b> Per partition, time never runs backwards: each partition remembers the
  * latest time it was written at (a record, a release; a reset forgets it), and a request earlier than
  * that is decided, recorded and judged at that time, each partition of a decision by its own
- * (docs/algorithms.md, "Clock steps back"). A fixed-window rule of a zone is still aligned by the
+ * (docs/algorithms.md, "Clock steps back"). A calendar rule's period is still the one holding the
  * request's own time, as the engine does.
  */
 public final class Oracle {
@@ -94,9 +96,9 @@ public final class Oracle {
    * One thing that happened to a counter at {@code time}, with the rule's spec in force then; a
    * release undoes the message recorded at {@code eventTime}.
    */
-  /** One operation on a counter; {@code calendar} and {@code zone}: a calendar rule's, else null. */
+  /** One operation on a counter; {@code calendar}, {@code days} and {@code zone}: a calendar rule's ({@link #calendarOf}), else null. */
   private record Op(Kind kind, long time, long eventTime, long cost, long windowMs, long limit, long align,
-      CalendarUnit calendar, ZoneId zone) {}
+      CalendarUnit calendar, int days, ZoneId zone) {}
 
   /**
    * One counter: a sliding log is its list of entries (oldest first, pruned at every write as the
@@ -383,13 +385,6 @@ public final class Oracle {
     return sorted.toString();
   }
 
-  private long align(Rule r, long now) {
-    if (r.zone() == null || r.calendar() != null) {
-      return 0;
-    }
-    return -r.zone().getRules().getOffset(Instant.ofEpochMilli(now)).getTotalSeconds() * 1000L;
-  }
-
   private void addOp(String id, Kind kind, long time, long eventTime, long alignAt, long cost, Message m) {
     Counter c = counters.get(id);
     Rule r = ruleOf(id);
@@ -403,7 +398,8 @@ public final class Oracle {
       return;
     }
     long[] spec = spec(r, m, alignAt);
-    c.ops.add(new Op(kind, time, eventTime, cost, spec[0], r.limit(), spec[1], r.calendar(), calendarZone(r, m)));
+    c.ops.add(new Op(kind, time, eventTime, cost, spec[0], r.limit(), spec[1], calendarOf(r), daysOf(r),
+        calendarZone(r, m)));
     if (c.ops.size() >= CHECKPOINT) {
       c.base = c.algorithm == Algorithm.FIXED_WINDOW ? fixedWindow(c) : c.algorithm == Algorithm.GCRA
           ? new long[] {gcra(c)} : null;
@@ -575,9 +571,25 @@ public final class Oracle {
     return calendarZone(r, m);
   }
 
+  /**
+   * The calendar a fixed-window rule's windows follow: its own, or for a window of several whole days
+   * in a zone, runs of {@link #daysOf} local days (a {@code DAY} calendar); null: windows of its length
+   * from the epoch.
+   */
+  static CalendarUnit calendarOf(Rule r) {
+    return r.calendar() != null ? r.calendar() : daysOf(r) > 1 ? CalendarUnit.DAY : null;
+  }
+
+  /** The local days one period of {@link #calendarOf} spans: a zoned window's whole days, else 1. */
+  static int daysOf(Rule r) {
+    boolean run = r.calendar() == null && r.zone() != null && r.algorithm() == Algorithm.FIXED_WINDOW
+        && r.windowMs() % DAY_MS == 0;
+    return run ? (int) (r.windowMs() / DAY_MS) : 1;
+  }
+
   /** A calendar rule's zone for {@code m} (its own, the recipient's, or UTC); null for a rule without a calendar. */
   private ZoneId calendarZone(Rule r, Message m) {
-    if (r.calendar() == null) {
+    if (calendarOf(r) == null) {
       return null;
     }
     if (r.recipientZone()) {
@@ -600,13 +612,18 @@ public final class Oracle {
    * to the next period's.
    */
   static long[] period(CalendarUnit unit, ZoneId zone, long t) {
+    return period(unit, 1, zone, t);
+  }
+
+  /** {@link #period(CalendarUnit, ZoneId, long)}, a {@code DAY} period spanning {@code days} local dates from a multiple of them. */
+  static long[] period(CalendarUnit unit, int days, ZoneId zone, long t) {
     LocalDate date = LocalDateTime.ofInstant(Instant.ofEpochMilli(t), zone).toLocalDate();
     LocalDate first = switch (unit) {
-      case DAY -> date;
+      case DAY -> LocalDate.ofEpochDay(Math.floorDiv(date.toEpochDay(), days) * days);
       case WEEK -> date.with(TemporalAdjusters.previousOrSame(DayOfWeek.MONDAY));
       case MONTH -> date.withDayOfMonth(1);
     };
-    LocalDate next = first.plus(1, unit.temporalUnit());
+    LocalDate next = unit == CalendarUnit.DAY ? first.plusDays(days) : first.plus(1, unit.temporalUnit());
     return new long[] {first.atStartOfDay(zone).toInstant().toEpochMilli(),
         next.atStartOfDay(zone).toInstant().toEpochMilli()};
   }
@@ -837,7 +854,7 @@ public final class Oracle {
       long start = windowStart(t, op.windowMs(), op.align());
       return new long[] {start, start + op.windowMs()};
     }
-    return period(op.calendar(), op.zone(), t);
+    return period(op.calendar(), op.days(), op.zone(), t);
   }
 
   /**
@@ -880,11 +897,11 @@ public final class Oracle {
    * its window, aligned to the epoch (or to midnight of its zone).
    */
   private long[] spec(Rule r, Message m, long alignAt) {
-    if (r.calendar() != null) {
-      long[] p = period(r.calendar(), calendarZone(r, m), alignAt);
+    if (calendarOf(r) != null) {
+      long[] p = period(calendarOf(r), daysOf(r), calendarZone(r, m), alignAt);
       return new long[] {p[1] - p[0], p[0]};
     }
-    return new long[] {r.windowMs(), align(r, alignAt)};
+    return new long[] {r.windowMs(), 0};
   }
 
   private static long interval(long windowMs, long limit) {

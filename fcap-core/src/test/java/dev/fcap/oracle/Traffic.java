@@ -392,7 +392,8 @@ public final class Traffic {
       }
       ZoneId zone = null;
       if (algorithm == Algorithm.FIXED_WINDOW && random.nextInt(3) == 0) {
-        windowMs = Duration.ofDays(1).toMillis();
+        // a local day, or now and then runs of 2 or 3 local days
+        windowMs = Duration.ofDays(random.nextInt(4) == 0 ? 2 + random.nextInt(2) : 1).toMillis();
         zone = ZONES[random.nextInt(ZONES.length)];
       }
       int precision = algorithm == Algorithm.SLIDING_COUNTER ? 1 + random.nextInt(60) : 0;
