@@ -5,10 +5,6 @@
 -- limit (8,000) per call
 local GAP_BYTES_PER_CALL = 4096
 
--- the unit costs of every gap-form log this call decodes: one table, as long as the longest, read
--- only (a change works on a copy: log_decode's mutable)
-local ONES = {}
-
 -- the times (newest first) of a gap-form state expiring at expms; its gaps' bytes read in one call
 local function gaps_decode(state, expms)
   local t = expms - unpack('>I4', state, 1)
@@ -38,9 +34,6 @@ local function gaps_decode(state, expms)
     m = m + 1
     times[m] = t
   end
-  for i = #ONES + 1, m do
-    ONES[i] = 1
-  end
   return times, m
 end
 
@@ -48,17 +41,24 @@ end
 -- (a cost above 1, a gap of 2^30 ms or more, the newest entry not within 2^32 ms of the expiry)
 local function gaps_encode(state, seconds)
   local times, costs, m = log_decode(state)
-  for i = 1, m do
-    if costs[i] ~= 1 then
-      return nil
+  if costs ~= ONES then
+    for i = 1, m do
+      if costs[i] ~= 1 then
+        return nil
+      end
     end
   end
   local d = EPOCH_MS + seconds * 1000 - times[1]
   if d < 0 or d >= D_LIMIT then
     return nil
   end
-  -- the gaps' bytes as numbers, made into strings in blocks: one string, not one per entry
-  local out, k = {}, 0
+  local head = pack('>I4', d)
+  if m == 1 then
+    return head
+  end
+  -- the gaps' bytes as numbers, made into strings in blocks: one string, not one per entry. The
+  -- table is made at its largest size (4 bytes a gap) by one constructor: unpack pads with nils
+  local out, k = 4 * m <= UNPACK_MAX and { tunpack(ONES, 1, 4 * m - 4) } or {}, 0
   for i = 2, m do
     local g = times[i - 1] - times[i]
     if g >= GAP_LIMIT then
@@ -78,7 +78,10 @@ local function gaps_encode(state, seconds)
       k = k + 4
     end
   end
-  local parts = { pack('>I4', d) }
+  if k <= GAP_BYTES_PER_CALL then
+    return head .. char(tunpack(out, 1, k))
+  end
+  local parts = { head }
   for from = 1, k, GAP_BYTES_PER_CALL do
     parts[#parts + 1] = char(tunpack(out, from, math.min(k, from + GAP_BYTES_PER_CALL - 1)))
   end

@@ -10,18 +10,25 @@ local function state_of(s)
   s.state = sub(value, s.sfrom, s.to)
   if s.gaps then
     local times, m = gaps_decode(s.state, s.expiresms)
+    for i = #ONES + 1, m do
+      ONES[i] = 1
+    end
     s.state = log_decoded(times, ONES, m)
   end
   return s.state
 end
 
+-- an expiry in ms as the i32 seconds since 2020 a counter keeps: rounded up, clamped (as in
+-- MemoryStore). The remainder is exact while the seconds fit an i32; beyond, the result is clamped.
 local function to_seconds(ms)
-  local s = ceildiv(ms - EPOCH_MS, 1000)
-  return math.max(-2147483647, math.min(2147483647, s))
+  local x = ms - EPOCH_MS
+  local r = x % 1000
+  local s = (x - r) / 1000 + (r > 0 and 1 or 0)
+  return s > 2147483647 and 2147483647 or s < -2147483647 and -2147483647 or s
 end
 
-local function encode_counter(id, alg, expiresms, state)
-  local seconds = to_seconds(expiresms)
+-- a counter as the value holds it; a sliding log in its gap form where it fits
+local function encode_counter(id, alg, seconds, state)
   if alg == 0 then
     local gaps = gaps_encode(state, seconds)
     if gaps then
@@ -30,7 +37,7 @@ local function encode_counter(id, alg, expiresms, state)
       state = log_bytes(state)
     end
   end
-  return varint(#id) .. id .. char(alg) .. pack('>i4', seconds) .. varint(#state) .. state
+  return varint(#id) .. id .. pack('>Bi4', alg, seconds) .. varint(#state) .. state
 end
 
 load_algorithms(counters)

@@ -59,8 +59,8 @@ if booking and op == 0 and (not admitted or not booking.admitsnow) then
     for step = 0, MAX_BOOKING_ROUNDS * nc - 1 do -- the counters in turn
       local i = step % nc + 1
       local c = counters[i]
-      -- from now, the evaluation's retries are a log's first answers
-      local y = ALGORITHMS[c.alg].admits_from(states[i], c.spec, c.align, x, cost, x == now and retry, c.at)
+      -- the evaluation's retries: each check's first admitting instant from now
+      local y = ALGORITHMS[c.alg].admits_from(states[i], c.spec, c.align, x, cost, retry, c.at)
       if y == NEVER then
         break
       elseif y == x then
@@ -151,14 +151,15 @@ if (op == 0 and (admitted or bookedat)) or op == 2 then
     if L then
       expires = L.tail > L.head and L.newest + c.spec.maxwindow or nil
     end
-    local e = expires and EPOCH_MS + to_seconds(expires) * 1000
-    if L and expires and expires > now and e > now and first then
-      local desc = LL.descriptor(L)
-      parts[#parts + 1] = varint(#c.id) .. c.id .. char(LARGE) .. pack('>i4', to_seconds(expires)) .. varint(#desc) .. desc
-      maxexpires = math.max(maxexpires or e, e)
-      LL.flush(L, math.max(e - clocknow + TTL_SLACK_MS, ttlfloor))
-    elseif expires and expires > now and e > now and first then
-      parts[#parts + 1] = encode_counter(c.id, c.alg, expires, states[i])
+    local seconds = expires and to_seconds(expires)
+    local e = expires and EPOCH_MS + seconds * 1000
+    if expires and expires > now and e > now and first then
+      if L then
+        parts[#parts + 1] = encode_counter(c.id, LARGE, seconds, LL.descriptor(L))
+        LL.flush(L, math.max(e - clocknow + TTL_SLACK_MS, ttlfloor))
+      else
+        parts[#parts + 1] = encode_counter(c.id, c.alg, seconds, states[i])
+      end
       maxexpires = math.max(maxexpires or e, e)
     end
   end

@@ -4,6 +4,16 @@
 local WIDE, COSTS = 1, 2
 local band, bor = bit.band, bit.bor
 
+-- the unit costs of every log of this call whose costs are all 1 (a gap-form log decoded, a unit
+-- booked into one): one table, as long as the longest, read only (a change works on a copy:
+-- log_decode's mutable), so that such a log has no costs table of its own. Grown where a log is
+-- decoded or booked, inline: a function made for it would cost each call of the general path.
+local ONES = {}
+
+-- tables of up to this many entries are made by one constructor at their size (filled one by one, a
+-- table grows log2(n) times); under Lua's C stack limit (8,000) for unpack's results
+local UNPACK_MAX = 4096
+
 -- evaluate and record read the same state: decode it once per script call
 local log_cache_state, log_cache_times, log_cache_costs, log_cache_n
 
@@ -245,11 +255,15 @@ local function log_bookings(state, spec, align, now)
   return booked
 end
 
--- SlidingLog.admitsFrom: the first instant from x at which every refusing check admits the message.
--- from (optional): each check's first admitting instant from x, at from[at + c], where the step's
--- evaluation already swept the log from x (the decision's time) for its retries
+-- SlidingLog.admitsFrom: the first instant from x (at or after the decision's time, now) at which
+-- every refusing check admits the message. from: each check's first admitting instant from now, at
+-- from[at + c], as the step's evaluation found it. A log that holds nothing after now needs no
+-- sweep at all: from now on its windows only lose entries, and the fullest window a message at y
+-- joins is the one ending at y, so a check admits every instant from its first one on and none
+-- before (max(y, from)). A log holding bookings is swept from y, unless y is now.
 local function log_admits_from(state, spec, align, x, cost, from, at)
   local times, costs, n = log_decode(state)
+  local plain = n == 0 or times[1] <= now
   local y, checks, agreed, c = x, spec.checks, 0, 0
   while agreed < checks do -- the checks in turn until each in a row admits y: each move is later, so it stops
     c = c % checks + 1
@@ -258,7 +272,13 @@ local function log_admits_from(state, spec, align, x, cost, from, at)
     elseif cost > spec.bounds[c] then
       return NEVER
     else
-      local z = from and y == x and from[at + c] or log_sweep(times, costs, n, spec.windows[c], spec.bounds[c] - cost, y, false)
+      local z
+      if plain or y == now then
+        z = from[at + c]
+        z = z > y and z or y
+      else
+        z = log_sweep(times, costs, n, spec.windows[c], spec.bounds[c] - cost, y, false)
+      end
       agreed = z == y and agreed + 1 or 1
       y = z
     end
@@ -269,15 +289,43 @@ end
 -- SlidingLog.insert: the message recorded at `at` (now, or booked later), pruned at now
 local function log_book(state, spec, align, now, at, cost)
   local old, oldcosts, n = log_decode(state)
-  -- a copy with the entry in place (the decoded state may be shared: the same counter twice in a step)
-  local times, costs, k = {}, {}, 0
+  local k = 0
   while k < n and old[k + 1] > at do
     k = k + 1 -- booked later, or the clock went back: keep the log ordered newest first
-    times[k], costs[k] = old[k], oldcosts[k]
   end
-  times[k + 1], costs[k + 1] = at, cost
-  for i = k + 1, n do
-    times[i + 1], costs[i + 1] = old[i], oldcosts[i]
+  -- a copy with the entry in place (the decoded state may be shared: the same counter twice in a
+  -- step); a booking is most often the newest entry
+  local times
+  if k == 0 and n < UNPACK_MAX then
+    times = { at, tunpack(old, 1, n) }
+  elseif n < UNPACK_MAX then
+    times = { tunpack(old, 1, n) }
+    table.insert(times, k + 1, at)
+  else
+    times = {}
+    for i = 1, k do
+      times[i] = old[i]
+    end
+    times[k + 1] = at
+    for i = k + 1, n do
+      times[i + 1] = old[i]
+    end
+  end
+  local costs
+  if oldcosts == ONES and cost == 1 then
+    for i = #ONES + 1, n + 1 do
+      ONES[i] = 1
+    end
+    costs = ONES
+  else
+    costs = {}
+    for i = 1, k do
+      costs[i] = oldcosts[i]
+    end
+    costs[k + 1] = cost
+    for i = k + 1, n do
+      costs[i + 1] = oldcosts[i]
+    end
   end
   return log_decoded(times, costs, log_prune(times, costs, n + 1, spec, now))
 end
