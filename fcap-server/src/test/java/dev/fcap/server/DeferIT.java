@@ -9,6 +9,8 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.LocalDate;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -159,8 +161,6 @@ class DeferIT {
         "notAfter");
     assertThat(refused("{\"tenant\": \"gcra\", \"recipient\": \"r4\", \"defer\": true}", "defer_unsupported", "defer")
         .get("message").asText()).contains("smooth");
-    assertThat(refused("{\"tenant\": \"daily\", \"recipient\": \"r4\", \"defer\": true}", "defer_unsupported", "defer")
-        .get("message").asText()).contains("per-two-days");
 
     // per item in a batch: the valid item is decided, the others answer their error
     JsonNode results = server.post("/v1/decisions/batch", "{\"requests\": [{\"recipient\": \"r4\", \"defer\": 1},"
@@ -181,7 +181,15 @@ class DeferIT {
     JsonNode booked = decide("{\"tenant\": \"shared\", \"recipient\": \"r5\", \"channel\": \"sms\", \"defer\": true}");
     assertThat(booked.get("deferred").asBoolean()).isTrue();
     assertThat(booked.get("retryAfterMs").asLong()).isEqualTo(HOUR);
+    // a fixed window of two days in a zone books into the next run of two London dates (from an even epoch day)
     assertThat(decide("{\"tenant\": \"daily\", \"recipient\": \"r4\"}").get("allowed").asBoolean()).isTrue();
+    JsonNode nextRun = decide("{\"tenant\": \"daily\", \"recipient\": \"r4\", \"defer\": true, \"notAfter\": "
+        + (now + 3 * 24 * HOUR) + "}");
+    ZoneId london = ZoneId.of("Europe/London");
+    long today = LocalDate.ofInstant(Instant.ofEpochMilli(now), london).toEpochDay();
+    long runStart = LocalDate.ofEpochDay(Math.floorDiv(today, 2) * 2 + 2).atStartOfDay(london).toInstant().toEpochMilli();
+    assertThat(nextRun.get("deferred").asBoolean()).isTrue();
+    assertThat(nextRun.get("sendAt").asLong()).isEqualTo(runStart);
   }
 
   @Test

@@ -56,8 +56,8 @@ class GrpcIT {
         - tenant: default
           rules:
             - {id: two-per-hour, limit: 2, window: 1h, key: [recipient]}
-            - {id: one-digest-in-two-days, limit: 1, window: 2d, key: [recipient], algorithm: fixed-window,
-               zone: Europe/London, match: {category: [digest]}}
+            - {id: smooth-digests, limit: 1, window: 2d, key: [recipient], algorithm: gcra,
+               match: {category: [digest]}}
       """;
 
   static Message.Builder deferred(String recipient) {
@@ -127,7 +127,7 @@ class GrpcIT {
           .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
             assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
             assertThat(e.getStatus().getDescription()).startsWith("defer_unsupported: ")
-                .contains("one-digest-in-two-days").endsWith("(field defer)");
+                .contains("smooth-digests").endsWith("(field defer)");
           });
       assertThatThrownBy(() -> stub.decide(decide(Message.newBuilder().setRecipient("gu").setNotAfterMs(1))))
           .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {

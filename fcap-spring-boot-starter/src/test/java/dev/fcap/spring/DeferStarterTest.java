@@ -26,9 +26,8 @@ class DeferStarterTest {
       .withUserConfiguration(Senders.class)
       .withPropertyValues("fcap.rules[0].id=one-per-hour", "fcap.rules[0].limit=1", "fcap.rules[0].window=1h",
           "fcap.rules[0].key[0]=recipient",
-          "fcap.rules[1].id=one-digest-in-two-days", "fcap.rules[1].limit=1", "fcap.rules[1].window=2d",
-          "fcap.rules[1].key[0]=recipient", "fcap.rules[1].algorithm=fixed-window", "fcap.rules[1].zone=Europe/London",
-          "fcap.rules[1].match.category[0]=digest");
+          "fcap.rules[1].id=smooth-digests", "fcap.rules[1].limit=1", "fcap.rules[1].window=2d",
+          "fcap.rules[1].key[0]=recipient", "fcap.rules[1].algorithm=gcra", "fcap.rules[1].match.category[0]=digest");
 
   @Test
   void aDeferredSlotGoesToTheMethodsDecisionParameter() {
@@ -99,7 +98,7 @@ class DeferStarterTest {
 
       assertThatThrownBy(() -> sender.digest("d6")).isInstanceOfSatisfying(InvalidMessageException.class, e -> {
         assertThat(e.field()).isEqualTo("defer");
-        assertThat(e.getMessage()).contains("one-digest-in-two-days");
+        assertThat(e.getMessage()).contains("smooth-digests");
       });
       assertThat(sender.sent()).containsExactly("d5");
     });
