@@ -294,38 +294,27 @@ local function log_book(state, spec, align, now, at, cost)
     k = k + 1 -- booked later, or the clock went back: keep the log ordered newest first
   end
   -- a copy with the entry in place (the decoded state may be shared: the same counter twice in a
-  -- step); a booking is most often the newest entry
-  local times
+  -- step); a booking is most often the newest entry: one constructor. A unit booked into a log of
+  -- unit costs shares the unit-cost table.
+  local units = oldcosts == ONES and cost == 1
+  local times, costs
   if k == 0 and n < UNPACK_MAX then
-    times = { at, tunpack(old, 1, n) }
-  elseif n < UNPACK_MAX then
-    times = { tunpack(old, 1, n) }
-    table.insert(times, k + 1, at)
-  else
-    times = {}
+    times, costs = { at, tunpack(old, 1, n) }, not units and { cost, tunpack(oldcosts, 1, n) }
+  else -- before a later booking, or the clock went back: both copied in one pass
+    times, costs = {}, {}
     for i = 1, k do
-      times[i] = old[i]
+      times[i], costs[i] = old[i], oldcosts[i]
     end
-    times[k + 1] = at
+    times[k + 1], costs[k + 1] = at, cost
     for i = k + 1, n do
-      times[i + 1] = old[i]
+      times[i + 1], costs[i + 1] = old[i], oldcosts[i]
     end
   end
-  local costs
-  if oldcosts == ONES and cost == 1 then
+  if units then
     for i = #ONES + 1, n + 1 do
       ONES[i] = 1
     end
     costs = ONES
-  else
-    costs = {}
-    for i = 1, k do
-      costs[i] = oldcosts[i]
-    end
-    costs[k + 1] = cost
-    for i = k + 1, n do
-      costs[i + 1] = oldcosts[i]
-    end
   end
   return log_decoded(times, costs, log_prune(times, costs, n + 1, spec, now))
 end
