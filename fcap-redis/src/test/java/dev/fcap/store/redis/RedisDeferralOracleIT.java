@@ -14,6 +14,8 @@ import dev.fcap.model.Rule;
 import dev.fcap.oracle.DeferralOracleProperties;
 import dev.fcap.oracle.OracleRun;
 import dev.fcap.store.ManualClock;
+import dev.fcap.store.Store;
+import dev.fcap.store.memory.MemoryStore;
 import dev.fcap.store.redis.testing.RedisExtension;
 import java.time.Duration;
 import java.time.Instant;
@@ -158,6 +160,35 @@ class RedisDeferralOracleIT {
     Message next = Message.builder("a").defer(Defer.until(Instant.ofEpochMilli(t0 + 3_600_000))).build();
     assertThat(engine.decideAt(next, t0 + 31_000).join().sendAt()).as("the slot order-1 gave back").isEqualTo(slots[1]);
     assertThat(engine.decideAt(next, t0 + 31_001).join().sendAt()).as("then order-4's").isEqualTo(slots[4]);
+  }
+
+  /**
+   * The fullest window a refused message would join, on a log holding bookings, at the instant an
+   * entry leaves it (the decision exactly one window after that entry): the entry counts in none of
+   * them, on either store. The oracle compares verdicts and slots, not these counts.
+   */
+  @Test
+  void aBookedLogCountsNoEntryAtTheInstantItLeaves() throws Exception {
+    STANDALONE.deployment().flushAll();
+    Policy policy = new Policy("default", 1, List.of(Rule.of("two-per-minute", 2, Duration.ofMinutes(1),
+        Dimension.RECIPIENT)));
+    ManualClock clock = new ManualClock(DeferralOracleProperties.START);
+    long t0 = clock.millis();
+    for (Store store : List.of(MemoryStore.builder().clock(clock).build(),
+        RedisStore.builder(STANDALONE.uri()).clock(clock).build())) {
+      Engine engine = Engine.builder(store).clock(clock).callerTime(true).policy(policy).build();
+      Message plain = Message.builder("b").build();
+      Message deferred = Message.builder("b").defer(Defer.until(Instant.ofEpochMilli(t0 + 3_600_000))).build();
+      assertThat(engine.decideAt(plain, t0).join().allowed()).isTrue();
+      assertThat(engine.decideAt(plain, t0 + 10_000).join().allowed()).isTrue();
+      assertThat(engine.decideAt(deferred, t0 + 20_000).join().sendAt()).isEqualTo(t0 + 60_000);
+      assertThat(engine.decideAt(deferred, t0 + 20_001).join().sendAt()).isEqualTo(t0 + 70_000);
+      // at t0 + 60 s the entry of t0 has left: every window ending in [t0 + 60 s, t0 + 120 s) holds 2
+      Decision refused = engine.decideAt(plain, t0 + 60_000).join();
+      assertThat(refused.allowed()).isFalse();
+      assertThat(refused.rules().get(0).used()).as(store.getClass().getSimpleName()).isEqualTo(2);
+      assertThat(refused.retryAfterMs()).isEqualTo(60_000);
+    }
   }
 
   private static void check(String uri, long seed, int groups) {

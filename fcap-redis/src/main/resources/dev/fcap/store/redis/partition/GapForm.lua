@@ -37,6 +37,29 @@ local function gaps_decode(state, expms)
   return times, m
 end
 
+-- the bytes of a gap, 1 to 4 of them, their count in the top two bits of the first
+local function gap_length(g)
+  return g < 64 and 1 or g < 16384 and 2 or g < 4194304 and 3 or 4
+end
+
+local GAP_FORMATS, GAP_TAGS = { '>B', '>I2', '>I3', '>I4' }, { 0, 16384, 8388608, 3221225472 }
+
+-- the gaps of a state booked after every entry of a state read from the gap form (log_book's base):
+-- the new entry's gap, then the old bytes of the gaps between the entries it kept
+local function gaps_after_booking(times, m, base)
+  local old, on, bytes = base.times, base.n, base.gapform
+  local dropped = 0 -- the bytes of the old gaps between entries the booking's pruning dropped
+  for i = m - 1, on - 1 do
+    dropped = dropped + gap_length(old[i] - old[i + 1])
+  end
+  local g = times[1] - times[2]
+  if g >= GAP_LIMIT then
+    return nil
+  end
+  local len = gap_length(g)
+  return pack(GAP_FORMATS[len], GAP_TAGS[len] + g) .. sub(bytes, 5, #bytes - dropped)
+end
+
 -- the gap form of a state (bytes or decoded) expiring at second `seconds`, or nil if it cannot hold it
 -- (a cost above 1, a gap of 2^30 ms or more, the newest entry not within 2^32 ms of the expiry)
 local function gaps_encode(state, seconds)
@@ -55,9 +78,15 @@ local function gaps_encode(state, seconds)
   local head = pack('>I4', d)
   if m == 1 then
     return head
+  elseif type(state) == 'table' and state.gapform then
+    return head .. sub(state.gapform, 5)
+  elseif type(state) == 'table' and state.base then
+    local gaps = gaps_after_booking(times, m, state.base)
+    return gaps and head .. gaps
   end
   -- the gaps' bytes as numbers, made into strings in blocks: one string, not one per entry. The
-  -- table is made at its largest size (4 bytes a gap) by one constructor: unpack pads with nils
+  -- table is made at its largest size (4 bytes a gap) by one constructor: unpack pads with nils.
+  -- Bytes by remainders, not math.floor: a function call an entry.
   local out, k = 4 * m <= UNPACK_MAX and { tunpack(ONES, 1, 4 * m - 4) } or {}, 0
   for i = 2, m do
     local g = times[i - 1] - times[i]
@@ -66,16 +95,14 @@ local function gaps_encode(state, seconds)
     elseif g < 64 then
       k = k + 1
       out[k] = g
-    elseif g < 16384 then
-      out[k + 1], out[k + 2] = 64 + floor(g / 256), g % 256
-      k = k + 2
-    elseif g < 4194304 then
-      out[k + 1], out[k + 2], out[k + 3] = 128 + floor(g / 65536), floor(g / 256) % 256, g % 256
-      k = k + 3
     else
-      out[k + 1], out[k + 2], out[k + 3], out[k + 4] = 192 + floor(g / 16777216), floor(g / 65536) % 256,
-          floor(g / 256) % 256, g % 256
-      k = k + 4
+      local len = gap_length(g)
+      g = GAP_TAGS[len] + g
+      for j = k + len, k + 1, -1 do
+        local b = g % 256
+        out[j], g = b, (g - b) / 256
+      end
+      k = k + len
     end
   end
   if k <= GAP_BYTES_PER_CALL then

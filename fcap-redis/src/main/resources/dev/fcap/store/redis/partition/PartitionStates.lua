@@ -13,7 +13,7 @@ local function state_of(s)
     for i = #ONES + 1, m do
       ONES[i] = 1
     end
-    s.state = log_decoded(times, ONES, m)
+    s.state = log_decoded(times, ONES, m, s.state)
   end
   return s.state
 end

@@ -42,9 +42,28 @@ end
 
 -- A state the general path read from the gap form, or recorded into, is kept DECODED until it is
 -- written: a table { times = , costs = , n = } (the gap form is written from it, with no canonical
--- bytes in between); any other state is fcap-core's bytes. Every function here takes both.
-local function log_decoded(times, costs, n)
-  return n > 0 and { times = times, costs = costs, n = n } or nil
+-- bytes in between); any other state is fcap-core's bytes. Every function here takes both. A state
+-- read from the gap form keeps those bytes (gapform), and one booked from such a state after all its
+-- entries names it (base), so that its gap form is the new gap in front of the old gaps
+-- (GapForm.lua): a booking's log is not encoded again entry by entry.
+local function log_decoded(times, costs, n, gapform, base)
+  return n > 0 and { times = times, costs = costs, n = n, gapform = gapform, base = base } or nil
+end
+
+-- the number of entries after t, which lead the log (newest first): a binary search, as a booking
+-- reads a log of hundreds of entries several times
+local function log_after(times, n, t)
+  local lo, hi = 0, n -- entries 1..lo are after t, entries hi+1..n are not
+  while lo < hi do
+    local d = hi - lo
+    local mid = lo + (d + d % 2) / 2
+    if times[mid] > t then
+      lo = mid
+    else
+      hi = mid - 1
+    end
+  end
+  return lo
 end
 
 -- the decoded entries of a state; callers that modify them (record, release) pass mutable and get
@@ -119,10 +138,8 @@ local function log_prune(times, costs, n, spec, now)
   local horizon = now - spec.maxwindow
   -- a record of a relaxed check keeps the whole window (SlidingLog.prune)
   local capacity = spec.keepall and math.huge or log_capacity(spec)
-  local newer, keep = 0, 0
-  while keep < n and times[keep + 1] > now do
-    keep = keep + 1 -- booked: a window ending after now reads it; the capacity bounds what is before now
-  end
+  -- booked: a window ending after now reads it; the capacity bounds what is before now
+  local newer, keep = 0, log_after(times, n, now)
   while keep < n and times[keep + 1] > horizon and newer < capacity do
     newer = newer + costs[keep + 1]
     keep = keep + 1
@@ -136,8 +153,18 @@ end
 -- s in [x, x + W) (wanted: asked). Both read the same events; one pass answers both (a sweep is most
 -- of a booked log's evaluation).
 local function log_sweep(times, costs, n, window, room, x, wanted)
-  local y, held, fullfrom, full, most = x, 0, 0, false, 0
-  local inn, out = n, n -- the next entry to enter a window, and to leave them (oldest first)
+  -- the events up to x at once: the entries in (x - W, x] are in every window ending at x, the older
+  -- ones have left them (a booking's log is often half before now: a quarter of its events)
+  local out, inn = log_after(times, n, x - window), log_after(times, n, x) -- the next to leave, and to enter
+  local held = 0
+  if costs == ONES then
+    held = out - inn
+  else
+    for i = inn + 1, out do
+      held = held + costs[i]
+    end
+  end
+  local y, fullfrom, full, most = x, x, room and held > room, wanted and held or 0
   while out >= 1 do
     local at = times[out] + window
     if inn >= 1 and times[inn] < at then
@@ -248,11 +275,7 @@ end
 -- SlidingLog.bookings: the entries after now
 local function log_bookings(state, spec, align, now)
   local times, _, n = log_decode(state)
-  local booked = 0
-  while booked < n and times[booked + 1] > now do
-    booked = booked + 1
-  end
-  return booked
+  return log_after(times, n, now)
 end
 
 -- SlidingLog.admitsFrom: the first instant from x (at or after the decision's time, now) at which
@@ -289,10 +312,7 @@ end
 -- SlidingLog.insert: the message recorded at `at` (now, or booked later), pruned at now
 local function log_book(state, spec, align, now, at, cost)
   local old, oldcosts, n = log_decode(state)
-  local k = 0
-  while k < n and old[k + 1] > at do
-    k = k + 1 -- booked later, or the clock went back: keep the log ordered newest first
-  end
+  local k = log_after(old, n, at) -- booked later, or the clock went back: keep the log ordered newest first
   -- a copy with the entry in place (the decoded state may be shared: the same counter twice in a
   -- step); a booking is most often the newest entry: one constructor. A unit booked into a log of
   -- unit costs shares the unit-cost table.
@@ -316,7 +336,8 @@ local function log_book(state, spec, align, now, at, cost)
     end
     costs = ONES
   end
-  return log_decoded(times, costs, log_prune(times, costs, n + 1, spec, now))
+  local base = units and k == 0 and type(state) == 'table' and state.gapform and state
+  return log_decoded(times, costs, log_prune(times, costs, n + 1, spec, now), nil, base)
 end
 
 local function log_record(state, spec, align, now, cost)
