@@ -60,8 +60,9 @@ import java.util.function.Predicate;
  * <p><b>Instructions</b> ({@code --callgrind}): the two workloads beside an ordinary decision on a
  * redis-server run by valgrind's callgrind, which counts every instruction the server executes in
  * each phase (the script, the command around it, the network), zeroed before the phase and dumped
- * after it: store CPU per call that a noisy machine does not move. The longest booking is not run
- * (its figure is time).
+ * after it: store CPU per call that a noisy machine does not move. Then the longest booking, each
+ * call counted on its own: the mean and the most a call executes, the bound a CPU of a given speed
+ * turns into time.
  *
  * <pre>
  * java -cp fcap-bench/target/fcap-bench.jar dev.fcap.bench.DeferralCostOnRedis [--recipients 20000] [--reps 3] [--limit 256] [--callgrind]
@@ -96,7 +97,7 @@ public final class DeferralCostOnRedis {
       Path dir = Files.createTempDirectory("fcap-callgrind");
       try (RedisServer server = RedisServer.startUnder(List.of(Callgrind.command("valgrind"), "--tool=callgrind",
           "--callgrind-out-file=" + dir.resolve("callgrind.out.%p")), dir, RedisServer.freePort(false))) {
-        run("redis://127.0.0.1:" + server.port(), recipients, reps, -1, new Callgrind(server.pid(), dir));
+        run("redis://127.0.0.1:" + server.port(), recipients, reps, limit, new Callgrind(server.pid(), dir));
       }
       return;
     }
@@ -118,7 +119,7 @@ public final class DeferralCostOnRedis {
       }
       if (limit >= 0) {
         r.flushall();
-        longestBooking(uri, r, limit);
+        longestBooking(uri, r, limit, callgrind);
       }
     } finally {
       admin.shutdown();
@@ -144,12 +145,14 @@ public final class DeferralCostOnRedis {
       control("-z");
     }
 
-    /** The instructions executed since {@link #zero}. */
+    /** The instructions executed since {@link #zero}; the dump is read, then deleted (one a call adds up). */
     long dump() {
       control("-d");
       Path file = dir.resolve("callgrind.out." + pid + "." + ++dumps);
       try {
-        for (String line : Files.readAllLines(file)) {
+        List<String> lines = Files.readAllLines(file);
+        Files.delete(file);
+        for (String line : lines) {
           if (line.startsWith("totals:") || line.startsWith("summary:")) {
             return Long.parseLong(line.substring(line.indexOf(':') + 1).trim().split("\\s+")[0]);
           }
@@ -236,13 +239,14 @@ public final class DeferralCostOnRedis {
     }
   }
 
-  private static void longestBooking(String uri, RedisCommands<String, String> r, long limit) {
+  private static void longestBooking(String uri, RedisCommands<String, String> r, long limit, Callgrind callgrind) {
     Rule perDay = Rule.of("per-day", limit, Duration.ofDays(1), Dimension.RECIPIENT);
     Rule officeHours = Rule.ofSendWindow("office-hours", null, new SendWindow(ZoneOffset.UTC,
         List.of(new SendWindow.Interval(EnumSet.range(DayOfWeek.MONDAY, DayOfWeek.FRIDAY), LocalTime.of(9, 0),
             LocalTime.of(17, 0))), Set.of()), null, null, Mode.ENFORCE);
     ManualClock clock = new ManualClock(T0);
-    try (Engine engine = Engine.builder(RedisStore.builder(uri).clock(clock).build()).clock(clock)
+    Duration timeout = callgrind == null ? Duration.ofSeconds(1) : Duration.ofMinutes(1);
+    try (Engine engine = Engine.builder(RedisStore.builder(uri).clock(clock).commandTimeout(timeout).build()).clock(clock)
         .policy(new Policy("default", 1, List.of(perDay, officeHours))).build()) {
       for (long i = 0; i < limit; i++) { // the day filled over its first hour
         clock.set(T0 + i * 3_600_000 / limit);
@@ -258,8 +262,16 @@ public final class DeferralCostOnRedis {
       Defer week = Defer.until(Instant.ofEpochMilli(clock.millis() + Duration.ofDays(7).toMillis() - 1));
       long booked = 0;
       long last = 0;
+      long instructions = 0;
+      long most = 0;
       while (true) {
+        if (callgrind != null) {
+          callgrind.zero();
+        }
         Decision d = engine.decide(Message.builder("one").defer(week).build()).join();
+        long executed = callgrind == null ? 0 : callgrind.dump();
+        instructions += executed;
+        most = Math.max(most, executed);
         if (!d.deferred()) {
           break;
         }
@@ -279,6 +291,10 @@ public final class DeferralCostOnRedis {
           (double) CommandStats.scriptUsec(stats) / CommandStats.calls(stats, "evalsha"),
           micros.length == 0 ? 0 : micros[micros.length / 2], micros.length == 0 ? 0 : micros[micros.length - 1],
           Arrays.stream(micros).filter(m -> m > 1000).count(), micros.length);
+      if (callgrind != null) {
+        System.out.printf("longest booking: redis-server instructions per call %,.0f, at most %,d (of %,d calls)%n",
+            (double) instructions / (booked + 1), most, booked + 1);
+      }
     }
   }
 }

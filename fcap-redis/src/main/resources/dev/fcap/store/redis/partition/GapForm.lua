@@ -37,29 +37,6 @@ local function gaps_decode(state, expms)
   return times, m
 end
 
--- the bytes of a gap, 1 to 4 of them, their count in the top two bits of the first
-local function gap_length(g)
-  return g < 64 and 1 or g < 16384 and 2 or g < 4194304 and 3 or 4
-end
-
-local GAP_FORMATS, GAP_TAGS = { '>B', '>I2', '>I3', '>I4' }, { 0, 16384, 8388608, 3221225472 }
-
--- the gaps of a state booked after every entry of a state read from the gap form (log_book's base):
--- the new entry's gap, then the old bytes of the gaps between the entries it kept
-local function gaps_after_booking(times, m, base)
-  local old, on, bytes = base.times, base.n, base.gapform
-  local dropped = 0 -- the bytes of the old gaps between entries the booking's pruning dropped
-  for i = m - 1, on - 1 do
-    dropped = dropped + gap_length(old[i] - old[i + 1])
-  end
-  local g = times[1] - times[2]
-  if g >= GAP_LIMIT then
-    return nil
-  end
-  local len = gap_length(g)
-  return pack(GAP_FORMATS[len], GAP_TAGS[len] + g) .. sub(bytes, 5, #bytes - dropped)
-end
-
 -- the gap form of a state (bytes or decoded) expiring at second `seconds`, or nil if it cannot hold it
 -- (a cost above 1, a gap of 2^30 ms or more, the newest entry not within 2^32 ms of the expiry)
 local function gaps_encode(state, seconds)
@@ -81,8 +58,22 @@ local function gaps_encode(state, seconds)
   elseif type(state) == 'table' and state.gapform then
     return head .. sub(state.gapform, 5)
   elseif type(state) == 'table' and state.base then
-    local gaps = gaps_after_booking(times, m, state.base)
-    return gaps and head .. gaps
+    -- booked after every entry of a state read from the gap form (log_book): the new entry's gap,
+    -- then the old bytes of the gaps between the entries it kept. A gap's length by its first
+    -- byte's top two bits, written out here and below: a helper would be made on every call
+    local base = state.base
+    local old, bytes, cut = base.times, base.gapform, 0
+    for i = m - 1, base.n - 1 do -- the gaps next to the entries its pruning dropped
+      local g = old[i] - old[i + 1]
+      cut = cut + (g < 64 and 1 or g < 16384 and 2 or g < 4194304 and 3 or 4)
+    end
+    local g = times[1] - times[2]
+    if g >= GAP_LIMIT then
+      return nil
+    end
+    local gap = g < 64 and char(g) or g < 16384 and pack('>I2', 16384 + g)
+        or g < 4194304 and pack('>I3', 8388608 + g) or pack('>I4', 3221225472 + g)
+    return head .. gap .. sub(bytes, 5, #bytes - cut)
   end
   -- the gaps' bytes as numbers, made into strings in blocks: one string, not one per entry. The
   -- table is made at its largest size (4 bytes a gap) by one constructor: unpack pads with nils.
@@ -96,8 +87,8 @@ local function gaps_encode(state, seconds)
       k = k + 1
       out[k] = g
     else
-      local len = gap_length(g)
-      g = GAP_TAGS[len] + g
+      local len = g < 16384 and 2 or g < 4194304 and 3 or 4
+      g = g + (len == 2 and 16384 or len == 3 and 8388608 or 3221225472)
       for j = k + len, k + 1, -1 do
         local b = g % 256
         out[j], g = b, (g - b) / 256

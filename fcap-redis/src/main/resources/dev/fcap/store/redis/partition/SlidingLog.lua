@@ -50,22 +50,6 @@ local function log_decoded(times, costs, n, gapform, base)
   return n > 0 and { times = times, costs = costs, n = n, gapform = gapform, base = base } or nil
 end
 
--- the number of entries after t, which lead the log (newest first): a binary search, as a booking
--- reads a log of hundreds of entries several times
-local function log_after(times, n, t)
-  local lo, hi = 0, n -- entries 1..lo are after t, entries hi+1..n are not
-  while lo < hi do
-    local d = hi - lo
-    local mid = lo + (d + d % 2) / 2
-    if times[mid] > t then
-      lo = mid
-    else
-      hi = mid - 1
-    end
-  end
-  return lo
-end
-
 -- the decoded entries of a state; callers that modify them (record, release) pass mutable and get
 -- their own copy, so the cached view (or the decoded state) stays intact
 local function log_decode(state, mutable)
@@ -138,8 +122,10 @@ local function log_prune(times, costs, n, spec, now)
   local horizon = now - spec.maxwindow
   -- a record of a relaxed check keeps the whole window (SlidingLog.prune)
   local capacity = spec.keepall and math.huge or log_capacity(spec)
-  -- booked: a window ending after now reads it; the capacity bounds what is before now
-  local newer, keep = 0, log_after(times, n, now)
+  local newer, keep = 0, 0
+  while keep < n and times[keep + 1] > now do
+    keep = keep + 1 -- booked: a window ending after now reads it; the capacity bounds what is before now
+  end
   while keep < n and times[keep + 1] > horizon and newer < capacity do
     newer = newer + costs[keep + 1]
     keep = keep + 1
@@ -155,14 +141,14 @@ end
 local function log_sweep(times, costs, n, window, room, x, wanted)
   -- the events up to x at once: the entries in (x - W, x] are in every window ending at x, the older
   -- ones have left them (a booking's log is often half before now: a quarter of its events)
-  local out, inn = log_after(times, n, x - window), log_after(times, n, x) -- the next to leave, and to enter
-  local held = 0
-  if costs == ONES then
-    held = out - inn
-  else
-    for i = inn + 1, out do
-      held = held + costs[i]
-    end
+  local out, held = n, 0 -- the next entry to leave the windows, and to enter them (oldest first)
+  while out >= 1 and times[out] <= x - window do
+    out = out - 1
+  end
+  local inn = out
+  while inn >= 1 and times[inn] <= x do
+    held = held + costs[inn]
+    inn = inn - 1
   end
   local y, fullfrom, full, most = x, x, room and held > room, wanted and held or 0
   while out >= 1 do
@@ -275,7 +261,11 @@ end
 -- SlidingLog.bookings: the entries after now
 local function log_bookings(state, spec, align, now)
   local times, _, n = log_decode(state)
-  return log_after(times, n, now)
+  local booked = 0
+  while booked < n and times[booked + 1] > now do
+    booked = booked + 1
+  end
+  return booked
 end
 
 -- SlidingLog.admitsFrom: the first instant from x (at or after the decision's time, now) at which
@@ -312,7 +302,10 @@ end
 -- SlidingLog.insert: the message recorded at `at` (now, or booked later), pruned at now
 local function log_book(state, spec, align, now, at, cost)
   local old, oldcosts, n = log_decode(state)
-  local k = log_after(old, n, at) -- booked later, or the clock went back: keep the log ordered newest first
+  local k = 0
+  while k < n and old[k + 1] > at do
+    k = k + 1 -- booked later, or the clock went back: keep the log ordered newest first
+  end
   -- a copy with the entry in place (the decoded state may be shared: the same counter twice in a
   -- step); a booking is most often the newest entry: one constructor. A unit booked into a log of
   -- unit costs shares the unit-cost table.
