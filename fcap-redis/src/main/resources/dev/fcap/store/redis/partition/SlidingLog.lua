@@ -141,11 +141,11 @@ end
 local function log_sweep(times, costs, n, window, room, x, wanted)
   -- the events up to x at once: the entries in (x - W, x] are in every window ending at x, the older
   -- ones have left them (a booking's log is often half before now: a quarter of its events)
-  local out, held = n, 0 -- the next entry to leave the windows, and to enter them (oldest first)
+  local out, held = n, 0 -- out: the next entry to leave the windows, oldest first
   while out >= 1 and times[out] <= x - window do
     out = out - 1
   end
-  local inn = out
+  local inn = out -- the next entry to enter them
   while inn >= 1 and times[inn] <= x do
     held = held + costs[inn]
     inn = inn - 1
