@@ -191,6 +191,34 @@ class RedisDeferralOracleIT {
     }
   }
 
+  /**
+   * The message's windows end in [x, x + W): a message booked at x + W, a window after the decision
+   * x, is in none of them. With the booking between released, the windows of the message hold
+   * nothing, on either store.
+   */
+  @Test
+  void aBookingOneWindowAfterTheDecisionCountsInNoneOfItsWindows() throws Exception {
+    STANDALONE.deployment().flushAll();
+    Policy policy = new Policy("default", 1, List.of(Rule.of("one-per-minute", 1, Duration.ofMinutes(1),
+        Dimension.RECIPIENT)));
+    ManualClock clock = new ManualClock(DeferralOracleProperties.START);
+    long t0 = clock.millis();
+    for (Store store : List.of(MemoryStore.builder().clock(clock).build(),
+        RedisStore.builder(STANDALONE.uri()).clock(clock).build())) {
+      Engine engine = Engine.builder(store).clock(clock).callerTime(true).policy(policy).build();
+      Message plain = Message.builder("c").build();
+      Message deferred = Message.builder("c").defer(Defer.until(Instant.ofEpochMilli(t0 + 3_600_000))).build();
+      assertThat(engine.decideAt(plain, t0).join().allowed()).isTrue();
+      Decision first = engine.decideAt(deferred, t0 + 1).join();
+      assertThat(first.sendAt()).isEqualTo(t0 + 60_000);
+      assertThat(engine.decideAt(deferred, t0 + 2).join().sendAt()).isEqualTo(t0 + 120_000);
+      assertThat(engine.release(first.decisionId()).join()).isTrue();
+      Decision admitted = engine.decideAt(plain, t0 + 60_000).join();
+      assertThat(admitted.allowed()).isTrue();
+      assertThat(admitted.rules().get(0).used()).as(store.getClass().getSimpleName()).isZero();
+    }
+  }
+
   private static void check(String uri, long seed, int groups) {
     SplittableRandom random = new SplittableRandom(seed);
     check(uri, seed, groups, DeferralOracleProperties.randomPolicy(random), random, true);

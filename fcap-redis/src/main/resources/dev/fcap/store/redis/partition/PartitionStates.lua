@@ -10,6 +10,9 @@ local function state_of(s)
   s.state = sub(value, s.sfrom, s.to)
   if s.gaps then
     local times, m = gaps_decode(s.state, s.expiresms)
+    if #ONES == 0 and m <= UNPACK_MAX then
+      ONES = { byte(string.rep('\1', m), 1, m) } -- at its size by one constructor; no log holds it yet
+    end
     for i = #ONES + 1, m do
       ONES[i] = 1
     end

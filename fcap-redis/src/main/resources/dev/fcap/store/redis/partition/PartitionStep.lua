@@ -119,9 +119,7 @@ local function booked_memory()
 end
 
 local function ceil_second(ms) -- an expiry: ms rounded up to Redis' second, as the entries keep it
-  local x = ms - EPOCH_MS
-  local r = x % 1000
-  return EPOCH_MS + ((x - r) / 1000 + (r > 0 and 1 or 0)) * 1000
+  return EPOCH_MS + to_seconds(ms) * 1000
 end
 
 local memory = false -- what a message id keeps: the reply, or a booking's memory

@@ -150,34 +150,32 @@ local function log_sweep(times, costs, n, window, room, x, wanted)
     held = held + costs[inn]
     inn = inn - 1
   end
+  -- the loop below reads the pointers' next event times from locals (tin: inn's entry, tout: out's
+  -- exit), not from the tables, and every event it meets is after x: the windows ending in [at, the
+  -- next event) are all the message's while at < x + W, so the fullest is the most held at an event
+  local INF, last = math.huge, x + window
+  local tin, tout = inn >= 1 and times[inn] or INF, out >= 1 and times[out] + window or INF
   local y, fullfrom, full, most = x, x, room and held > room, wanted and held or 0
-  while out >= 1 do
-    local at = times[out] + window
-    if inn >= 1 and times[inn] < at then
-      at = times[inn]
-    end
-    if wanted and at >= x + window then
+  while tout < INF do
+    local at = tin < tout and tin or tout
+    if wanted and at >= last then
       wanted = false -- every later window ends after the message's last one
       if not room then
         break
       end
     end
-    while inn >= 1 and times[inn] == at do
+    while tin == at do
       held = held + costs[inn]
       inn = inn - 1
+      tin = inn >= 1 and times[inn] or INF
     end
-    while out >= 1 and times[out] + window == at do
+    while tout == at do
       held = held - costs[out]
       out = out - 1
+      tout = out >= 1 and times[out] + window or INF
     end
-    if wanted then
-      local nxt = out >= 1 and times[out] + window or math.huge
-      if inn >= 1 and times[inn] < nxt then
-        nxt = times[inn]
-      end
-      if nxt > x and held > most then -- the windows ending in [at, nxt) hold this much
-        most = held
-      end
+    if wanted and held > most then
+      most = held
     end
     if not room then
       -- fullest alone
