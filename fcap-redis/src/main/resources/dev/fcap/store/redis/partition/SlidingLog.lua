@@ -6,8 +6,9 @@ local band, bor = bit.band, bit.bor
 
 -- the unit costs of every log of this call whose costs are all 1 (a gap-form log decoded, a unit
 -- booked into one): one table, as long as the longest, read only (a change works on a copy:
--- log_decode's mutable), so that such a log has no costs table of its own. Grown where a log is
--- decoded or booked, inline: a function made for it would cost each call of the general path.
+-- log_decode's mutable), so that such a log has no costs table of its own. Made at its length by the
+-- first gap-form log decoded (state_of), grown where a longer one is decoded or booked, inline: a
+-- function made for it would cost each call of the general path.
 local ONES = {}
 
 -- tables of up to this many entries are made by one constructor at their size (filled one by one, a
