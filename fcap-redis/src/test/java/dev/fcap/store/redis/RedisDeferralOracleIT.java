@@ -19,7 +19,9 @@ import dev.fcap.store.memory.MemoryStore;
 import dev.fcap.store.redis.testing.RedisExtension;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -169,14 +171,10 @@ class RedisDeferralOracleIT {
    */
   @Test
   void aBookedLogCountsNoEntryAtTheInstantItLeaves() throws Exception {
-    STANDALONE.deployment().flushAll();
-    Policy policy = new Policy("default", 1, List.of(Rule.of("two-per-minute", 2, Duration.ofMinutes(1),
-        Dimension.RECIPIENT)));
     ManualClock clock = new ManualClock(DeferralOracleProperties.START);
     long t0 = clock.millis();
-    for (Store store : List.of(MemoryStore.builder().clock(clock).build(),
-        RedisStore.builder(STANDALONE.uri()).clock(clock).build())) {
-      Engine engine = Engine.builder(store).clock(clock).callerTime(true).policy(policy).build();
+    Rule rule = Rule.of("two-per-minute", 2, Duration.ofMinutes(1), Dimension.RECIPIENT);
+    onEachStore(rule, clock).forEach((store, engine) -> {
       Message plain = Message.builder("b").build();
       Message deferred = Message.builder("b").defer(Defer.until(Instant.ofEpochMilli(t0 + 3_600_000))).build();
       assertThat(engine.decideAt(plain, t0).join().allowed()).isTrue();
@@ -186,9 +184,9 @@ class RedisDeferralOracleIT {
       // at t0 + 60 s the entry of t0 has left: every window ending in [t0 + 60 s, t0 + 120 s) holds 2
       Decision refused = engine.decideAt(plain, t0 + 60_000).join();
       assertThat(refused.allowed()).isFalse();
-      assertThat(refused.rules().get(0).used()).as(store.getClass().getSimpleName()).isEqualTo(2);
+      assertThat(refused.rules().get(0).used()).as(store).isEqualTo(2);
       assertThat(refused.retryAfterMs()).isEqualTo(60_000);
-    }
+    });
   }
 
   /**
@@ -198,14 +196,10 @@ class RedisDeferralOracleIT {
    */
   @Test
   void aBookingOneWindowAfterTheDecisionCountsInNoneOfItsWindows() throws Exception {
-    STANDALONE.deployment().flushAll();
-    Policy policy = new Policy("default", 1, List.of(Rule.of("one-per-minute", 1, Duration.ofMinutes(1),
-        Dimension.RECIPIENT)));
     ManualClock clock = new ManualClock(DeferralOracleProperties.START);
     long t0 = clock.millis();
-    for (Store store : List.of(MemoryStore.builder().clock(clock).build(),
-        RedisStore.builder(STANDALONE.uri()).clock(clock).build())) {
-      Engine engine = Engine.builder(store).clock(clock).callerTime(true).policy(policy).build();
+    Rule rule = Rule.of("one-per-minute", 1, Duration.ofMinutes(1), Dimension.RECIPIENT);
+    onEachStore(rule, clock).forEach((store, engine) -> {
       Message plain = Message.builder("c").build();
       Message deferred = Message.builder("c").defer(Defer.until(Instant.ofEpochMilli(t0 + 3_600_000))).build();
       assertThat(engine.decideAt(plain, t0).join().allowed()).isTrue();
@@ -215,8 +209,21 @@ class RedisDeferralOracleIT {
       assertThat(engine.release(first.decisionId()).join()).isTrue();
       Decision admitted = engine.decideAt(plain, t0 + 60_000).join();
       assertThat(admitted.allowed()).isTrue();
-      assertThat(admitted.rules().get(0).used()).as(store.getClass().getSimpleName()).isZero();
+      assertThat(admitted.rules().get(0).used()).as(store).isZero();
+    });
+  }
+
+  /** An engine of {@code rule} alone on each store, by its name: a MemoryStore, then the Redis (flushed). */
+  private static Map<String, Engine> onEachStore(Rule rule, ManualClock clock) throws Exception {
+    STANDALONE.deployment().flushAll();
+    Policy policy = new Policy("default", 1, List.of(rule));
+    Map<String, Engine> engines = new LinkedHashMap<>();
+    for (Store store : List.of(MemoryStore.builder().clock(clock).build(),
+        RedisStore.builder(STANDALONE.uri()).clock(clock).build())) {
+      engines.put(store.getClass().getSimpleName(),
+          Engine.builder(store).clock(clock).callerTime(true).policy(policy).build());
     }
+    return engines;
   }
 
   private static void check(String uri, long seed, int groups) {
