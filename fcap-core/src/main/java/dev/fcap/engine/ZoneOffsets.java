@@ -42,17 +42,17 @@ final class ZoneOffsets {
 
   private static Span span(ZoneRules rules, long t) {
     Instant at = Instant.ofEpochMilli(t);
-    ZoneOffset offset = rules.getOffset(at);
-    long offsetMs = offset.getTotalSeconds() * 1000L;
+    long offsetMs = rules.getOffset(at).getTotalSeconds() * 1000L;
     if (rules.isFixedOffset()) {
       return new Span(Long.MIN_VALUE, Long.MAX_VALUE, offsetMs);
     }
     ZoneOffsetTransition next = rules.nextTransition(at);
-    ZoneOffsetTransition previous = rules.previousTransition(at);
+    // previousTransition is strictly before its argument, and t may be a transition's instant (the
+    // zone's first one, where the answer would be null as if no transition preceded): a nanosecond
+    // later it is the last transition at or before t, the one whose offset holds at t
+    ZoneOffsetTransition last = rules.previousTransition(at.plusNanos(1));
+    long from = last == null ? Long.MIN_VALUE : last.toEpochSecond() * 1000L;
     long until = next == null ? Long.MAX_VALUE : next.toEpochSecond() * 1000L;
-    // a previous transition into another offset would mean t sits on a transition: start the span at t
-    long from = previous != null && previous.getOffsetAfter().equals(offset) && previous.toEpochSecond() * 1000L <= t
-        ? previous.toEpochSecond() * 1000L : previous == null ? Long.MIN_VALUE : t;
     return new Span(from, until, offsetMs);
   }
 }
