@@ -17,8 +17,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Run: {@code java -cp fcap-bench/target/fcap-bench.jar dev.fcap.bench.CpuHarness [decisions] [rounds] [perMs] [mode]}
  *
- * <p>{@code mode}: {@code decision} (the default: {@code decide(message).join()}, releases by decision
- * id on, as {@code fcap serve} runs), {@code no-release} (the same with releases off, at the simulated
+ * <p>{@code mode}: {@code decision} (the default: {@code decideNow(message)}, the synchronous caller's
+ * path, releases by decision id on, as {@code fcap serve} runs), {@code future} (the same through
+ * {@code decide(message).join()}: the future's cost beside it), {@code no-release} (the same with releases off, at the simulated
  * time as a caller-supplied one: {@code decideAt(message, now).join()}) and {@code verdicts} (that
  * decision with no {@link dev.fcap.model.Decision} built: {@link Engine#decideAt(Message, long,
  * Engine.RuleVerdicts)}, as the replay decides). The last two differ only in the {@code Decision}, so
@@ -37,11 +38,12 @@ public final class CpuHarness {
     int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 5;
     int perMs = args.length > 2 ? Integer.parseInt(args[2]) : 100;
     String mode = args.length > 3 ? args[3] : "decision";
-    if (!java.util.List.of("decision", "no-release", "verdicts", "batch", "local").contains(mode)) {
-      throw new IllegalArgumentException("mode must be decision, no-release, verdicts, batch or local, got " + mode);
+    if (!java.util.List.of("decision", "future", "no-release", "verdicts", "batch", "local").contains(mode)) {
+      throw new IllegalArgumentException(
+          "mode must be decision, future, no-release, verdicts, batch or local, got " + mode);
     }
     boolean localTime = mode.equals("local");
-    boolean releases = mode.equals("decision") || mode.equals("batch") || localTime;
+    boolean releases = mode.equals("decision") || mode.equals("future") || mode.equals("batch") || localTime;
     Message[] batch = new Message[MemoryStore.AHEAD];
     long[] verdicts = new long[1];
     Engine.RuleVerdicts count = (index, allowed, enforced) -> verdicts[0]++;
@@ -81,7 +83,8 @@ public final class CpuHarness {
           continue;
         }
         boolean allowed = switch (mode) {
-          case "decision", "local" -> engine.decide(m).join().allowed();
+          case "decision", "local" -> engine.decideNow(m).allowed();
+          case "future" -> engine.decide(m).join().allowed();
           case "no-release" -> engine.decideAt(m, clockMs.get()).join().allowed();
           default -> engine.decideAt(m, clockMs.get(), count).join();
         };

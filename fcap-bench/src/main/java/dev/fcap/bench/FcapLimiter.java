@@ -70,6 +70,6 @@ final class FcapLimiter implements CapLimiter {
 
   @Override
   public boolean tryAcquire(Message m) {
-    return verdicts ? engine.decideAt(m, clock.millis(), IGNORED).join() : engine.decide(m).join().allowed();
+    return verdicts ? engine.decideAt(m, clock.millis(), IGNORED).join() : engine.decideNow(m).allowed();
   }
 }

@@ -16,7 +16,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.function.Supplier;
 
 /**
  * Builds a {@link Decision} from the store's answers: each rule's outcome in policy order, the
@@ -77,14 +76,23 @@ final class DecisionAssembly {
    * window is open (counters, once free, stay free while nothing else is sent).
    */
   Decision decision(Prepared p, PartitionAnswer[] results) {
+    return decision(p, results, null);
+  }
+
+  /**
+   * {@link #decision(Prepared, PartitionAnswer[])}, its outcomes built in the list of {@code scratch}
+   * (null: a list of their own), which the decision keeps the numbers of, not the list.
+   */
+  Decision decision(Prepared p, PartitionAnswer[] results, Scratch scratch) {
     CompiledPolicy.Plan plan = p.plan();
     boolean replayed = results.length > 0 && results[0].replayOf() != null;
     // a replayed decision answers as it was decided: its windows were judged then
     WindowCheck windows = replayed ? null : p.windows();
     long time = results.length > 0 ? results[0].time() : windows.time;
     // without windows or a replay, every counting rule has its outcome, kept as numbers (RuleOutcomes)
-    RuleOutcomes compact = windows == null && !replayed
-        ? new RuleOutcomes(plan.counted, p.message(), refusals(plan, results)) : null;
+    RuleOutcomes compact = windows != null || replayed ? null : scratch == null
+        ? new RuleOutcomes(plan.counted, p.message(), refusals(plan, results))
+        : scratch.outcomes(plan.counted, p.message(), refusals(plan, results));
     RuleOutcome[] outcomes = compact == null ? new RuleOutcome[plan.rules.length] : null;
     int[] ruleOf = windows == null ? null : new int[plan.rules.length]; // each outcome's rule, to merge the windows in
     int reported = 0;
@@ -161,10 +169,10 @@ final class DecisionAssembly {
       return Decision.deferred(id, bookedAt - time, blocked, shadowBlocked, rules, degraded, time,
           p.policy().policy.version(), replayed, bookedAt);
     }
-    Supplier<String> idOnRead = allowed && results.length > 0 ? releaseSealedOnRead(p, results[0]) : null;
+    byte[] idOnRead = allowed && results.length > 0 ? plainToSealOnRead(p, results[0]) : null;
     if (idOnRead != null) {
-      return Decision.withIdMadeOnRead(idOnRead, true, 0, blocked, shadowBlocked, rules, degraded, time,
-          p.policy().policy.version(), replayed, 0, null);
+      return Decision.withIdMadeOnRead(ids.sealing(), idOnRead, true, 0, blocked, shadowBlocked, rules, degraded,
+          time, p.policy().policy.version(), replayed, 0, null);
     }
     String id = !allowed ? null : results.length > 0 ? releasableId(p, results[0]) : unrestrictedId(p, time);
     return new Decision(allowed, id, allowed ? 0 : sendAt < 0 ? -1 : sendAt - time, blocked,
@@ -183,16 +191,16 @@ final class DecisionAssembly {
   }
 
   /**
-   * The maker of the id of an admitted decision whose id seals its release (the usual decision), or
-   * null when it gets another id: sealing costs about a tenth of a decision's CPU and the id's
-   * string, and a caller that only asks whether to send never reads the id.
+   * The plain text of the id of an admitted decision whose id seals its release (the usual decision),
+   * to seal when first read; null when it gets another id: sealing costs about a tenth of a
+   * decision's CPU and the id's string, and a caller that only asks whether to send never reads the id.
    */
-  private Supplier<String> releaseSealedOnRead(Prepared p, PartitionAnswer first) {
+  private byte[] plainToSealOnRead(Prepared p, PartitionAnswer first) {
     if (p.sealedTail() == null || p.recordKey() == null || !p.releasing() || first.replayOf() != null
         || !p.releasable()) {
       return null;
     }
-    return ids.sealOnRead(p.firstPartition(), p.recordKey(), first.time() + p.recordHorizonMs(), first.time(),
+    return ids.plainToSealOnRead(p.firstPartition(), p.recordKey(), first.time() + p.recordHorizonMs(), first.time(),
         first.incarnation(), p.sealedTail());
   }
 

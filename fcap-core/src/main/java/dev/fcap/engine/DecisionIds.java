@@ -16,7 +16,7 @@ import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Supplier;
+import java.util.function.Function;
 
 /**
  * Releasable decision ids: any node can route one to the release record it names, and nobody can
@@ -173,20 +173,28 @@ final class DecisionIds {
   }
 
   /**
-   * The id {@link #seal(byte[], byte[], long, long, long, byte[])} makes, made when first read: the
-   * plain text is written now (the arrays given may be reused once this returns), sealed then, under
-   * the key loaded now. Null if the key is not loaded or the id would pass {@link #MAX_LENGTH}.
+   * The plain text of the id {@link #seal(byte[], byte[], long, long, long, byte[])} makes, for the
+   * caller to seal when the id is first read ({@link #sealing}): written now (the arrays given may be
+   * reused once this returns). Null if the key is not loaded or the id would pass {@link #MAX_LENGTH}.
    */
-  Supplier<String> sealOnRead(byte[] partition, byte[] recordKey, long expiresAtMs, long decidedAt, long incarnation,
+  byte[] plainToSealOnRead(byte[] partition, byte[] recordKey, long expiresAtMs, long decidedAt, long incarnation,
       byte[] tail) {
     int length = releaseLength(partition, incarnation, tail);
-    IdSealer s = sealer;
-    if (s == null || IdSealer.idLength(length) > MAX_LENGTH) {
+    if (sealer == null || IdSealer.idLength(length) > MAX_LENGTH) {
       return null;
     }
     byte[] plain = new byte[length];
     writeRelease(plain, 0, partition, recordKey, expiresAtMs, decidedAt, incarnation, tail);
-    return () -> s.seal(plain);
+    return plain;
+  }
+
+  /**
+   * What seals a plain text from {@link #plainToSealOnRead} into its id, from any thread, under the key
+   * (loaded once, never replaced: one function for every decision); null before the key is loaded.
+   */
+  Function<byte[], String> sealing() {
+    IdSealer s = sealer;
+    return s == null ? null : s.sealing;
   }
 
   private static int releaseLength(byte[] partition, long incarnation, byte[] tail) {

@@ -116,6 +116,28 @@ public final class Engine implements AutoCloseable {
   }
 
   /**
+   * {@link #decide} without a future: the decision itself, made on the calling thread where the store
+   * answers there (the embedded store), else waited for. What a caller that blocks on the decision
+   * anyway calls (the library's synchronous path, the starter): it allocates no future.
+   *
+   * @throws dev.fcap.model.InvalidMessageException for a deferral that cannot be honoured
+   * @throws RuntimeException what {@link #decide}'s future fails with ({@link dev.fcap.store.StoreException}
+   *     and the like), as it is, not wrapped
+   */
+  public Decision decideNow(Message message) {
+    Objects.requireNonNull(message, "message");
+    Object here = decideHere(message, Operation.DECIDE, PartitionRequest.STORE_TIME);
+    if (here instanceof Decision d) {
+      return d;
+    }
+    try {
+      return execute((Prepared) here).join();
+    } catch (CompletionException e) {
+      throw e.getCause() instanceof RuntimeException cause ? cause : e;
+    }
+  }
+
+  /**
    * Fails unless {@code message}'s deferral ({@link Message#defer()}), if it has one, can be honoured
    * now: the store books ({@link Store#books()}), every rule that applies to it is keyed by the
    * recipient and is a sliding log (below the large-log limit) or a fixed window without a zone, and its
@@ -394,32 +416,40 @@ public final class Engine implements AutoCloseable {
 
   private CompletableFuture<Decision> run(Message message, Operation op, long time) {
     Objects.requireNonNull(message, "message");
-    Scratch scratch = Scratch.take();
-    Prepared p;
+    Object here;
     try {
-      try {
-        p = requests.prepare(policies.get(message.tenant()), message, op, time, scratch, storeHere != null);
-      } catch (InvalidMessageException e) { // a deferral that cannot be honoured
-        return failed(e);
+      here = decideHere(message, op, time);
+    } catch (RuntimeException e) { // a deferral that cannot be honoured, or what the store failed with
+      return failed(e);
+    }
+    return here instanceof Decision d ? CompletableFuture.completedFuture(d) : execute((Prepared) here);
+  }
+
+  /**
+   * The decision on {@code message} when it is made on this thread (one partition, its request in
+   * the thread's buffers, a store that answers here), else the {@link Prepared} with requests of its
+   * own to send the store.
+   *
+   * @throws RuntimeException what {@link #decide}'s future fails with
+   */
+  private Object decideHere(Message message, Operation op, long time) {
+    Scratch scratch = Scratch.take();
+    try {
+      Prepared p = requests.prepare(policies.get(message.tenant()), message, op, time, scratch, storeHere != null);
+      if (p.requests() != null) {
+        return p;
       }
-      if (p.requests() == null) { // one partition, in the thread's buffers
-        if (!p.waitsForIds(ids)) {
-          try {
-            PartitionAnswer[] answers = answerHere(scratch.requests(1)[0], scratch);
-            if (answers != null) {
-              return CompletableFuture.completedFuture(assembly.decision(p, answers));
-            }
-          } catch (RuntimeException e) {
-            return failed(e);
-          }
+      if (!p.waitsForIds(ids)) {
+        PartitionAnswer[] answers = answerHere(scratch.requests(1)[0], scratch);
+        if (answers != null) {
+          return assembly.decision(p, answers, scratch);
         }
-        // a store that did not answer here, or a decision that waits: a request of its own
-        p = requests.prepare(p.policy(), message, op, time);
       }
+      // a store that did not answer here, or a decision that waits: a request of its own
+      return requests.prepare(p.policy(), message, op, time);
     } finally {
       scratch.release();
     }
-    return execute(p);
   }
 
   private static final PartitionAnswer[] NO_ANSWERS = {};

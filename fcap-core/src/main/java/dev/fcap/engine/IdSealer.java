@@ -5,6 +5,7 @@ import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.util.Arrays;
 import java.util.Base64;
+import java.util.function.Function;
 import javax.crypto.Cipher;
 import javax.crypto.Mac;
 import javax.crypto.spec.IvParameterSpec;
@@ -37,6 +38,8 @@ final class IdSealer {
   /** CMAC's subkeys: the last block is masked with K1 when it is whole, with K2 when padded. */
   private final byte[] k1;
   private final byte[] k2;
+  /** {@link #seal}, as the function a decision seals its id with when it is first read. */
+  final Function<byte[], String> sealing = this::seal;
   private final ThreadLocal<Work> work = ThreadLocal.withInitial(Work::new);
 
   /** The sealer of a deployment's 32-byte secret: every key is derived from it (HMAC-SHA256 of a label). */

@@ -1,10 +1,14 @@
 package dev.fcap.engine;
 
+import dev.fcap.model.Message;
+import dev.fcap.model.Rule;
+import dev.fcap.model.RuleOutcomes;
 import dev.fcap.store.Idempotency;
 import dev.fcap.store.PartitionAnswer;
 import dev.fcap.store.internal.ReusableRequest;
 import dev.fcap.store.internal.ReusableResult;
 import java.util.Arrays;
+import java.util.List;
 import java.util.function.IntFunction;
 
 /**
@@ -43,6 +47,14 @@ final class Scratch {
   private int aheadSlot;
   private final IntFunction<byte[]> aheadKey = this::aheadKeyOfLength;
   private boolean busy;
+  /** The list a decision's outcomes are built in ({@link DecisionAssembly}); its decision keeps the numbers. */
+  private RuleOutcomes outcomes;
+
+  /** This thread's outcomes list, refilled for the outcomes of {@code rules} on {@code m}. */
+  RuleOutcomes outcomes(List<Rule> rules, Message m, int refused) {
+    RuleOutcomes o = outcomes;
+    return o == null ? outcomes = new RuleOutcomes(rules, m, refused) : o.refill(rules, m, refused);
+  }
 
   /**
    * The idempotency of a decision under {@link #recordKey} that may be stored as nothing, kept for

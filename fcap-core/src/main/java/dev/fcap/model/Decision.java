@@ -4,7 +4,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.function.Supplier;
+import java.util.function.Function;
 
 /**
  * The answer for one message. Immutable; a value like a record (its accessors are its components).
@@ -50,49 +50,78 @@ public final class Decision {
   public static final String STORE_RESET = "store_reset";
 
   private static final HexFormat HEX = HexFormat.of();
-  private final boolean allowed;
+  private static final int ALLOWED = 1;
+  private static final int DEGRADED = 2;
+  private static final int REPLAYED = 4;
+  private static final int DEFERRED = 8;
+  /** With {@link #reasons} one String: it is the suppressed reason, not the degraded one. */
+  private static final int SUPPRESSED_REASON = 16;
+
   /**
-   * The id once read: a String; before, null (a random id is made) or the {@code Supplier<String>} that
-   * makes it (null from it: a random id).
+   * {@link #ALLOWED}, {@link #DEGRADED}, {@link #REPLAYED}, {@link #DEFERRED}, {@link #SUPPRESSED_REASON}.
+   * A decision is made for every message, so it is laid out small: its booleans are bits of this byte
+   * and its two reasons, rarely set, share a field ({@link #reasons}); with its outcomes kept as
+   * numbers it is 80 bytes (a 12-byte header, 8 references, 4 longs, this byte).
+   */
+  private final byte flags;
+  /**
+   * The id once read: a String; before, null (a random id is made) or the input {@link #makeId} makes
+   * it from (null from it: a random id).
    */
   private volatile Object decisionId;
+  private final Function<byte[], String> makeId;
   private final long retryAfterMs;
   private final List<String> blockedBy;
   private final List<String> shadowBlockedBy;
-  private final List<RuleOutcome> rules;
-  private final boolean degraded;
+  /**
+   * The outcomes: a {@code List<RuleOutcome>}, or with {@link #outcomeValues} the {@code List<Rule>}
+   * those numbers are the outcomes of ({@link RuleOutcomes}: no object per decision for them).
+   */
+  private final List<?> rules;
+  private final Message outcomeMessage;
+  private final int[] outcomeValues;
   private final long time;
   private final long policyVersion;
-  private final boolean replayed;
   private final long sendAt;
-  private final String degradedReason;
-  private final String suppressedReason;
-  private final boolean deferred;
+  /**
+   * {@code degradedReason} and {@code suppressedReason}: null when neither is set; the one set (which,
+   * {@link #SUPPRESSED_REASON} says); or when both are, a {@code String[]} of the two, in that order.
+   */
+  private final Object reasons;
 
   public Decision(boolean allowed, String decisionId, long retryAfterMs, List<String> blockedBy,
       List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, long time, long policyVersion,
       boolean replayed, long sendAt, String degradedReason, String suppressedReason) {
-    this((Object) decisionId, allowed, retryAfterMs, blockedBy, shadowBlockedBy, rules, degraded, time,
+    this(null, decisionId, allowed, retryAfterMs, blockedBy, shadowBlockedBy, rules, degraded, time,
         policyVersion, replayed, sendAt, degradedReason, suppressedReason, false);
   }
 
-  private Decision(Object decisionId, boolean allowed, long retryAfterMs, List<String> blockedBy,
-      List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, long time, long policyVersion,
-      boolean replayed, long sendAt, String degradedReason, String suppressedReason, boolean deferred) {
-    this.allowed = allowed;
-    this.deferred = deferred;
+  private Decision(Function<byte[], String> makeId, Object decisionId, boolean allowed, long retryAfterMs,
+      List<String> blockedBy, List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, long time,
+      long policyVersion, boolean replayed, long sendAt, String degradedReason, String suppressedReason,
+      boolean deferred) {
+    this.flags = (byte) ((allowed ? ALLOWED : 0) | (degraded ? DEGRADED : 0) | (replayed ? REPLAYED : 0)
+        | (deferred ? DEFERRED : 0) | (degradedReason == null && suppressedReason != null ? SUPPRESSED_REASON : 0));
+    this.reasons = degradedReason == null ? suppressedReason
+        : suppressedReason == null ? degradedReason : new String[] {degradedReason, suppressedReason};
+    this.makeId = makeId;
     this.decisionId = decisionId;
     this.retryAfterMs = retryAfterMs;
     this.blockedBy = List.copyOf(blockedBy);
     this.shadowBlockedBy = List.copyOf(shadowBlockedBy);
-    this.rules = rules instanceof RuleOutcomes outcomes ? outcomes.seal() : List.copyOf(rules);
-    this.degraded = degraded;
+    if (rules instanceof RuleOutcomes outcomes && outcomes.full()) {
+      outcomes.seal();
+      this.rules = outcomes.ruleList();
+      this.outcomeMessage = outcomes.message();
+      this.outcomeValues = outcomes.values();
+    } else {
+      this.rules = rules instanceof RuleOutcomes outcomes ? List.copyOf(outcomes.seal()) : List.copyOf(rules);
+      this.outcomeMessage = null;
+      this.outcomeValues = null;
+    }
     this.time = time;
     this.policyVersion = policyVersion;
-    this.replayed = replayed;
     this.sendAt = sendAt;
-    this.degradedReason = degradedReason;
-    this.suppressedReason = suppressedReason;
   }
 
   /** A decision with no degraded reason of its own. */
@@ -112,15 +141,16 @@ public final class Decision {
   }
 
   /**
-   * A decision whose id {@code makeId} makes when the id is first read, once, on the reading thread
-   * ({@code makeId} must be safe to call from any thread; null from it: a random id); the other
-   * components as the constructor takes them.
+   * A decision whose id is {@code makeId.apply(input)}, made when the id is first read, once, on the
+   * reading thread ({@code makeId} must be safe to call from any thread, and {@code input} must not
+   * change; null from it: a random id); the other components as the constructor takes them.
    */
-  public static Decision withIdMadeOnRead(Supplier<String> makeId, boolean allowed, long retryAfterMs,
-      List<String> blockedBy, List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, long time,
-      long policyVersion, boolean replayed, long sendAt, String suppressedReason) {
-    return new Decision(Objects.requireNonNull(makeId, "makeId"), allowed, retryAfterMs, blockedBy, shadowBlockedBy,
-        rules, degraded, time, policyVersion, replayed, sendAt, null, suppressedReason, false);
+  public static Decision withIdMadeOnRead(Function<byte[], String> makeId, byte[] input, boolean allowed,
+      long retryAfterMs, List<String> blockedBy, List<String> shadowBlockedBy, List<RuleOutcome> rules,
+      boolean degraded, long time, long policyVersion, boolean replayed, long sendAt, String suppressedReason) {
+    return new Decision(Objects.requireNonNull(makeId, "makeId"), Objects.requireNonNull(input, "input"), allowed,
+        retryAfterMs, blockedBy, shadowBlockedBy, rules, degraded, time, policyVersion, replayed, sendAt, null,
+        suppressedReason, false);
   }
 
   /**
@@ -130,14 +160,14 @@ public final class Decision {
   public static Decision deferred(String decisionId, long retryAfterMs, List<String> blockedBy,
       List<String> shadowBlockedBy, List<RuleOutcome> rules, boolean degraded, long time, long policyVersion,
       boolean replayed, long sendAt) {
-    return new Decision((Object) decisionId, false, retryAfterMs, blockedBy,
-        shadowBlockedBy, rules, degraded, time, policyVersion, replayed, sendAt, null, null, true);
+    return new Decision(null, decisionId, false, retryAfterMs, blockedBy, shadowBlockedBy, rules, degraded, time,
+        policyVersion, replayed, sendAt, null, null, true);
   }
 
   /** This decision marked degraded for {@code reason}. */
   public Decision degradedFor(String reason) {
-    return new Decision((Object) decisionId(), allowed, retryAfterMs, blockedBy, shadowBlockedBy, rules, true, time,
-        policyVersion, replayed, sendAt, reason, suppressedReason, deferred);
+    return new Decision(null, decisionId(), allowed(), retryAfterMs, blockedBy, shadowBlockedBy, rules(), true, time,
+        policyVersion, replayed(), sendAt, reason, suppressedReason(), deferred());
   }
 
   /**
@@ -152,7 +182,7 @@ public final class Decision {
   }
 
   public boolean allowed() {
-    return allowed;
+    return (flags & ALLOWED) != 0;
   }
 
   /** The decision's id; one not given is made on the first read (see the class's parameters). */
@@ -166,7 +196,7 @@ public final class Decision {
       if (id instanceof String made) {
         return made;
       }
-      String made = id == null ? null : ((Supplier<?>) id).get() instanceof String s ? s : null;
+      String made = id == null ? null : makeId.apply((byte[]) id);
       if (made == null) {
         byte[] random = new byte[12];
         ThreadLocalRandom.current().nextBytes(random);
@@ -189,12 +219,14 @@ public final class Decision {
     return shadowBlockedBy;
   }
 
+  @SuppressWarnings("unchecked") // the field's two forms, as its comment says
   public List<RuleOutcome> rules() {
-    return rules;
+    return outcomeValues == null ? (List<RuleOutcome>) rules
+        : new RuleOutcomes.Kept((List<Rule>) rules, outcomeMessage, outcomeValues);
   }
 
   public boolean degraded() {
-    return degraded;
+    return (flags & DEGRADED) != 0;
   }
 
   public long time() {
@@ -206,7 +238,7 @@ public final class Decision {
   }
 
   public boolean replayed() {
-    return replayed;
+    return (flags & REPLAYED) != 0;
   }
 
   public long sendAt() {
@@ -214,38 +246,39 @@ public final class Decision {
   }
 
   public String degradedReason() {
-    return degradedReason;
+    return reasons instanceof String[] both ? both[0] : (flags & SUPPRESSED_REASON) != 0 ? null : (String) reasons;
   }
 
   public String suppressedReason() {
-    return suppressedReason;
+    return reasons instanceof String[] both ? both[1] : (flags & SUPPRESSED_REASON) != 0 ? (String) reasons : null;
   }
 
   public boolean deferred() {
-    return deferred;
+    return (flags & DEFERRED) != 0;
   }
 
   @Override
   public boolean equals(Object o) {
-    return o == this || o instanceof Decision d && allowed == d.allowed && decisionId().equals(d.decisionId())
+    // the flags hold the booleans and which reason is set, the reasons compared as components
+    return o == this || o instanceof Decision d && flags == d.flags && decisionId().equals(d.decisionId())
         && retryAfterMs == d.retryAfterMs && blockedBy.equals(d.blockedBy) && shadowBlockedBy.equals(d.shadowBlockedBy)
-        && rules.equals(d.rules) && degraded == d.degraded && time == d.time && policyVersion == d.policyVersion
-        && replayed == d.replayed && sendAt == d.sendAt && Objects.equals(degradedReason, d.degradedReason)
-        && Objects.equals(suppressedReason, d.suppressedReason) && deferred == d.deferred;
+        && rules().equals(d.rules()) && time == d.time && policyVersion == d.policyVersion && sendAt == d.sendAt
+        && Objects.equals(degradedReason(), d.degradedReason())
+        && Objects.equals(suppressedReason(), d.suppressedReason());
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(allowed, decisionId(), retryAfterMs, blockedBy, shadowBlockedBy, rules, degraded, time,
-        policyVersion, replayed, sendAt, degradedReason, suppressedReason, deferred);
+    return Objects.hash(allowed(), decisionId(), retryAfterMs, blockedBy, shadowBlockedBy, rules(), degraded(), time,
+        policyVersion, replayed(), sendAt, degradedReason(), suppressedReason(), deferred());
   }
 
   @Override
   public String toString() {
-    return "Decision[allowed=" + allowed + ", decisionId=" + decisionId() + ", retryAfterMs=" + retryAfterMs
-        + ", blockedBy=" + blockedBy + ", shadowBlockedBy=" + shadowBlockedBy + ", rules=" + rules + ", degraded="
-        + degraded + ", time=" + time + ", policyVersion=" + policyVersion + ", replayed=" + replayed + ", sendAt="
-        + sendAt + ", degradedReason=" + degradedReason + ", suppressedReason=" + suppressedReason
-        + ", deferred=" + deferred + "]";
+    return "Decision[allowed=" + allowed() + ", decisionId=" + decisionId() + ", retryAfterMs=" + retryAfterMs
+        + ", blockedBy=" + blockedBy + ", shadowBlockedBy=" + shadowBlockedBy + ", rules=" + rules() + ", degraded="
+        + degraded() + ", time=" + time + ", policyVersion=" + policyVersion + ", replayed=" + replayed()
+        + ", sendAt=" + sendAt + ", degradedReason=" + degradedReason() + ", suppressedReason=" + suppressedReason()
+        + ", deferred=" + deferred() + "]";
   }
 }

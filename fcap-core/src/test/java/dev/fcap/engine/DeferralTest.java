@@ -521,6 +521,8 @@ class DeferralTest {
         .hasMessageContaining(why).extracting(e -> ((InvalidMessageException) e).field()).isEqualTo(field);
     assertThatThrownBy(() -> engine.decideAt(m, T0).join()).isInstanceOf(CompletionException.class)
         .hasCauseInstanceOf(InvalidMessageException.class);
+    assertThatThrownBy(() -> engine.decideNow(m)).isInstanceOf(InvalidMessageException.class) // not wrapped
+        .extracting(e -> ((InvalidMessageException) e).field()).isEqualTo(field);
     // and nothing was recorded: the same message without a deferral is admitted as the first
     Decision plain = engine.decideAt(m.withDefer(null), T0).join();
     assertThat(plain.rules()).allSatisfy(o -> assertThat(o.used()).isZero());

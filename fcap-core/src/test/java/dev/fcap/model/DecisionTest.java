@@ -64,6 +64,81 @@ class DecisionTest {
   }
 
   @Test
+  void aListRefilledForTheNextDecisionLeavesTheDecisionsMadeFromItAsTheyWere() {
+    Message low = Message.builder("+15550004").channel("sms").priority(Priority.LOW).build();
+    Message high = Message.builder("+15550005").priority(Priority.HIGH).build();
+    RuleOutcomes list = new RuleOutcomes(RULES, low, 1)
+        .add(false, 40, 3_600_000, 1_700_003_600_000L).add(true, 1, 0, 0).add(true, 2, 0, 0);
+    Decision first = new Decision(false, null, 3_600_000, List.of("day"), List.of(), list, false, 5, 1, false,
+        1_700_003_600_000L);
+    List<RuleOutcome> before = List.copyOf(first.rules());
+    list.refill(List.of(DAY), high, 0).add(true, 7, 0, 0);
+    Decision second = new Decision(true, "id-2", 0, List.of(), List.of(), list, false, 6, 1, false, 0);
+    assertThat(first.rules()).isEqualTo(before).hasSize(3);
+    assertThat(first.rules().get(0).bound()).isEqualTo(35); // low keeps 15, from the first message
+    assertThat(second.rules()).containsExactly(
+        new RuleOutcome("day", 50, 86_400_000, 7, 43, true, true, 0, 0, 50));
+    list.refill(RULES, low, 0).add(true, 1, 0, 0); // one outcome of three: the decision copies it
+    Decision partial = new Decision(true, "id-3", 0, List.of(), List.of(), list, false, 7, 1, false, 0);
+    list.refill(RULES, high, 0);
+    assertThat(partial.rules()).containsExactly(
+        new RuleOutcome("day", 50, 86_400_000, 1, 49, true, true, 0, 0, 35));
+  }
+
+  @Test
+  void countsPastThirtyBitsAndLongDelaysReadBackWhole() {
+    Message m = Message.builder("+15550006").build();
+    long big = (1L << 30) + 5;
+    long huge = 3_000_000_000_000L;
+    RuleOutcomes outcomes = new RuleOutcomes(RULES, m, 2)
+        .add(false, big, Long.MAX_VALUE - 1, -1)
+        .add(true, huge, 0, 0)
+        .add(false, (1L << 30) - 1, 1L << 40, 1_700_000_000_000L + (1L << 40));
+    Decision d = new Decision(false, null, 1, List.of("day"), List.of("shadow"), outcomes, false, 5, 1, false, 6);
+    assertThat(d.rules()).extracting(RuleOutcome::used).containsExactly(big, huge, (1L << 30) - 1);
+    assertThat(d.rules()).extracting(RuleOutcome::retryAfterMs).containsExactly(Long.MAX_VALUE - 1, 0L, 1L << 40);
+    assertThat(d.rules()).extracting(RuleOutcome::sendAt)
+        .containsExactly(-1L, 0L, 1_700_000_000_000L + (1L << 40));
+    assertThat(d.rules()).extracting(RuleOutcome::allowed).containsExactly(false, true, false);
+    assertThat(d.rules().get(0).remaining()).isZero();
+  }
+
+  @Test
+  void eachReasonReadsBackAsItWasGivenAndTheFlagsAsTheyWere() {
+    for (String degraded : new String[] {null, Decision.STORE_DOWN}) {
+      for (String suppressed : new String[] {null, "STOP"}) {
+        for (int bits = 0; bits < 8; bits++) {
+          boolean allowed = (bits & 1) != 0;
+          boolean isDegraded = (bits & 2) != 0;
+          boolean replayed = (bits & 4) != 0;
+          Decision d = new Decision(allowed, "id", 0, List.of(), List.of(), List.of(), isDegraded, 5, 1, replayed, 0,
+              degraded, suppressed);
+          assertThat(d.degradedReason()).isEqualTo(degraded);
+          assertThat(d.suppressedReason()).isEqualTo(suppressed);
+          assertThat(d.allowed()).isEqualTo(allowed);
+          assertThat(d.degraded()).isEqualTo(isDegraded);
+          assertThat(d.replayed()).isEqualTo(replayed);
+          assertThat(d.deferred()).isFalse();
+          Decision again = d.degradedFor("store_full");
+          assertThat(again.degradedReason()).isEqualTo("store_full");
+          assertThat(again.suppressedReason()).isEqualTo(suppressed);
+          assertThat(again.degraded()).isTrue();
+          assertThat(again.allowed()).isEqualTo(allowed);
+          assertThat(again.replayed()).isEqualTo(replayed);
+        }
+      }
+    }
+    Decision degradedOnly = new Decision(false, "id", 0, List.of(), List.of(), List.of(), true, 5, 1, false, 0,
+        "STOP", null);
+    Decision suppressedOnly = new Decision(false, "id", 0, List.of(), List.of(), List.of(), true, 5, 1, false, 0,
+        null, "STOP");
+    assertThat(degradedOnly).isNotEqualTo(suppressedOnly); // one reason, the same text, not the same component
+    Decision booked = Decision.deferred("id", 10, List.of("day"), List.of(), List.of(), false, 5, 1, false, 15);
+    assertThat(booked.deferred()).isTrue();
+    assertThat(booked.allowed()).isFalse();
+  }
+
+  @Test
   void outcomesRefuseWhatTheyCannotHold() {
     Message m = Message.builder("+15550003").build();
     RuleOutcomes one = new RuleOutcomes(List.of(DAY), m, 0).add(true, 0, 0, 0);
@@ -93,14 +168,14 @@ class DecisionTest {
   @Test
   void anIdMadeOnReadIsMadeOnceWhoeverReadsIt() throws Exception {
     AtomicInteger made = new AtomicInteger();
-    Decision admitted = Decision.withIdMadeOnRead(() -> "sealed-" + made.incrementAndGet(), true, 0, List.of(),
+    Decision admitted = Decision.withIdMadeOnRead(in -> "sealed-" + in.length + "-" + made.incrementAndGet(), new byte[3], true, 0, List.of(),
         List.of(), List.of(), false, 5, 1, false, 0, null);
     assertThat(made).hasValue(0); // nothing made until read
-    assertThat(idsReadAtOnceByEightThreads(admitted)).containsExactly("sealed-1");
+    assertThat(idsReadAtOnceByEightThreads(admitted)).containsExactly("sealed-3-1");
     assertThat(made).hasValue(1);
-    assertThat(admitted).isEqualTo(new Decision(true, "sealed-1", 0, List.of(), List.of(), List.of(), false, 5, 1,
+    assertThat(admitted).isEqualTo(new Decision(true, "sealed-3-1", 0, List.of(), List.of(), List.of(), false, 5, 1,
         false, 0));
-    Decision unsealable = Decision.withIdMadeOnRead(() -> null, true, 0, List.of(), List.of(), List.of(), false, 5,
+    Decision unsealable = Decision.withIdMadeOnRead(in -> null, new byte[0], true, 0, List.of(), List.of(), List.of(), false, 5,
         1, false, 0, null);
     assertThat(unsealable.decisionId()).matches("[0-9a-f]{24}").isEqualTo(unsealable.decisionId());
   }

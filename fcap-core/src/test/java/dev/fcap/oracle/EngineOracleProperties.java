@@ -49,6 +49,36 @@ class EngineOracleProperties {
     check(seed, Traffic.Options.ALL.withZones(true), store -> new ForwardingStore(store) {});
   }
 
+  /*
+   * The synchronous path (Engine.decideNow) at the store's own clock, set to each decision's time:
+   * answered on the calling thread, and through the store's futures, which it waits for. The clock
+   * never steps back here: the oracle runs a release at the latest time a decision was given, as an
+   * engine on caller time does (CallerTime), where at the store's time it runs at the store's clock,
+   * so after a step back the two time lines part.
+   */
+  @Property(tries = 15)
+  void engineDecidingNowAgreesWithTheOracle(@ForAll long seed) {
+    checkDecidingNow(seed, store -> store);
+  }
+
+  @Property(tries = 10)
+  void engineDecidingNowThroughItsFuturesAgreesWithTheOracle(@ForAll long seed) {
+    checkDecidingNow(seed, store -> new ForwardingStore(store) {});
+  }
+
+  private static void checkDecidingNow(long seed, UnaryOperator<Store> path) {
+    Traffic.Options options = Traffic.Options.ALL.withZones(true).withClockBack(false);
+    Traffic traffic = new Traffic(seed, Traffic.randomPolicy(seed, 12, false, true), options, ManualClock.START);
+    OracleRun.Report report = OracleRun.run(traffic, policy -> {
+      ManualClock clock = new ManualClock();
+      return OracleRun.engineDecidingNow(Engine.builder(path.apply(MemoryStore.builder().clock(clock).segments(2)
+          .build())).clock(clock).releaseHorizon(java.time.Duration.ofDays(7)).policy(policy).build(), clock::set);
+    }, STEPS);
+    assertThat(report.overAdmissions()).as("seed %d: %s", seed, report).isZero();
+    assertThat(report.mismatches()).as("seed %d: %s", seed, report).isZero();
+    assertThat(report.admitted()).isPositive();
+  }
+
   private static void check(long seed, Traffic.Options options, UnaryOperator<Store> path) {
     Traffic traffic = new Traffic(seed, Traffic.randomPolicy(seed, 12, false, options.zones()), options,
         ManualClock.START);

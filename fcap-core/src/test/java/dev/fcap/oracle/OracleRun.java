@@ -70,6 +70,46 @@ public final class OracleRun {
     };
   }
 
+  /**
+   * An engine deciding at its store's time through {@link Engine#decideNow}: each decision first sets
+   * the clock that the store and the engine share ({@code setClock}) to the decision's time.
+   */
+  public static Target engineDecidingNow(Engine engine, java.util.function.LongConsumer setClock) {
+    Target atCallerTime = engine(engine);
+    return new Target() {
+      @Override
+      public Decision decide(Message m, long time, boolean dryRun) {
+        setClock.accept(time);
+        return dryRun ? engine.check(m).join() : engine.decideNow(m);
+      }
+
+      @Override
+      public boolean release(String decisionId) {
+        return atCallerTime.release(decisionId);
+      }
+
+      @Override
+      public void setPolicy(Policy policy) {
+        atCallerTime.setPolicy(policy);
+      }
+
+      @Override
+      public void reset(String tenant, String recipient) {
+        atCallerTime.reset(tenant, recipient);
+      }
+
+      @Override
+      public java.util.Optional<dev.fcap.store.SuppressionList> suppressions() {
+        return atCallerTime.suppressions();
+      }
+
+      @Override
+      public void close() {
+        atCallerTime.close();
+      }
+    };
+  }
+
   /** What a run found. */
   public record Report(long decisions, long admitted, long refused, long suppressed, long overAdmissions,
       long mismatches, List<String> first) {

@@ -27,10 +27,8 @@ final class EmbeddedFcap implements Fcap, AutoCloseable {
 
   @Override
   public Decision decide(Message message) {
-    dev.fcap.model.Message m = core(message);
     // a deferral the store or rules cannot honour fails here, naming defer or notAfter, not inside a future
-    engine.requireDeferrable(m);
-    return convert(engine.decide(m).join(), message);
+    return convert(engine.decideNow(core(message)), message);
   }
 
   @Override
