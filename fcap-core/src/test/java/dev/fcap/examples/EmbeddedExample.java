@@ -37,7 +37,7 @@ public final class EmbeddedExample {
       Message otp = Message.builder("+8613800000000").content("Your code is 1234").build();
       List<String> out = new java.util.ArrayList<>();
       for (int i = 1; i <= 3; i++) {
-        Decision d = engine.decide(otp).join();
+        Decision d = engine.decideNow(otp);
         out.add("message " + i + ": " + (d.allowed() ? "send" : "blocked by " + d.blockedBy() + ", retry in "
             + d.retryAfterMs() + " ms"));
       }
