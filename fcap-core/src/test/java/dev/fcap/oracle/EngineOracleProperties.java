@@ -67,26 +67,23 @@ class EngineOracleProperties {
   }
 
   private static void checkDecidingNow(long seed, UnaryOperator<Store> path) {
-    Traffic.Options options = Traffic.Options.ALL.withZones(true).withClockBack(false);
-    Traffic traffic = new Traffic(seed, Traffic.randomPolicy(seed, 12, false, true), options, ManualClock.START);
-    OracleRun.Report report = OracleRun.run(traffic, policy -> {
-      ManualClock clock = new ManualClock();
-      return OracleRun.engineDecidingNow(Engine.builder(path.apply(MemoryStore.builder().clock(clock).segments(2)
-          .build())).clock(clock).releaseHorizon(java.time.Duration.ofDays(7)).policy(policy).build(), clock::set);
-    }, STEPS);
-    assertThat(report.overAdmissions()).as("seed %d: %s", seed, report).isZero();
-    assertThat(report.mismatches()).as("seed %d: %s", seed, report).isZero();
-    assertThat(report.admitted()).isPositive();
+    check(seed, Traffic.Options.ALL.withZones(true).withClockBack(false), path, true);
   }
 
   private static void check(long seed, Traffic.Options options, UnaryOperator<Store> path) {
+    check(seed, options, path, false);
+  }
+
+  /** The engine on {@code path}, at caller times, or deciding now at its store's clock set to each decision's. */
+  private static void check(long seed, Traffic.Options options, UnaryOperator<Store> path, boolean decidingNow) {
     Traffic traffic = new Traffic(seed, Traffic.randomPolicy(seed, 12, false, options.zones()), options,
         ManualClock.START);
     OracleRun.Report report = OracleRun.run(traffic, policy -> {
       ManualClock clock = new ManualClock();
-      return OracleRun.engine(Engine.builder(path.apply(MemoryStore.builder().clock(clock).segments(2).build()))
+      Engine engine = Engine.builder(path.apply(MemoryStore.builder().clock(clock).segments(2).build()))
           // the oracle releases recent decisions whatever their age: keep release records the longest
-          .clock(clock).callerTime(true).releaseHorizon(java.time.Duration.ofDays(7)).policy(policy).build());
+          .clock(clock).callerTime(!decidingNow).releaseHorizon(java.time.Duration.ofDays(7)).policy(policy).build();
+      return decidingNow ? OracleRun.engineDecidingNow(engine, clock::set) : OracleRun.engine(engine);
     }, STEPS);
     assertThat(report.overAdmissions()).as("seed %d: %s", seed, report).isZero();
     assertThat(report.mismatches()).as("seed %d: %s", seed, report).isZero();
