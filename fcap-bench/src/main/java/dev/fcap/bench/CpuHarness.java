@@ -18,11 +18,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Run: {@code java -cp fcap-bench/target/fcap-bench.jar dev.fcap.bench.CpuHarness [decisions] [rounds] [perMs] [mode]}
  *
  * <p>{@code mode}: {@code decision} (the default: {@code decideNow(message)}, the synchronous caller's
- * path, releases by decision id on, as {@code fcap serve} runs), {@code future} (the same through
- * {@code decide(message).join()}: the future's cost beside it), {@code no-release} (the same with releases off, at the simulated
- * time as a caller-supplied one: {@code decideAt(message, now).join()}) and {@code verdicts} (that
- * decision with no {@link dev.fcap.model.Decision} built: {@link Engine#decideAt(Message, long,
- * Engine.RuleVerdicts)}, as the replay decides). The last two differ only in the {@code Decision}, so
+ * path, releases by decision id on, as {@code fcap serve} has them), {@code future} (the same through
+ * {@code decide(message).join()}, as {@code fcap serve} decides: the future's cost beside it),
+ * {@code no-release} (the same with releases off, at the simulated time as a caller-supplied one:
+ * {@code decideAt(message, now).join()}) and {@code verdicts} (that decision with no
+ * {@link dev.fcap.model.Decision} built: {@link Engine#decideAt(Message, long, Engine.RuleVerdicts)},
+ * as the replay decides). The last two differ only in the {@code Decision}, so
  * their allocation apart is what the {@code Decision} costs, and {@code verdicts} alone is what the
  * hot path allocates besides it. {@code batch}: the {@code decision} mode's messages, 16 at a time
  * through {@code decideAll} (the server's batch endpoint; the store reads each batch's partitions

@@ -37,10 +37,30 @@ public final class OracleRun {
 
   /** An engine with caller-supplied time (on any store). */
   public static Target engine(Engine engine) {
+    return engine(engine, (m, time, dryRun) -> (dryRun ? engine.checkAt(m, time) : engine.decideAt(m, time)).join());
+  }
+
+  /**
+   * An engine deciding at its store's time through {@link Engine#decideNow}: each decision first sets
+   * the clock that the store and the engine share ({@code setClock}) to the decision's time.
+   */
+  public static Target engineDecidingNow(Engine engine, java.util.function.LongConsumer setClock) {
+    return engine(engine, (m, time, dryRun) -> {
+      setClock.accept(time);
+      return dryRun ? engine.check(m).join() : engine.decideNow(m);
+    });
+  }
+
+  /** How a target decides one message at a time. */
+  private interface Decider {
+    Decision decide(Message m, long time, boolean dryRun);
+  }
+
+  private static Target engine(Engine engine, Decider decider) {
     return new Target() {
       @Override
       public Decision decide(Message m, long time, boolean dryRun) {
-        return (dryRun ? engine.checkAt(m, time) : engine.decideAt(m, time)).join();
+        return decider.decide(m, time, dryRun);
       }
 
       @Override
@@ -66,46 +86,6 @@ public final class OracleRun {
       @Override
       public void close() {
         engine.close();
-      }
-    };
-  }
-
-  /**
-   * An engine deciding at its store's time through {@link Engine#decideNow}: each decision first sets
-   * the clock that the store and the engine share ({@code setClock}) to the decision's time.
-   */
-  public static Target engineDecidingNow(Engine engine, java.util.function.LongConsumer setClock) {
-    Target atCallerTime = engine(engine);
-    return new Target() {
-      @Override
-      public Decision decide(Message m, long time, boolean dryRun) {
-        setClock.accept(time);
-        return dryRun ? engine.check(m).join() : engine.decideNow(m);
-      }
-
-      @Override
-      public boolean release(String decisionId) {
-        return atCallerTime.release(decisionId);
-      }
-
-      @Override
-      public void setPolicy(Policy policy) {
-        atCallerTime.setPolicy(policy);
-      }
-
-      @Override
-      public void reset(String tenant, String recipient) {
-        atCallerTime.reset(tenant, recipient);
-      }
-
-      @Override
-      public java.util.Optional<dev.fcap.store.SuppressionList> suppressions() {
-        return atCallerTime.suppressions();
-      }
-
-      @Override
-      public void close() {
-        atCallerTime.close();
       }
     };
   }
