@@ -189,7 +189,7 @@ final class DifferentialTraffic {
 
 
   /** A partition's live counters as sorted "key algorithm state" lines (stores may order them differently). */
-  private static List<String> states(Store store, byte[] partition) {
+  static List<String> states(Store store, byte[] partition) {
     java.util.HexFormat hex = java.util.HexFormat.of();
     return store.read(partition).join().counters().stream()
         .map(c -> hex.formatHex(c.key()) + " " + c.algorithm() + " " + (c.state() == null ? "large" : hex.formatHex(c.state())))

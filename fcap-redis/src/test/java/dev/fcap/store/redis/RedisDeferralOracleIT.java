@@ -19,6 +19,9 @@ import dev.fcap.store.memory.MemoryStore;
 import dev.fcap.store.redis.testing.RedisExtension;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -78,6 +81,141 @@ class RedisDeferralOracleIT {
     SplittableRandom random = new SplittableRandom(seed);
     check(CLUSTER.uri(), seed, 0, DeferralOracleProperties.withChannelRule(DeferralOracleProperties.randomPolicy(random),
         random), random, false);
+  }
+
+  /**
+   * The oracle judges verdicts, instants and blocking rules; this holds the script's whole decisions
+   * (every rule's used, remaining and retry, on logs holding bookings too) to the embedded store's on
+   * the same traffic.
+   */
+  @ParameterizedTest
+  @ValueSource(longs = {5, 6})
+  void standaloneDecidesAsTheEmbeddedStoreDoes(long seed) throws Exception {
+    STANDALONE.deployment().flushAll();
+    SplittableRandom random = new SplittableRandom(seed);
+    Policy policy = DeferralOracleProperties.randomPolicy(random);
+    ManualClock clock = new ManualClock(DeferralOracleProperties.START);
+    BesideTheEmbeddedStore target = new BesideTheEmbeddedStore(RedisStore.builder(STANDALONE.uri()).clock(clock).build(),
+        MemoryStore.builder().clock(clock).build(), clock, policy);
+    var run = new DeferralOracleProperties.Run(seed, policy, target, Duration.ofDays(7).toMillis(), true);
+    run.steps(random, STEPS);
+    assertThat(run.mismatches).as("seed %d: %s", seed, run.first).isZero();
+    assertThat(target.differences).as("seed %d: %s", seed, target.first).isZero();
+    assertThat(run.deferred).as("seed %d: bookings", seed).isGreaterThan(100);
+  }
+
+  /**
+   * A rule whose limit shrank under a full log: the booking after it keeps, before now, only the
+   * newest entries the new limit reads, on both stores alike (the script's pruning of a log read
+   * from its gap form).
+   */
+  @Test
+  void aBookingAfterTheLimitShrankKeepsWhatTheNewLimitReads() throws Exception {
+    STANDALONE.deployment().flushAll();
+    ManualClock clock = new ManualClock(DeferralOracleProperties.START);
+    long t0 = clock.millis();
+    Policy tenADay = new Policy("default", 1, List.of(Rule.of("per-day", 10, Duration.ofDays(1), Dimension.RECIPIENT)));
+    BesideTheEmbeddedStore target = new BesideTheEmbeddedStore(RedisStore.builder(STANDALONE.uri()).clock(clock).build(),
+        MemoryStore.builder().clock(clock).build(), clock, tenADay);
+    try (target) {
+      Message m = Message.builder("r").build();
+      for (int i = 0; i < 10; i++) {
+        assertThat(target.decide(m, t0 + i * 1000L, false).allowed()).isTrue();
+      }
+      target.setPolicy(new Policy("default", 2, List.of(Rule.of("per-day", 3, Duration.ofDays(1), Dimension.RECIPIENT))));
+      Decision booked = target.decide(Message.builder("r").defer(Defer.BY_DEFAULT).build(), t0 + 20_000, false);
+      assertThat(booked.sendAt()).as("when the entry at +7 s leaves").isEqualTo(t0 + 86_400_000 + 7000);
+      List<String> states = DifferentialTraffic.states(target.redisStore, dev.fcap.store.StoreContract.partitionOf("r"));
+      assertThat(states).hasSize(1);
+      assertThat(HexFormat.of().parseHex(states.get(0).split(" ")[2])).as("the booking and the 3 newest entries")
+          .hasSize(9 + 4 * 4);
+      assertThat(target.differences).as("%s", target.first).isZero();
+    }
+  }
+
+  /**
+   * Decides every message on the Redis engine and on an embedded one, counting the decisions that
+   * differ in anything but their ids, and the recipient's states that differ after it (byte for byte:
+   * what a booking keeps and prunes); a release of a Redis decision releases its embedded twin.
+   */
+  private static final class BesideTheEmbeddedStore implements OracleRun.Target {
+    private final Store redisStore;
+    private final Store memoryStore;
+    private final Engine redis;
+    private final Engine memory;
+    private final Map<String, String> twins = new HashMap<>();
+    long differences;
+    final List<String> first = new ArrayList<>();
+
+    BesideTheEmbeddedStore(Store redisStore, Store memoryStore, ManualClock clock, Policy policy) {
+      this.redisStore = redisStore;
+      this.memoryStore = memoryStore;
+      this.redis = engine(redisStore, clock, policy);
+      this.memory = engine(memoryStore, clock, policy);
+    }
+
+    private static Engine engine(Store store, ManualClock clock, Policy policy) {
+      return Engine.builder(store).clock(clock).callerTime(true).releaseHorizon(Duration.ofDays(7)).policy(policy)
+          .build();
+    }
+
+    @Override
+    public Decision decide(Message m, long time, boolean dryRun) {
+      Decision expected = (dryRun ? memory.checkAt(m, time) : memory.decideAt(m, time)).join();
+      Decision actual = (dryRun ? redis.checkAt(m, time) : redis.decideAt(m, time)).join();
+      if (actual.decisionId() != null) {
+        twins.put(actual.decisionId(), expected.decisionId());
+      }
+      boolean same = actual.allowed() == expected.allowed() && actual.deferred() == expected.deferred()
+          && actual.replayed() == expected.replayed() && actual.sendAt() == expected.sendAt()
+          && actual.retryAfterMs() == expected.retryAfterMs() && actual.blockedBy().equals(expected.blockedBy())
+          && actual.shadowBlockedBy().equals(expected.shadowBlockedBy()) && actual.rules().equals(expected.rules());
+      if (!same) {
+        differ(m + " at " + time + ": Redis " + actual + ", embedded " + expected);
+      }
+      byte[] partition = dev.fcap.store.StoreContract.partitionOf(m.recipient());
+      List<String> states = DifferentialTraffic.states(redisStore, partition);
+      if (!states.equals(DifferentialTraffic.states(memoryStore, partition))) {
+        differ(m + " at " + time + ": states on Redis " + states + ", embedded "
+            + DifferentialTraffic.states(memoryStore, partition));
+      }
+      return actual;
+    }
+
+    @Override
+    public boolean release(String decisionId) {
+      boolean expected = memory.release(twins.getOrDefault(decisionId, decisionId)).join();
+      boolean actual = redis.release(decisionId).join();
+      if (actual != expected) {
+        differ("release of " + decisionId + ": Redis " + actual + ", embedded " + expected);
+      }
+      return actual;
+    }
+
+    private void differ(String what) {
+      differences++;
+      if (first.size() < 5) {
+        first.add(what);
+      }
+    }
+
+    @Override
+    public void setPolicy(Policy policy) {
+      redis.setPolicy(policy);
+      memory.setPolicy(policy);
+    }
+
+    @Override
+    public void reset(String tenant, String recipient) {
+      redis.reset(tenant, recipient).join();
+      memory.reset(tenant, recipient).join();
+    }
+
+    @Override
+    public void close() {
+      redis.close();
+      memory.close();
+    }
   }
 
   /** As on the embedded store: a counter holds at most 256 bookings, in a log and in a fixed window. */

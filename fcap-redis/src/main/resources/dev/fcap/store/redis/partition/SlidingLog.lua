@@ -119,13 +119,35 @@ local function log_capacity(spec)
   return spec.maxlimit
 end
 
+-- how many entries, newest first, are later than t: a binary search (the log is ordered), where a
+-- walk would read every booking of a log that holds them, down to a walk of the last few entries
+-- (a small log's answer is mostly its first)
+local function log_later(times, n, t)
+  local lo, hi = 1, n + 1 -- the first entry at or before t is in [lo, hi]
+  while hi - lo > 8 do
+    local mid = lo + hi
+    mid = (mid - mid % 2) / 2
+    if times[mid] > t then
+      lo = mid + 1
+    else
+      hi = mid
+    end
+  end
+  while lo < hi and times[lo] > t do
+    lo = lo + 1
+  end
+  return lo - 1
+end
+
 local function log_prune(times, costs, n, spec, now)
   local horizon = now - spec.maxwindow
   -- a record of a relaxed check keeps the whole window (SlidingLog.prune)
   local capacity = spec.keepall and math.huge or log_capacity(spec)
-  local newer, keep = 0, 0
-  while keep < n and times[keep + 1] > now do
-    keep = keep + 1 -- booked: a window ending after now reads it; the capacity bounds what is before now
+  -- booked: a window ending after now reads it; the capacity bounds what is before now
+  local newer, keep = 0, log_later(times, n, now)
+  if costs == ONES then
+    local within = log_later(times, n, horizon)
+    return within < keep + capacity and within or keep + capacity
   end
   while keep < n and times[keep + 1] > horizon and newer < capacity do
     newer = newer + costs[keep + 1]
@@ -134,69 +156,106 @@ local function log_prune(times, costs, n, spec, now)
   return keep
 end
 
--- SlidingLog.earliest and SlidingLog.fullest in one sweep, oldest first, over the entries' entry (t)
--- and exit (t + W) times. earliest: the first y >= x at which every window (s - W, s], s in
--- [y, y + W), holds at most room (room false: not asked). fullest: the most cost any window holds for
--- s in [x, x + W) (wanted: asked). Both read the same events; one pass answers both (a sweep is most
--- of a booked log's evaluation).
-local function log_sweep(times, costs, n, window, room, x, wanted)
-  -- the events up to x at once: the entries in (x - W, x] are in every window ending at x, the older
-  -- ones have left them (a booking's log is often half before now: a quarter of its events)
-  local out, held = n, 0 -- out: the next entry to leave the windows, oldest first
-  while out >= 1 and times[out] <= x - window do
-    out = out - 1
+-- SlidingLog.earliest: the first y >= x at which every window (s - W, s], s in [y, y + W), holds at
+-- most room. Such a window holds y, so y is refused iff some window of length W holds y and entries
+-- of more than room: a run of consecutive entries, oldest a, newest b, with b - a < W, refuses
+-- exactly (b - W, a + W). Taking for each entry, oldest first, the shortest run from it that holds
+-- more than room, both ends of these spans only grow: y moves to a + W past each span that holds it,
+-- and the first span that begins at or after y ends the search. One pass over the entries, without
+-- sorting entry and exit events as SlidingLog.java's sweep does (a booking's most work, in Lua).
+local function log_earliest(times, costs, n, window, room, x)
+  local y, i = x, n
+  while i >= 1 and times[i] + window <= y do
+    i = i - 1 -- its spans end by y
   end
-  local inn = out -- the next entry to enter them
-  while inn >= 1 and times[inn] <= x do
-    held = held + costs[inn]
-    inn = inn - 1
-  end
-  -- the loop below reads the pointers' next event times from locals (tin: inn's entry, tout: out's
-  -- exit), not from the tables, and every event it meets is after x: the windows ending in [at, the
-  -- next event) are all the message's while at < x + W, so the fullest is the most held at an event
-  local INF, last = math.huge, x + window
-  local tin, tout = inn >= 1 and times[inn] or INF, out >= 1 and times[out] + window or INF
-  local y, fullfrom, full, most = x, x, room and held > room, wanted and held or 0
-  while tout < INF do
-    local at = tin < tout and tin or tout
-    if wanted and at >= last then
-      wanted = false -- every later window ends after the message's last one
-      if not room then
-        break
-      end
-    end
-    while tin == at do
-      held = held + costs[inn]
-      inn = inn - 1
-      tin = inn >= 1 and times[inn] or INF
-    end
-    while tout == at do
-      held = held - costs[out]
-      out = out - 1
-      tout = out >= 1 and times[out] + window or INF
-    end
-    if wanted and held > most then
-      most = held
-    end
-    if not room then
-      -- fullest alone
-    elseif not full and held > room then
-      full, fullfrom = true, at
-    elseif full and held <= room then
-      full = false
-      if at > y then -- the full span [fullfrom, at) ends after y
-        if fullfrom >= y + window then
-          room = false -- y admits; the sweep goes on only for the fullest
-          if not wanted then
-            break
-          end
-        else
-          y = at
+  if costs == ONES then -- unit costs: a run is room + 1 entries
+    for k = i, room + 1, -1 do
+      local a, b = times[k], times[k - room]
+      if b - a < window then
+        if b - window >= y then
+          return y
+        end
+        a = a + window
+        if a > y then
+          y = a
         end
       end
     end
+    return y
   end
-  return y, most
+  local j, sum = i, 0 -- the run from i: entries i down to j + 1, their cost sum
+  while i >= 1 do
+    while sum <= room and j >= 1 do
+      sum = sum + costs[j]
+      j = j - 1
+    end
+    if sum <= room then
+      return y -- no run from i on holds more than room
+    end
+    local a, b = times[i], times[j + 1]
+    if b - a < window then
+      if b - window >= y then
+        return y
+      end
+      a = a + window
+      if a > y then
+        y = a
+      end
+    end
+    sum = sum - costs[i]
+    i = i - 1
+  end
+  return y
+end
+
+-- SlidingLog.fullest: the most cost any window (s - W, s] holds for s in [x, x + W), the fullest a
+-- message at x joins; a window holds the most where an entry enters it, so the windows ending at x
+-- and at each entry in (x, x + W) are read, entries leaving as they pass
+local function log_fullest(times, costs, n, window, x)
+  local lo, hi, held = n, n, 0 -- lo: the oldest entry held; hi: the next to enter
+  local units = costs == ONES
+  while hi >= 1 and times[hi] <= x do
+    held = held + (units and 1 or costs[hi])
+    hi = hi - 1
+  end
+  local from = x - window
+  while lo > hi and times[lo] <= from do
+    held = held - (units and 1 or costs[lo])
+    lo = lo - 1
+  end
+  local most, last = held, x + window
+  if units then -- held is the entries from lo down to hi + 1
+    for h = hi, 1, -1 do
+      local s = times[h]
+      if s >= last then
+        break
+      end
+      from = s - window
+      while times[lo] <= from do
+        lo = lo - 1
+      end
+      if lo - h + 1 > most then
+        most = lo - h + 1
+      end
+    end
+    return most
+  end
+  for h = hi, 1, -1 do
+    local s = times[h]
+    if s >= last then
+      break
+    end
+    held = held + costs[h]
+    from = s - window
+    while times[lo] <= from do
+      held = held - costs[lo]
+      lo = lo - 1
+    end
+    if held > most then
+      most = held
+    end
+  end
+  return most
 end
 
 -- SlidingLog.evaluateBooked: a log holding messages booked after now; each check reads every window
@@ -205,10 +264,10 @@ local function log_evaluate_booked(times, costs, n, spec, now, cost, used, retry
   local admitted = true
   for c = 1, spec.checks do
     local limit, window = spec.bounds[c], spec.windows[c]
-    local r, most = log_sweep(times, costs, n, window, cost <= limit and limit - cost, now, true)
-    used[at + c] = most
-    if cost > limit then
-      r = NEVER -- (NEVER is false: no 'and NEVER or' here)
+    used[at + c] = log_fullest(times, costs, n, window, now)
+    local r = NEVER -- (NEVER is false: no 'and NEVER or' here)
+    if cost <= limit then
+      r = log_earliest(times, costs, n, window, limit - cost, now)
     end
     retry[at + c] = r
     if r ~= now and spec.refuses[c] then
@@ -260,11 +319,7 @@ end
 -- SlidingLog.bookings: the entries after now
 local function log_bookings(state, spec, align, now)
   local times, _, n = log_decode(state)
-  local booked = 0
-  while booked < n and times[booked + 1] > now do
-    booked = booked + 1
-  end
-  return booked
+  return log_later(times, n, now)
 end
 
 -- SlidingLog.admitsFrom: the first instant from x (at or after the decision's time, now) at which
@@ -289,7 +344,7 @@ local function log_admits_from(state, spec, align, x, cost, from, at)
         z = from[at + c]
         z = z > y and z or y
       else
-        z = log_sweep(times, costs, n, spec.windows[c], spec.bounds[c] - cost, y, false)
+        z = log_earliest(times, costs, n, spec.windows[c], spec.bounds[c] - cost, y)
       end
       agreed = z == y and agreed + 1 or 1
       y = z
@@ -301,10 +356,7 @@ end
 -- SlidingLog.insert: the message recorded at `at` (now, or booked later), pruned at now
 local function log_book(state, spec, align, now, at, cost)
   local old, oldcosts, n = log_decode(state)
-  local k = 0
-  while k < n and old[k + 1] > at do
-    k = k + 1 -- booked later, or the clock went back: keep the log ordered newest first
-  end
+  local k = log_later(old, n, at) -- booked later, or the clock went back: keep the log ordered newest first
   -- a copy with the entry in place (the decoded state may be shared: the same counter twice in a
   -- step); a booking is most often the newest entry: one constructor. A unit booked into a log of
   -- unit costs shares the unit-cost table.
