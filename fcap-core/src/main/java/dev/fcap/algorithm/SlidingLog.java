@@ -8,7 +8,7 @@ import dev.fcap.store.CounterSpec;
  * <p><b>Design.</b> A message of cost c at time t passes check (L, W) iff the costs recorded in
  * (t - W, t] plus c are at most L, and, when the log holds messages booked after t, iff every window
  * (s - W, s] with s in [t, t + W) stays within L with it ({@link #evaluateBooked}, {@link #earliest}:
- * a sweep over the entries' entry and exit times). Only admitted messages are recorded, so the window never holds
+ * one pass over the entries). Only admitted messages are recorded, so the window never holds
  * more than L cost units and every cost is at least 1: the newest {@code maxLimit} entries within
  * {@code maxWindow} are all any check of the counter can ever read. That bounds the state by the
  * limit, not by traffic, and lets every rule with the same key and selection share one log (the seed
@@ -195,66 +195,68 @@ final class SlidingLog implements CounterAlgorithm {
   /**
    * The earliest instant y at or after {@code x} at which a message may be recorded under a check of
    * {@code window}: every window (s - W, s] it would join, s in [y, y + W), holds at most {@code room}
-   * before it. A sweep over the entries oldest first: entry t is in the windows ending in
-   * [t, t + W), so the cost held by the window ending at s steps up at each t and down at each t + W.
-   * The spans of s where it exceeds {@code room} ("full") are found in order; y moves past each full
-   * span that [y, y + W) meets, and the first full span that begins at or after y + W ends the search.
+   * before it. Each of those windows holds y, so y is refused iff some window of length W holds y and
+   * more than room: a run of consecutive entries, oldest a and newest b with b - a < W, that holds
+   * more than room refuses exactly the instants in (b - W, a + W). Taking for each entry, oldest
+   * first, the shortest such run from it, both ends of these spans only grow: y moves to a + W past
+   * each span that holds it, and the first span that begins at or after y ends the search. One pass
+   * over the entries, with no entry and exit events to merge.
    */
   private static long earliest(byte[] s, int from, int flags, long newest, int n, long window, long room, long x) {
     long y = x;
-    long held = 0;
-    long fullFrom = 0;
-    boolean full = false;
-    int in = n - 1; // the next entry to enter a window (oldest first)
-    int out = n - 1; // the next entry to leave them
-    while (out >= 0) {
-      long enters = in >= 0 ? time(s, from, flags, newest, in) : Long.MAX_VALUE;
-      long at = Math.min(enters, time(s, from, flags, newest, out) + window);
-      for (; in >= 0 && time(s, from, flags, newest, in) == at; in--) {
-        held += cost(s, from, flags, in);
+    int i = n - 1; // the run's oldest entry (entries are newest first)
+    while (i >= 0 && time(s, from, flags, newest, i) + window <= y) {
+      i--; // its spans end by y
+    }
+    int j = i; // the next entry the run takes: it holds entries i down to j + 1
+    long sum = 0;
+    for (; i >= 0; i--) {
+      while (sum <= room && j >= 0) {
+        sum += cost(s, from, flags, j);
+        j--;
       }
-      for (; out >= 0 && time(s, from, flags, newest, out) + window == at; out--) {
-        held -= cost(s, from, flags, out);
+      if (sum <= room) {
+        return y; // no run from i on holds more than room
       }
-      if (!full && held > room) {
-        full = true;
-        fullFrom = at;
-      } else if (full && held <= room) {
-        full = false;
-        if (at > y) { // the full span [fullFrom, at) ends after y
-          if (fullFrom >= y + window) {
-            return y;
-          }
-          y = at;
+      long a = time(s, from, flags, newest, i);
+      long b = time(s, from, flags, newest, j + 1);
+      if (b - a < window) {
+        if (b - window >= y) {
+          return y;
         }
+        y = Math.max(y, a + window);
       }
+      sum -= cost(s, from, flags, i);
     }
     return y;
   }
 
-  /** The most cost any window (s - W, s] holds for s in [x, x + W): the fullest window a message at x joins. */
+  /**
+   * The most cost any window (s - W, s] holds for s in [x, x + W): the fullest window a message at x
+   * joins. A window holds the most where an entry enters it, so the windows ending at x and at each
+   * entry in (x, x + W) are read, entries leaving as they pass.
+   */
   private static long fullest(byte[] s, int from, int flags, long newest, int n, long window, long x) {
+    int oldest = n - 1; // the oldest entry held
+    int next = n - 1; // the next entry to enter
     long held = 0;
-    long most = 0;
-    int in = n - 1;
-    int out = n - 1;
-    while (out >= 0) {
-      long enters = in >= 0 ? time(s, from, flags, newest, in) : Long.MAX_VALUE;
-      long at = Math.min(enters, time(s, from, flags, newest, out) + window);
-      if (at >= x + window) {
+    for (; next >= 0 && time(s, from, flags, newest, next) <= x; next--) {
+      held += cost(s, from, flags, next);
+    }
+    for (; oldest > next && time(s, from, flags, newest, oldest) <= x - window; oldest--) {
+      held -= cost(s, from, flags, oldest);
+    }
+    long most = held;
+    for (; next >= 0; next--) {
+      long t = time(s, from, flags, newest, next);
+      if (t >= x + window) {
         break; // every later window ends after the message's last one
       }
-      for (; in >= 0 && time(s, from, flags, newest, in) == at; in--) {
-        held += cost(s, from, flags, in);
+      held += cost(s, from, flags, next);
+      for (; time(s, from, flags, newest, oldest) <= t - window; oldest--) {
+        held -= cost(s, from, flags, oldest);
       }
-      for (; out >= 0 && time(s, from, flags, newest, out) + window == at; out--) {
-        held -= cost(s, from, flags, out);
-      }
-      long next = Math.min(in >= 0 ? time(s, from, flags, newest, in) : Long.MAX_VALUE,
-          out >= 0 ? time(s, from, flags, newest, out) + window : Long.MAX_VALUE);
-      if (next > x) { // the windows ending in [at, next) hold this much; some end in [x, x + W)
-        most = Math.max(most, held);
-      }
+      most = Math.max(most, held);
     }
     return most;
   }

@@ -157,18 +157,18 @@ local function log_prune(times, costs, n, spec, now)
 end
 
 -- SlidingLog.earliest: the first y >= x at which every window (s - W, s], s in [y, y + W), holds at
--- most room. Such a window holds y, so y is refused iff some window of length W holds y and entries
--- of more than room: a run of consecutive entries, oldest a, newest b, with b - a < W, refuses
--- exactly (b - W, a + W). Taking for each entry, oldest first, the shortest run from it that holds
--- more than room, both ends of these spans only grow: y moves to a + W past each span that holds it,
--- and the first span that begins at or after y ends the search. One pass over the entries, without
--- sorting entry and exit events as SlidingLog.java's sweep does (a booking's most work, in Lua).
+-- most room. Each holds y, so y is refused iff some window of length W holds y and more than room: a
+-- run of consecutive entries, oldest a, newest b, with b - a < W, that holds more than room refuses
+-- exactly (b - W, a + W). Taking for each entry, oldest first, the shortest such run from it, both
+-- ends of these spans only grow: y moves to a + W past each span that holds it, and the first span
+-- that begins at or after y ends the search. One pass over the entries (a booking's most work); a
+-- log of unit costs, as every gap-form log is, has runs of room + 1 entries and no sums.
 local function log_earliest(times, costs, n, window, room, x)
   local y, i = x, n
   while i >= 1 and times[i] + window <= y do
     i = i - 1 -- its spans end by y
   end
-  if costs == ONES then -- unit costs: a run is room + 1 entries
+  if costs == ONES then
     for k = i, room + 1, -1 do
       local a, b = times[k], times[k - room]
       if b - a < window then
