@@ -143,9 +143,10 @@ local function log_prune(times, costs, n, spec, now)
   local horizon = now - spec.maxwindow
   -- a record of a relaxed check keeps the whole window (SlidingLog.prune)
   local capacity = spec.keepall and math.huge or log_capacity(spec)
-  -- booked: a window ending after now reads it; the capacity bounds what is before now
-  local newer, keep = 0, log_later(times, n, now)
-  if costs == ONES then
+  -- booked: a window ending after now reads it; the capacity bounds what is before now (a small
+  -- log, or one booked nothing, is walked: a call costs more than the steps it spares)
+  local newer, keep = 0, n > 0 and times[1] > now and log_later(times, n, now) or 0
+  if costs == ONES and n - keep > 8 then
     local within = log_later(times, n, horizon)
     return within < keep + capacity and within or keep + capacity
   end
@@ -319,7 +320,7 @@ end
 -- SlidingLog.bookings: the entries after now
 local function log_bookings(state, spec, align, now)
   local times, _, n = log_decode(state)
-  return log_later(times, n, now)
+  return n > 0 and times[1] > now and log_later(times, n, now) or 0
 end
 
 -- SlidingLog.admitsFrom: the first instant from x (at or after the decision's time, now) at which
@@ -356,7 +357,8 @@ end
 -- SlidingLog.insert: the message recorded at `at` (now, or booked later), pruned at now
 local function log_book(state, spec, align, now, at, cost)
   local old, oldcosts, n = log_decode(state)
-  local k = log_later(old, n, at) -- booked later, or the clock went back: keep the log ordered newest first
+  -- booked later, or the clock went back: keep the log ordered newest first
+  local k = n > 0 and old[1] > at and log_later(old, n, at) or 0
   -- a copy with the entry in place (the decoded state may be shared: the same counter twice in a
   -- step); a booking is most often the newest entry: one constructor. A unit booked into a log of
   -- unit costs shares the unit-cost table.
