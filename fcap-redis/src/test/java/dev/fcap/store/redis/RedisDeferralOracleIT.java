@@ -175,9 +175,9 @@ class RedisDeferralOracleIT {
       }
       byte[] partition = dev.fcap.store.StoreContract.partitionOf(m.recipient());
       List<String> states = DifferentialTraffic.states(redisStore, partition);
-      if (!states.equals(DifferentialTraffic.states(memoryStore, partition))) {
-        differ(m + " at " + time + ": states on Redis " + states + ", embedded "
-            + DifferentialTraffic.states(memoryStore, partition));
+      List<String> embedded = DifferentialTraffic.states(memoryStore, partition);
+      if (!states.equals(embedded)) {
+        differ(m + " at " + time + ": states on Redis " + states + ", embedded " + embedded);
       }
       return actual;
     }
