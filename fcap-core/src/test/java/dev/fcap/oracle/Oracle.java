@@ -660,9 +660,10 @@ public final class Oracle {
 
   /**
    * The earliest instant at or after {@code from} at which every window is open by its zone's wall
-   * clock; -1 if none within {@link #HORIZON_MS}. Naive: {@code from} itself, then every whole minute
+   * clock; -1 if none within {@link #HORIZON_MS}. Naive: {@code from} itself, then whole minutes
    * (offsets and transitions are whole minutes and bounds are {@code HH:MM}, so membership only
-   * changes on a minute).
+   * changes on a minute), passing over the minutes that a window is shut for as a whole (see {@link
+   * #shutUntil}): a scan of every minute to the horizon took seconds for windows that never meet.
    */
   static long earliestOpen(List<SendWindow> windows, List<ZoneId> zones, long from) {
     if (windows.isEmpty() || from < 0) {
@@ -672,26 +673,41 @@ public final class Oracle {
     for (int i = 0; i < clocks.length; i++) {
       clocks[i] = new WallClock(zones.get(i));
     }
-    if (allOpen(windows, clocks, from)) {
-      return from;
-    }
     long limit = from + HORIZON_MS;
-    for (long t = Math.floorDiv(from, MINUTE_MS) * MINUTE_MS + MINUTE_MS; t <= limit; t += MINUTE_MS) {
-      if (allOpen(windows, clocks, t)) {
+    for (long t = from; t <= limit; ) {
+      long shut = t; // every window holds t unless one is shut; then the latest instant one is shut until
+      for (int i = 0; i < clocks.length; i++) {
+        shut = Math.max(shut, shutUntil(windows.get(i), clocks[i], t));
+      }
+      if (shut == t) {
         return t;
       }
+      t = Math.max(Math.floorDiv(t, MINUTE_MS) * MINUTE_MS + MINUTE_MS, -Math.floorDiv(-shut, MINUTE_MS) * MINUTE_MS);
     }
     return -1;
   }
 
-  private static boolean allOpen(List<SendWindow> windows, WallClock[] clocks, long t) {
-    for (int i = 0; i < clocks.length; i++) {
-      long local = clocks[i].localMs(t);
-      if (!holds(windows.get(i), Math.floorDiv(local, DAY_MS), (int) (Math.floorMod(local, DAY_MS) / MINUTE_MS))) {
-        return false;
+  /**
+   * {@code t} if {@code w} holds {@code t}; else an instant after it up to which {@code w} stays shut:
+   * the next of its bounds' minutes or local midnight on the wall clock (between them {@link #holds}
+   * reads the same date and the same side of every bound), or the zone's next offset change, if sooner.
+   */
+  private static long shutUntil(SendWindow w, WallClock clock, long t) {
+    long local = clock.localMs(t);
+    long day = Math.floorDiv(local, DAY_MS);
+    int minute = (int) (Math.floorMod(local, DAY_MS) / MINUTE_MS);
+    if (holds(w, day, minute)) {
+      return t;
+    }
+    int next = 24 * 60;
+    for (SendWindow.Interval i : w.allow()) {
+      for (int bound : new int[] {i.from().toSecondOfDay() / 60, i.to().toSecondOfDay() / 60}) {
+        if (bound > minute && bound < next) {
+          next = bound;
+        }
       }
     }
-    return true;
+    return Math.min(t + (day * DAY_MS + next * MINUTE_MS - local), clock.validUntil);
   }
 
   /**
