@@ -37,7 +37,7 @@ class RedisSuppressionMemoryIT {
       long before = REDIS.deployment().usedMemory();
       List<Suppression> batch = new ArrayList<>(10_000);
       for (long i = 0; entries < buckets * PER_BUCKET && i < 100_000_000L; i++) {
-        String recipient = "+1" + String.format("%010d", i);
+        String recipient = "+1" + Long.toString(10_000_000_000L + i).substring(1); // 10 digits, zero-padded
         int bucket = list.bucket(SuppressionList.partitionOf("acme", recipient));
         if (bucket % SAMPLE != 0 || filled[bucket / SAMPLE] == PER_BUCKET) {
           continue;
