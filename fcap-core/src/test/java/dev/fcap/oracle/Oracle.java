@@ -72,8 +72,8 @@ import java.util.TreeMap;
  * is recorded anywhere. A counter that refuses frees at an instant of its own partition's time line
  * (its rule's {@code sendAt}); a refused decision's {@code sendAt} is found by brute force: from the
  * latest of those instants (counters free monotonically when nothing else is sent; never before the
- * decision's time), every whole minute in turn until every enforced window is open (see
- * {@link #earliestOpen}); its {@code retryAfterMs} is that instant less the decision's time.
+ * decision's time), every whole minute in turn, passing over those a window is shut for as a whole,
+ * until every enforced window is open (see {@link #earliestOpen}); its {@code retryAfterMs} is that instant less the decision's time.
  *
  * <p>A decision is all-or-nothing over the enforced rules; shadow rules report but never block.
  * Partitions (the recipient's first, then one per key of the rules keyed without the recipient, in
