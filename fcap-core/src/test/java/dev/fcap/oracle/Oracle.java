@@ -73,7 +73,8 @@ import java.util.TreeMap;
  * (its rule's {@code sendAt}); a refused decision's {@code sendAt} is found by brute force: from the
  * latest of those instants (counters free monotonically when nothing else is sent; never before the
  * decision's time), every whole minute in turn, passing over those a window is shut for as a whole,
- * until every enforced window is open (see {@link #earliestOpen}); its {@code retryAfterMs} is that instant less the decision's time.
+ * until every enforced window is open (see {@link #earliestOpen}); its {@code retryAfterMs} is that
+ * instant less the decision's time.
  *
  * <p>A decision is all-or-nothing over the enforced rules; shadow rules report but never block.
  * Partitions (the recipient's first, then one per key of the rules keyed without the recipient, in
@@ -675,22 +676,24 @@ public final class Oracle {
     }
     long limit = from + HORIZON_MS;
     for (long t = from; t <= limit; ) {
-      long shut = t; // every window holds t unless one is shut; then the latest instant one is shut until
+      long shut = t; // t while every window holds it; else the latest instant a shut one stays shut until
       for (int i = 0; i < clocks.length; i++) {
         shut = Math.max(shut, shutUntil(windows.get(i), clocks[i], t));
       }
       if (shut == t) {
         return t;
       }
-      t = Math.max(Math.floorDiv(t, MINUTE_MS) * MINUTE_MS + MINUTE_MS, -Math.floorDiv(-shut, MINUTE_MS) * MINUTE_MS);
+      long nextMinute = Math.floorDiv(t, MINUTE_MS) * MINUTE_MS + MINUTE_MS;
+      t = Math.max(nextMinute, -Math.floorDiv(-shut, MINUTE_MS) * MINUTE_MS); // the first whole minute from shut
     }
     return -1;
   }
 
   /**
-   * {@code t} if {@code w} holds {@code t}; else an instant after it up to which {@code w} stays shut:
-   * the next of its bounds' minutes or local midnight on the wall clock (between them {@link #holds}
-   * reads the same date and the same side of every bound), or the zone's next offset change, if sooner.
+   * {@code t} if {@code w} holds {@code t}; else an instant after it up to which {@code w} stays
+   * shut: the next of its bounds' minutes or local midnight on the wall clock (between them {@link
+   * #holds} reads the same date and the same side of every bound), or the zone's next offset change,
+   * if sooner.
    */
   private static long shutUntil(SendWindow w, WallClock clock, long t) {
     long local = clock.localMs(t);

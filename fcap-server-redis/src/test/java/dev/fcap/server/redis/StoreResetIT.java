@@ -177,8 +177,9 @@ class StoreResetIT {
 
   /**
    * The episode as an operator saw it: 15 per minute per recipient, decisions every 20 ms per
-   * recipient, three kill -9 and immediate restarts 3 s apart (the first after 2 s); admissions per recipient over the 12 s,
-   * with each choice of {@code failure.storeReset} (failure.default deny). Prints the figures.
+   * recipient, three kill -9 and immediate restarts 3 s apart (the first after 2 s); admissions per
+   * recipient over the 12 s, with each choice of {@code failure.storeReset} (failure.default deny).
+   * Prints the figures.
    */
   @Test
   void theEpisode() throws Exception {
