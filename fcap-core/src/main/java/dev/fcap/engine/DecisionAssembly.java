@@ -15,7 +15,6 @@ import dev.fcap.time.Clock;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Builds a {@link Decision} from the store's answers: each rule's outcome in policy order, the
@@ -59,8 +58,7 @@ final class DecisionAssembly {
     }
     long horizon = releaseHorizonMs < 0 ? CompiledPolicy.MAX_HORIZON_MS : releaseHorizonMs;
     byte[] tenant = p.policy() != null ? p.policy().tenantUtf8 : p.message().tenant().getBytes(StandardCharsets.UTF_8);
-    byte[] unique = new byte[16]; // no record is kept under it: it only makes the id unique
-    ThreadLocalRandom.current().nextBytes(unique);
+    byte[] unique = Keys.random16(new byte[16]); // no record is kept under it: it only makes the id unique
     return ids.seal(Keys.nothingPartition(tenant), unique, now + horizon);
   }
 

@@ -3,10 +3,14 @@ package dev.fcap.engine;
 import dev.fcap.model.Dimension;
 import dev.fcap.store.Varint;
 import java.io.ByteArrayOutputStream;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Partition and counter keys. Every variable part is length-prefixed (content is a fixed 16-byte
@@ -26,7 +30,20 @@ final class Keys {
   static final byte SHARED_PARTITION = 's';
   static final byte NOTHING_PARTITION = 'n';
 
+  private static final VarHandle LONG_LE = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+
   private Keys() {}
+
+  /**
+   * Fills {@code key[0, 16)} with random bytes: a record's key, or what makes an id unique. Two
+   * {@code nextLong}s, where {@code Random.nextBytes} draws and spreads an int per four bytes.
+   */
+  static byte[] random16(byte[] key) {
+    ThreadLocalRandom random = ThreadLocalRandom.current();
+    LONG_LE.set(key, 0, random.nextLong());
+    LONG_LE.set(key, 8, random.nextLong());
+    return key;
+  }
 
   static byte[] recipientPartition(String tenant, String recipient) {
     return recipientPartition(tenant.getBytes(StandardCharsets.UTF_8), recipient);

@@ -16,7 +16,6 @@ import dev.fcap.store.internal.ReusableRequest;
 import dev.fcap.time.Clock;
 import java.time.ZoneId;
 import java.util.List;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Turns a message into one store request per partition of its plan: the partition and counter keys,
@@ -203,17 +202,13 @@ final class RequestBuilder {
           : Fingerprint.ofMessageId(m.recipient(), m.messageId());
     }
     if (op == Operation.DECIDE && partitions > 0 && releaseHorizon > 0) {
-      byte[] key = buffers != null ? buffers.recordKey : new byte[16];
-      ThreadLocalRandom.current().nextBytes(key);
-      return key;
+      return Keys.random16(buffers != null ? buffers.recordKey : new byte[16]);
     }
     return null;
   }
 
   private static byte[] randomKey() {
-    byte[] key = new byte[16];
-    ThreadLocalRandom.current().nextBytes(key);
-    return key;
+    return Keys.random16(new byte[16]);
   }
 
   /** How long the record under {@link #recordKey} is kept: a message id as long as any rule reads it. */
