@@ -38,7 +38,9 @@ import org.openjdk.jmh.infra.ThreadParams;
  * decisions (the seed platform's peak of 100,000 decisions/s): the traffic then meets the limits
  * at production rates whatever the speed of the machine, whereas on the wall clock a fast
  * implementation replays the stream many times a minute and ends up refusing nearly everything.
- * The peers cannot be given a clock (Guava, Resilience4j and Sentinel read the system's).
+ * Of the peers only Bucket4j can be given a clock (Guava, Resilience4j and Sentinel read the
+ * system's): {@code bucket4j-sim} is Bucket4j on the same simulated clock, the peer that meets the
+ * same traffic at the same rates as {@code fcap-sim}.
  *
  * <p>{@code fcap-sim-verdicts} is {@code fcap-sim} deciding as an internal caller does (the replay):
  * {@code Engine.decideAt} with a {@code RuleVerdicts} callback, which builds no {@code Decision} and
@@ -68,7 +70,7 @@ public class DecisionBenchmark {
   /** The implementation under test, with its state; one per fork. */
   @State(Scope.Benchmark)
   public static class Subject {
-    @Param({"fcap-sim", "fcap-sim-verdicts", "fcap-sim-durable", "fcap-sim-fsync-each", "fcap", "bucket4j",
+    @Param({"fcap-sim", "fcap-sim-verdicts", "fcap-sim-durable", "fcap-sim-fsync-each", "fcap", "bucket4j", "bucket4j-sim",
         "resilience4j", "guava", "sentinel"})
     public String impl;
 
@@ -109,6 +111,10 @@ public class DecisionBenchmark {
         }
         case "fcap" -> new FcapLimiter();
         case "bucket4j" -> new Bucket4jLimiter();
+        case "bucket4j-sim" -> {
+          simulatedMs = new AtomicLong(System.currentTimeMillis());
+          yield new Bucket4jLimiter(simulatedMs::get);
+        }
         case "resilience4j" -> new Resilience4jLimiter();
         case "guava" -> new GuavaLimiter();
         case "sentinel" -> new SentinelLimiter();
