@@ -12,7 +12,7 @@ set -eu
 JAR=${JAR:-fcap-bench/target/fcap-bench.jar}
 OUT=${OUT:-fcap-bench/target/embedded-rounds}
 ROUNDS=${1:-3}
-IMPLS=${IMPLS:-fcap-sim fcap bucket4j resilience4j guava sentinel}
+IMPLS=${IMPLS:-fcap-sim fcap bucket4j bucket4j-sim resilience4j guava sentinel}
 BENCHES=${BENCHES:-decide1 decide2}
 JMH_ARGS=${JMH_ARGS:--f 1 -wi 2 -w 3 -i 4 -r 3}
 # LAUNCHER_OPTS: options of the JMH launcher JVM, e.g. -Djmh.ignoreLock=true when another JMH run
