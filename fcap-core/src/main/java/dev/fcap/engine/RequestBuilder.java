@@ -207,10 +207,6 @@ final class RequestBuilder {
     return null;
   }
 
-  private static byte[] randomKey() {
-    return Keys.random16(new byte[16]);
-  }
-
   /** How long the record under {@link #recordKey} is kept: a message id as long as any rule reads it. */
   private static long recordHorizon(CompiledPolicy cp, Message m, long releaseHorizon) {
     return m.messageId() != null ? Math.max(cp.messageHorizonMs, releaseHorizon) : releaseHorizon;
@@ -234,7 +230,8 @@ final class RequestBuilder {
     // The other partitions' records are under a key of this decision's own, which the first's lists: a
     // message id comes again from another recipient, or from this one after a reset, while a partition
     // shared by recipients still remembers the first decision under it.
-    byte[] othersKey = decide && partitions > 1 && key != null && m.messageId() != null ? randomKey() : key;
+    byte[] othersKey = decide && partitions > 1 && key != null && m.messageId() != null
+        ? Keys.random16(new byte[16]) : key;
     // Built last to first, each once: the first partition's record lists the others' keys.
     for (int j = partitions - 1; j >= 0; j--) {
       CompiledPolicy.Partition partition = plan.partitions[j];
