@@ -20,12 +20,12 @@ import java.util.function.LongSupplier;
 final class Bucket4jLimiter implements CapLimiter {
   private final ConcurrentHashMap<String, Bucket> recipients = new ConcurrentHashMap<>(1 << 20);
   private final ConcurrentHashMap<RecipientContent, Bucket> contents = new ConcurrentHashMap<>(1 << 21);
-  /** The buckets' clock; null: Bucket4j's default. */
+  /** The buckets' clock. */
   private final TimeMeter clock;
 
-  /** On the system's clock, Bucket4j's default. */
+  /** On the system's milliseconds, Bucket4j's default clock. */
   Bucket4jLimiter() {
-    this.clock = null;
+    this.clock = TimeMeter.SYSTEM_MILLISECONDS;
   }
 
   /** On {@code epochMs} (the benchmarks' simulated clock). */
@@ -44,8 +44,7 @@ final class Bucket4jLimiter implements CapLimiter {
   }
 
   private LocalBucketBuilder builder() {
-    LocalBucketBuilder b = Bucket.builder();
-    return clock == null ? b : b.withCustomTimePrecision(clock);
+    return Bucket.builder().withCustomTimePrecision(clock);
   }
 
   @Override

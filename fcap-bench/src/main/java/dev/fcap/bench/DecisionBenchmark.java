@@ -87,34 +87,25 @@ public class DecisionBenchmark {
     @Setup(Level.Trial)
     public void setUp() {
       stream = Workload.messages(streamLength);
+      // an implementation named "-sim" runs on the simulated clock, which decide() advances
+      simulatedMs = impl.contains("-sim") ? new AtomicLong(System.currentTimeMillis()) : null;
       limiter = switch (impl) {
-        case "fcap-sim" -> {
-          simulatedMs = new AtomicLong(System.currentTimeMillis());
-          yield new FcapLimiter(simulatedMs::get);
-        }
-        case "fcap-sim-verdicts" -> {
-          simulatedMs = new AtomicLong(System.currentTimeMillis());
-          yield FcapLimiter.verdicts(simulatedMs::get);
-        }
+        case "fcap-sim" -> new FcapLimiter(simulatedMs::get);
+        case "fcap-sim-verdicts" -> FcapLimiter.verdicts(simulatedMs::get);
         case "fcap-sim-local" -> {
-          simulatedMs = new AtomicLong(System.currentTimeMillis());
           for (int i = 0; i < stream.length; i++) {
             stream[i] = LocalTimePolicy.inZone(stream[i]);
           }
           yield FcapLimiter.localTime(simulatedMs::get);
         }
         case "fcap-sim-durable", "fcap-sim-fsync-each" -> {
-          simulatedMs = new AtomicLong(System.currentTimeMillis());
           stateDir = tempDir();
           yield new FcapLimiter(simulatedMs::get, impl.endsWith("each") ? Durability.everyWrite(stateDir)
               : Durability.of(stateDir));
         }
         case "fcap" -> new FcapLimiter();
         case "bucket4j" -> new Bucket4jLimiter();
-        case "bucket4j-sim" -> {
-          simulatedMs = new AtomicLong(System.currentTimeMillis());
-          yield new Bucket4jLimiter(simulatedMs::get);
-        }
+        case "bucket4j-sim" -> new Bucket4jLimiter(simulatedMs::get);
         case "resilience4j" -> new Resilience4jLimiter();
         case "guava" -> new GuavaLimiter();
         case "sentinel" -> new SentinelLimiter();
