@@ -1,5 +1,6 @@
 package dev.fcap.store.memory;
 
+import dev.fcap.store.StoreException;
 import dev.fcap.store.internal.ReusableRequest;
 import dev.fcap.time.Clock;
 import java.io.IOException;
@@ -171,6 +172,20 @@ final class Journal implements AutoCloseable {
     return writer.covering(s);
   }
 
+  /**
+   * Throws while the journal cannot be written (a full disk, an I/O error): a write the store took
+   * now would live in memory only, and a {@code kill -9} would forget it. Read before every write
+   * and every read of the store, so that a probe of it fails as its writes do.
+   */
+  void checkWritable() {
+    IOException failure = writer.failure();
+    if (failure != null) {
+      throw new StoreException(StoreException.Reason.UNAVAILABLE,
+          "the store's journal cannot be written (" + failure.getMessage() + "); the store refuses until it can",
+          failure);
+    }
+  }
+
   /** Asks for a snapshot at the flusher's next cycle, whatever the journal's size (tests, tools). */
   void requestSnapshot() {
     writer.requestSnapshot();
@@ -182,6 +197,11 @@ final class Journal implements AutoCloseable {
    */
   void flushNow() {
     writer.flush(true);
+  }
+
+  /** See {@link JournalWriter#wrapChannel}: tests only. */
+  void wrapChannel(java.util.function.UnaryOperator<FileChannel> wrap) {
+    writer.wrapChannel(wrap);
   }
 
   /** Writes the snapshot the last rotation asked for, on the calling thread (as {@link #flushNow}). */

@@ -97,6 +97,28 @@ final class JournalBuffer {
     }
   }
 
+  /**
+   * Appends {@code other}'s entries (the flusher, behind those a failed write left here), and hands
+   * this buffer its waiters.
+   */
+  void append(JournalBuffer other) {
+    int at = reserve(other.len); // may replace data: taken before the copy reads it
+    System.arraycopy(other.data, 0, data, at, other.len);
+    if (durable == null) {
+      durable = other.durable;
+    } else if (other.durable != null) {
+      CompletableFuture<Void> theirs = other.durable;
+      durable.whenComplete((v, e) -> {
+        if (e == null) {
+          theirs.complete(null);
+        } else {
+          theirs.completeExceptionally(e);
+        }
+      });
+    }
+    other.durable = null;
+  }
+
   /** Fills in the checksum of every entry. */
   void sealAll() {
     for (int at = 0; at < len; at += 8 + JournalFormat.getInt(data, at)) {

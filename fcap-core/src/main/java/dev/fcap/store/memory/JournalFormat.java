@@ -88,12 +88,18 @@ final class JournalFormat {
   // ---------------------------------------------------------------------------------------------
   // Files
 
-  /** Creates a file of {@code kind} with its header, forced. */
+  /** Creates a file of {@code kind} with its header, forced; one that cannot be completed is removed. */
   static FileChannel create(Path path, byte kind, long gen) throws IOException {
     FileChannel c = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-    writeFully(c, ByteBuffer.wrap(header(kind, gen)));
-    c.force(true);
-    return c;
+    try {
+      writeFully(c, ByteBuffer.wrap(header(kind, gen)));
+      c.force(true);
+      return c;
+    } catch (IOException e) {
+      c.close();
+      Files.deleteIfExists(path); // else the next try of this generation would find it there
+      throw e;
+    }
   }
 
   /** The journals and snapshots in {@code dir}, by name (so by kind, then generation). */

@@ -201,6 +201,9 @@ public final class MemoryStore implements CallingThreadStore {
    */
   private PartitionResult applyNow(ReusableRequest request, CompletableFuture<Void>[] durable, ReusableResult into) {
     RememberedDecisions.checkPartition(request.partition());
+    if (journal != null) {
+      journal.checkWritable();
+    }
     int hash = segments.hash(request.partition());
     int index = segments.index(hash);
     Segment segment = segments.all[index];
@@ -344,6 +347,13 @@ public final class MemoryStore implements CallingThreadStore {
 
   @Override
   public CompletableFuture<PartitionSnapshot> read(byte[] partition) {
+    if (journal != null) {
+      try {
+        journal.checkWritable(); // a store that cannot write does not pass for healthy by its reads
+      } catch (StoreException e) {
+        return CompletableFuture.failedFuture(e);
+      }
+    }
     int hash = segments.hash(partition);
     Segment segment = segments.of(hash);
     synchronized (segment) {
@@ -369,6 +379,13 @@ public final class MemoryStore implements CallingThreadStore {
   @Override
   public CompletableFuture<Boolean> delete(byte[] partition) {
     RememberedDecisions.checkPartition(partition);
+    if (journal != null) {
+      try {
+        journal.checkWritable();
+      } catch (StoreException e) {
+        return CompletableFuture.failedFuture(e);
+      }
+    }
     int hash = segments.hash(partition);
     int index = segments.index(hash);
     Segment segment = segments.all[index];
