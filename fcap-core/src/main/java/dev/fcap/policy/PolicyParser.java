@@ -67,7 +67,9 @@ public final class PolicyParser {
       "sendWindow", "headroom", "countOnly");
   /** {@code zone: recipient}: a rule that reads the recipient's own zone. */
   public static final String RECIPIENT_ZONE = "recipient";
-  private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
+  /** A key given twice is refused, not taken from its last occurrence: a file means what it reads as. */
+  private static final ObjectMapper YAML = new ObjectMapper(
+      YAMLFactory.builder().enable(com.fasterxml.jackson.core.StreamReadFeature.STRICT_DUPLICATE_DETECTION).build());
 
   private PolicyParser() {}
 

@@ -138,6 +138,21 @@ class PolicyParserTest {
   }
 
   @Test
+  void aKeyGivenTwiceIsRefusedNotTakenFromItsLastOccurrence() {
+    PolicyError e = onlyError("""
+        policies:
+          - tenant: default
+            rules:
+              - id: r1
+                limit: 3
+                window: 1m
+                key: [recipient]
+                limit: 300
+        """);
+    assertThat(e.message()).startsWith("not valid YAML").contains("Duplicate field 'limit'").contains("line 8");
+  }
+
+  @Test
   void durationsParseAndFormat() {
     assertThat(Durations.parse("59s")).contains(Duration.ofSeconds(59));
     assertThat(Durations.parse("1h30m")).contains(Duration.ofMinutes(90));

@@ -37,7 +37,9 @@ import java.util.regex.Pattern;
  * are refused with the key and where it came from, so a typo never silently falls back to a default.
  */
 public final class ConfigLoader {
-  private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
+  /** A key given twice is refused, not taken from its last occurrence: a file means what it reads as. */
+  private static final ObjectMapper YAML = new ObjectMapper(
+      YAMLFactory.builder().enable(com.fasterxml.jackson.core.StreamReadFeature.STRICT_DUPLICATE_DETECTION).build());
 
   /** Every setting: key, default (YAML text). The order is the order of the docs. */
   static final Map<String, String> SETTINGS = new LinkedHashMap<>();
@@ -199,7 +201,10 @@ public final class ConfigLoader {
     } catch (JsonProcessingException e) {
       throw new ConfigException(file + ": not valid YAML: " + e.getOriginalMessage());
     } catch (IOException e) {
-      throw new ConfigException("cannot read config file " + file + ": " + e.getMessage());
+      String why = e instanceof java.nio.file.NoSuchFileException ? "it does not exist"
+          : e instanceof java.nio.file.AccessDeniedException ? "permission denied"
+          : e instanceof java.nio.charset.CharacterCodingException ? "it is not UTF-8 text" : e.getMessage();
+      throw new ConfigException("cannot read config file " + file + ": " + why);
     }
     if (root == null || root.isMissingNode() || root.isNull()) {
       return;

@@ -141,4 +141,14 @@ class ConfigLoaderTest {
     assertThat(ConfigLoader.envName("apiKeys")).isEqualTo("FCAP_API_KEYS");
     assertThat(ConfigLoader.envName("listen")).isEqualTo("FCAP_LISTEN");
   }
+
+  @Test
+  void aSettingGivenTwiceInTheFileIsRefused() throws Exception {
+    Path file = dir.resolve("fcap.yaml");
+    Files.writeString(file, "store:\n  fsync: 1s\nstore:\n  fsync: \"off\"\n");
+    assertThatThrownBy(() -> ConfigLoader.load(file, Map.of(), Map.of())).isInstanceOf(ConfigException.class)
+        .hasMessageContaining("not valid YAML").hasMessageContaining("Duplicate field 'store'");
+    assertThatThrownBy(() -> ConfigLoader.load(dir.resolve("missing.yaml"), Map.of(), Map.of()))
+        .hasMessage("cannot read config file " + dir.resolve("missing.yaml") + ": it does not exist");
+  }
 }

@@ -1,6 +1,7 @@
 package dev.fcap.server.admin;
 
 import dev.fcap.model.Policy;
+import dev.fcap.policy.PolicyError;
 import dev.fcap.policy.PolicyException;
 import dev.fcap.policy.PolicyParser;
 import dev.fcap.server.files.AtomicFile;
@@ -41,7 +42,10 @@ import org.slf4j.LoggerFactory;
  * <p><b>Last good version.</b> Every version in force is also written beside the file
  * ({@code rules.yaml.last-good}). A start with an invalid file starts on that version, with a loud
  * warning and the refusal shown as above, instead of failing: an invalid hand edit never keeps the
- * server down. Without a last good version an invalid file still fails the start.
+ * server down. Without a last good version an invalid file still fails the start. A file that is
+ * not UTF-8 text is invalid like one that does not parse; a file that is gone is put back from its
+ * last good version at start (a deleted file must not bring back the seed policy over the rules in
+ * force), and while serving its deletion is a refused edit like any other.
  *
  * <p>Tested by {@code FileRulesSourceTest} (the settle logic on a manual clock) and
  * {@code RulesAdminIT} (real edits, restarts).
@@ -65,6 +69,13 @@ public final class FileRulesSource implements RulesSource {
   private record Pending(String text, long since) {}
 
   /**
+   * What {@link #readText} gives for a file that is gone, or not UTF-8: texts no YAML file can be
+   * (YAML has no NUL), so they settle and are refused like any other edit.
+   */
+  private static final String MISSING = "\0missing";
+  private static final String NOT_UTF8 = "\0not UTF-8";
+
+  /**
    * @param seed copied to {@code file} when it does not exist: a path, or {@code builtin} for the seed
    *     policy in the jar
    */
@@ -82,7 +93,12 @@ public final class FileRulesSource implements RulesSource {
     this.clock = clock;
     this.settleMs = settle.toMillis();
     if (!Files.exists(this.file)) {
-      seed(seed);
+      if (Files.exists(lastGood)) {
+        writeAtomically(Files.readString(lastGood));
+        LOG.warn("{} was missing; put back from its last good version {}", this.file, lastGood);
+      } else {
+        seed(seed);
+      }
     }
   }
 
@@ -116,10 +132,15 @@ public final class FileRulesSource implements RulesSource {
 
   @Override
   public synchronized List<Policy> load() throws IOException {
-    String text = Files.readString(file);
+    String text;
+    try {
+      text = readText(file);
+    } catch (IOException e) {
+      throw new IOException("cannot read the rules file " + file + ": " + e, e);
+    }
     List<Policy> policies;
     try {
-      policies = PolicyParser.parse(text);
+      policies = parse(text);
     } catch (PolicyException e) {
       if (!Files.exists(lastGood)) {
         throw e;
@@ -140,6 +161,26 @@ public final class FileRulesSource implements RulesSource {
     rejected = null;
     keepLastGood(text);
     return policies;
+  }
+
+  /** The file's text; {@link #MISSING} or {@link #NOT_UTF8} where it has none to parse. */
+  private static String readText(Path file) throws IOException {
+    try {
+      return Files.readString(file);
+    } catch (java.nio.file.NoSuchFileException e) {
+      return MISSING;
+    } catch (java.nio.charset.CharacterCodingException e) {
+      return NOT_UTF8;
+    }
+  }
+
+  private static List<Policy> parse(String text) {
+    if (text.equals(MISSING) || text.equals(NOT_UTF8)) {
+      throw new PolicyException(List.of(new PolicyError(null, null, null, text.equals(MISSING)
+          ? "the rules file does not exist (deleted?); the rules in force stay until it is back"
+          : "the rules file is not UTF-8 text")));
+    }
+    return PolicyParser.parse(text);
   }
 
   @Override
@@ -175,7 +216,8 @@ public final class FileRulesSource implements RulesSource {
   public synchronized void watch(Consumer<List<Policy>> onChange) {
     try {
       watcher = file.getFileSystem().newWatchService();
-      file.getParent().register(watcher, StandardWatchEventKinds.ENTRY_CREATE, StandardWatchEventKinds.ENTRY_MODIFY);
+      file.getParent().register(watcher, StandardWatchEventKinds.ENTRY_CREATE, StandardWatchEventKinds.ENTRY_MODIFY,
+          StandardWatchEventKinds.ENTRY_DELETE);
     } catch (IOException e) {
       LOG.warn("cannot watch {} for hand edits: {}", file, e.toString());
       return;
@@ -216,7 +258,7 @@ public final class FileRulesSource implements RulesSource {
     synchronized (this) {
       String text;
       try {
-        text = Files.readString(file);
+        text = readText(file); // a deletion or a file that is not text settles and is refused as an edit
       } catch (IOException e) {
         // e.g. between an editor's delete and create: look again after the settle time
         LOG.warn("cannot read {} after a change: {}", file, e.toString());
@@ -239,7 +281,7 @@ public final class FileRulesSource implements RulesSource {
       }
       pending = null;
       try {
-        policies = PolicyParser.parse(text);
+        policies = parse(text);
       } catch (PolicyException e) {
         refused(text, e);
         LOG.error("hand edit of {} refused, the rules in force stay (see GET /v1/rules): {}", file, e.getMessage());

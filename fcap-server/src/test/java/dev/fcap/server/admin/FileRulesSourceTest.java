@@ -109,4 +109,63 @@ class FileRulesSourceTest {
     FileRulesSource s = new FileRulesSource(file, "builtin", now::get, Duration.ofMillis(500));
     assertThatThrownBy(s::load).isInstanceOf(PolicyException.class);
   }
+
+  /** Bytes that are not UTF-8 (0xC3 must be followed by a continuation byte). */
+  private static final byte[] NOT_UTF8 = {'p', 'o', 'l', (byte) 0xC3, '(', '\n'};
+
+  @Test
+  void anEditThatIsNotUtf8IsRefusedVisibly() throws Exception {
+    FileRulesSource s = source(FOUR);
+    Files.write(dir.resolve("rules.yaml"), NOT_UTF8);
+    s.check(applied::add);
+    now.addAndGet(500);
+    assertThat(s.check(applied::add)).isEqualTo(-1); // waits for the next change, no retry loop
+    assertThat(applied).isEmpty();
+    assertThat(s.rejectedEdit()).isPresent();
+    assertThat(s.rejectedEdit().get().errors().get(0).message()).contains("not UTF-8");
+    assertThat(s.reloadFailures()).isEqualTo(1);
+  }
+
+  @Test
+  void aDeletedFileIsARefusedEditAndTheRulesInForceStay() throws Exception {
+    FileRulesSource s = source(FOUR);
+    Files.delete(dir.resolve("rules.yaml"));
+    s.check(applied::add);
+    now.addAndGet(500);
+    assertThat(s.check(applied::add)).isEqualTo(-1);
+    assertThat(applied).isEmpty();
+    assertThat(s.rejectedEdit()).isPresent();
+    assertThat(s.rejectedEdit().get().errors().get(0).message()).contains("does not exist");
+    Files.writeString(dir.resolve("rules.yaml"), FOUR); // put back: settles and applies like any edit
+    assertThat(s.check(applied::add)).isEqualTo(500);
+    now.addAndGet(500);
+    assertThat(s.check(applied::add)).isEqualTo(-1);
+    assertThat(s.rejectedEdit()).isEmpty();
+    assertThat(applied).singleElement().satisfies(p -> assertThat(p.get(0).rules()).hasSize(4));
+  }
+
+  @Test
+  void aStartWithTheFileGoneTakesItsLastGoodVersionNotTheSeed() throws Exception {
+    source(TWO).close(); // in force: TWO, kept as the last good version
+    Files.delete(dir.resolve("rules.yaml"));
+    FileRulesSource again = new FileRulesSource(dir.resolve("rules.yaml"), "builtin", now::get, Duration.ofMillis(500));
+    assertThat(again.load().get(0).rules()).hasSize(2);
+    assertThat(Files.readString(dir.resolve("rules.yaml"))).isEqualTo(TWO);
+  }
+
+  @Test
+  void aStartWithAFileThatIsNotUtf8TakesItsLastGoodVersion() throws Exception {
+    source(TWO).close();
+    Files.write(dir.resolve("rules.yaml"), NOT_UTF8);
+    FileRulesSource again = new FileRulesSource(dir.resolve("rules.yaml"), "builtin", now::get, Duration.ofMillis(500));
+    assertThat(again.load().get(0).rules()).hasSize(2);
+    assertThat(again.rejectedEdit().orElseThrow().errors().get(0).message()).contains("not UTF-8");
+  }
+
+  @Test
+  void aRulesFileThatIsADirectoryIsNamedWhenItCannotBeRead() throws Exception {
+    Files.createDirectories(dir.resolve("rules.yaml"));
+    FileRulesSource s = new FileRulesSource(dir.resolve("rules.yaml"), "builtin", now::get, Duration.ofMillis(500));
+    assertThatThrownBy(s::load).hasMessageContaining("cannot read the rules file " + dir.resolve("rules.yaml"));
+  }
 }
