@@ -146,7 +146,7 @@ class ConfigLoaderTest {
   void aSettingGivenTwiceInTheFileIsRefused() throws Exception {
     Path file = dir.resolve("fcap.yaml");
     Files.writeString(file, "store:\n  fsync: 1s\nstore:\n  fsync: \"off\"\n");
-    assertThatThrownBy(() -> ConfigLoader.load(file, Map.of(), Map.of())).isInstanceOf(ConfigException.class)
+    assertThatThrownBy(() -> ConfigLoader.load(file, Map.of(), Map.of())).isInstanceOf(ConfigLoader.ConfigException.class)
         .hasMessageContaining("not valid YAML").hasMessageContaining("Duplicate field 'store'");
     assertThatThrownBy(() -> ConfigLoader.load(dir.resolve("missing.yaml"), Map.of(), Map.of()))
         .hasMessage("cannot read config file " + dir.resolve("missing.yaml") + ": it does not exist");
