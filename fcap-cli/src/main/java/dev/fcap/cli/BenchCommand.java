@@ -87,7 +87,14 @@ final class BenchCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    if (url.getHost() == null || !InetAddress.getByName(url.getHost()).isLoopbackAddress()) {
+    if (url.getScheme() == null || !url.getScheme().matches("(?i)https?") || url.getHost() == null) {
+      throw CliException.usage("--url " + url + " is not an http:// or https:// URL with a host; give one such as "
+          + "http://127.0.0.1:8080");
+    }
+    if (url.getPort() == 0 || url.getPort() > 65535) {
+      throw CliException.usage("--url " + url + ": port " + url.getPort() + " is out of range; a port is 1 to 65535");
+    }
+    if (!loopback(url.getHost())) {
       spec.commandLine().getErr().println("fcap bench: only loopback targets are allowed (got " + url.getHost() + ")");
       return 2;
     }
@@ -102,11 +109,15 @@ final class BenchCommand implements Callable<Integer> {
           + ")");
       return 2;
     }
+    long warmupMs = ms("--warmup", warmup);
+    long durationMs = ms("--duration", duration);
+    if (serverPid != null && !java.nio.file.Files.isReadable(java.nio.file.Path.of("/proc/" + serverPid + "/stat"))) {
+      throw CliException.usage("--server-pid " + serverPid + ": no such process (/proc/" + serverPid
+          + "/stat cannot be read); give the running server's process id");
+    }
     if (apiKey == null) {
       apiKey = System.getenv("FCAP_API_KEY");
     }
-    long warmupMs = ms(warmup);
-    long durationMs = ms(duration);
     BenchSender sender = BenchSender.of(this);
     if (sender == null) {
       spec.commandLine().getErr().println("fcap bench: --protocol must be http or grpc");
@@ -131,9 +142,25 @@ final class BenchCommand implements Callable<Integer> {
     return valid ? 0 : 1;
   }
 
-  private static long ms(String text) {
-    return dev.fcap.policy.Durations.parse(text).map(Duration::toMillis)
-        .orElseThrow(() -> new IllegalArgumentException("not a duration: " + text));
+  private static long ms(String option, String text) {
+    java.util.Optional<Duration> d;
+    try {
+      d = dev.fcap.policy.Durations.parse(text);
+    } catch (ArithmeticException | NumberFormatException e) {
+      d = java.util.Optional.empty(); // a number too large for a duration
+    }
+    return d.map(Duration::toMillis).orElseThrow(() -> CliException.usage(option + " '" + text
+        + "' is not a duration; give one such as 500ms, 10s, 1m or 1h30m"));
+  }
+
+  /** Whether {@code host} is a loopback address; one that does not resolve is a usage error. */
+  private static boolean loopback(String host) {
+    try {
+      return InetAddress.getByName(host).isLoopbackAddress();
+    } catch (java.net.UnknownHostException e) {
+      throw CliException.usage("--url: host " + host + " is unknown; bench targets loopback only, e.g. "
+          + "http://127.0.0.1:8080");
+    }
   }
 
   /** CPU time (user + system) of the server process, from /proc; -1 without --server-pid. */
@@ -147,7 +174,8 @@ final class BenchCommand implements Callable<Integer> {
       long ticks = Long.parseLong(f[11]) + Long.parseLong(f[12]); // utime, stime (fields 14 and 15)
       return ticks * 10_000_000L; // USER_HZ is 100 on Linux
     } catch (java.io.IOException | RuntimeException e) {
-      throw new IllegalArgumentException("cannot read the CPU time of process " + serverPid + ": " + e.getMessage());
+      throw CliException.failed("cannot read the CPU time of --server-pid " + serverPid + " (has it exited?): "
+          + e.getMessage());
     }
   }
 

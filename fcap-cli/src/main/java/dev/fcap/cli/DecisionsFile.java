@@ -34,8 +34,16 @@ final class DecisionsFile implements AutoCloseable {
   private final Engine.RuleVerdicts blocking = this::blocking;
   private boolean firstBlocking;
 
-  DecisionsFile(Path file, List<Policy> policies) throws IOException {
-    this.out = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16);
+  private final Path file;
+
+  /** Opens {@code file}; one that cannot be opened is a usage error, one that cannot be written a failure. */
+  DecisionsFile(Path file, List<Policy> policies) {
+    this.file = file;
+    try {
+      this.out = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16);
+    } catch (IOException e) {
+      throw CliException.usage(cannotWrite(e));
+    }
     for (Policy p : policies) {
       List<Rule> rules = p.rules();
       byte[][] ids = new byte[rules.size()][];
@@ -47,7 +55,19 @@ final class DecisionsFile implements AutoCloseable {
   }
 
   /** Writes the line of row {@code row} of a decided batch, a row of {@code tenant}. */
-  void write(String tenant, BatchVerdicts decided, int row) throws IOException {
+  void write(String tenant, BatchVerdicts decided, int row) {
+    try {
+      writeLine(tenant, decided, row);
+    } catch (IOException e) {
+      throw CliException.failed(cannotWrite(e));
+    }
+  }
+
+  private String cannotWrite(IOException e) {
+    return "cannot write the decisions file " + file + ": " + CliOutput.reason(e);
+  }
+
+  private void writeLine(String tenant, BatchVerdicts decided, int row) throws IOException {
     boolean allowed = decided.allowed(row);
     long bookedAt = decided.bookedAt(row);
     out.write(allowed ? TRUE : bookedAt != 0 ? DEFERRED : FALSE);
@@ -84,7 +104,11 @@ final class DecisionsFile implements AutoCloseable {
   }
 
   @Override
-  public void close() throws IOException {
-    out.close();
+  public void close() {
+    try {
+      out.close();
+    } catch (IOException e) {
+      throw CliException.failed(cannotWrite(e));
+    }
   }
 }

@@ -23,12 +23,16 @@ public final class Fcap {
 
   /** Runs the command line and returns the exit code (tests call this instead of main). */
   public static int run(String... args) {
-    return commandLine().execute(args);
+    return commandLine().setOut(CliOutput.stdout()).execute(args);
   }
 
-  /** The command line, every subcommand printing the same version as {@code fcap --version}. */
+  /**
+   * The command line, every subcommand printing the same version as {@code fcap --version}, and a
+   * command's {@link CliException} printed as one line ({@link ErrorMessages}).
+   */
   static CommandLine commandLine() {
     CommandLine cl = new CommandLine(new Fcap());
+    cl.setExecutionExceptionHandler(new ErrorMessages());
     cl.getSubcommands().values().forEach(sub -> sub.getCommandSpec().versionProvider(new BuildVersion()));
     return cl;
   }

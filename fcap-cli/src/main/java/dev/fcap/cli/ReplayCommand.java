@@ -37,8 +37,7 @@ import picocli.CommandLine.Spec;
     description = {
       "Replay a send log (CSV with a header) against a rules file, each row at its own timestamp, "
           + "and report per rule what it blocked (shadow rules: what they would have blocked).",
-      "Columns: timestamp (epoch ms or ISO-8601), recipient; optional tenant, channel, sender, "
-          + "category, content, contentKey, cost, attr:NAME."
+      "Columns: timestamp (epoch ms or ISO-8601), recipient; optional " + SendLog.OPTIONAL_COLUMNS + ", attr:NAME."
     },
     mixinStandardHelpOptions = true)
 final class ReplayCommand implements Callable<Integer> {
@@ -75,6 +74,10 @@ final class ReplayCommand implements Callable<Integer> {
       policies = PolicyParser.parseFile(rules);
     } catch (NoSuchFileException e) {
       return fail("rules file not found: " + rules);
+    } catch (java.nio.charset.CharacterCodingException e) {
+      return fail("cannot read the rules file " + rules + ": it is not UTF-8 text; give the rules YAML");
+    } catch (IOException e) {
+      return fail("cannot read the rules file " + rules + ": " + CliOutput.reason(e));
     } catch (PolicyException e) {
       return fail("invalid rules in " + rules + ": " + e.getMessage());
     }
@@ -98,15 +101,14 @@ final class ReplayCommand implements Callable<Integer> {
       } else {
         summary.printText(out, seconds);
       }
-      out.flush();
+      CliOutput.check(out, "the output");
       return 0;
     } catch (SendLog.BadRowException e) {
       return fail(log + ", " + e.getMessage() + "; stopped, nothing after it was replayed");
     } catch (NoSuchFileException e) {
-      if (decisions != null && decisions.toString().equals(e.getFile())) {
-        return fail("cannot write the decisions file " + decisions + ": its directory does not exist");
-      }
       return fail("log file not found: " + log);
+    } catch (IOException e) {
+      return fail("cannot read the log file " + log + ": " + CliOutput.reason(e));
     } catch (CompletionException e) {
       if (e.getCause() instanceof StoreException se) {
         err.println("fcap replay: store failed: " + se.getMessage());
@@ -183,7 +185,7 @@ final class ReplayCommand implements Callable<Integer> {
   }
 
   private int fail(String message) {
-    spec.commandLine().getErr().println("fcap replay: " + message);
+    spec.commandLine().getErr().println("fcap replay: " + Printable.escape(message));
     return 2;
   }
 

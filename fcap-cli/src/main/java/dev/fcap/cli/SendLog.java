@@ -36,9 +36,14 @@ import java.util.Map;
  * fcap-bench ({@code dev.fcap.bench.cli}): it is no API of fcap.
  */
 public final class SendLog implements AutoCloseable {
-  private static final List<String> KNOWN =
-      List.of("timestamp", "recipient", "tenant", "channel", "sender", "category", "content", "contentKey", "cost",
-          "messageId", "timeZone", "priority", "override", "defer", "notAfter");
+  /**
+   * The optional columns, in the order {@link #next} reads them, as {@code fcap replay --help} lists
+   * them (a constant, for its annotation).
+   */
+  static final String OPTIONAL_COLUMNS = "tenant, channel, sender, category, content, contentKey, cost, messageId, "
+      + "timeZone, priority, override, defer, notAfter";
+  /** The columns a header may name (besides attr:NAME): timestamp and recipient, then the optional ones. */
+  static final List<String> KNOWN = List.of(("timestamp, recipient, " + OPTIONAL_COLUMNS).split(", "));
 
   /** A row that cannot be replayed; the message names the line and the reason. */
   public static final class BadRowException extends RuntimeException {

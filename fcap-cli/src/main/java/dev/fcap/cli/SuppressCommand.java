@@ -49,6 +49,7 @@ final class SuppressCommand {
         .connectTimeout(Duration.ofSeconds(10)).build();
 
     HttpRequest.Builder request(String path, String query) {
+      checkUrl();
       String sep = path.contains("?") ? "&" : "?";
       HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url.replaceAll("/+$", "") + path + sep + "tenant="
           + encode(tenant) + (query == null ? "" : "&" + query)));
@@ -58,13 +59,30 @@ final class SuppressCommand {
       return b;
     }
 
+    /** A --url that is no http(s) URL with a host and a valid port is a usage error. */
+    private void checkUrl() {
+      URI u;
+      try {
+        u = new URI(url);
+      } catch (java.net.URISyntaxException e) {
+        throw new Failed("--url " + url + " is not a URL: " + e.getReason() + "; give one such as http://127.0.0.1:8080");
+      }
+      if (u.getScheme() == null || !u.getScheme().matches("(?i)https?") || u.getHost() == null) {
+        throw new Failed("--url " + url + " is not an http:// or https:// URL with a host; give one such as "
+            + "http://127.0.0.1:8080");
+      }
+      if (u.getPort() == 0 || u.getPort() > 65535) {
+        throw new Failed("--url " + url + ": port " + u.getPort() + " is out of range; a port is 1 to 65535");
+      }
+    }
+
     /** Sends; a reply that is not 2xx or 404 is a {@link Failed} with the server's error message. */
     JsonNode send(HttpRequest request) {
       HttpResponse<String> r;
       try {
         r = http.send(request, HttpResponse.BodyHandlers.ofString());
       } catch (IOException e) {
-        throw new Failed("cannot reach " + url + ": " + e.getMessage());
+        throw new Failed("cannot reach " + url + ": " + reason(e));
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new Failed("interrupted");
@@ -94,12 +112,28 @@ final class SuppressCommand {
     }
   }
 
+  /** Why a request failed: a refused connection says so (its exception has no message). */
+  static String reason(IOException e) {
+    if (e instanceof java.net.http.HttpConnectTimeoutException) {
+      return "timed out connecting";
+    }
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t.getMessage() != null && !t.getMessage().isBlank()) {
+        return t.getMessage();
+      }
+      if (t instanceof java.net.ConnectException) {
+        return "connection refused (is the server running, on this URL?)";
+      }
+    }
+    return e.getClass().getSimpleName();
+  }
+
   private static String encode(String s) {
     return URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20");
   }
 
   private static int failed(CommandSpec spec, Failed e) {
-    spec.commandLine().getErr().println("fcap suppress: " + e.getMessage());
+    spec.commandLine().getErr().println("fcap suppress: " + Printable.escape(e.getMessage()));
     return 2;
   }
 
@@ -133,8 +167,8 @@ final class SuppressCommand {
         JsonNode r = target.send(request);
         PrintWriter out = spec.commandLine().getOut();
         for (JsonNode e : r.path("errors")) {
-          out.println("line " + e.path("line").asLong() + ": " + e.path("code").asText() + ": "
-              + e.path("message").asText() + (e.hasNonNull("field") ? " (field " + e.get("field").asText() + ")" : ""));
+          out.println(Printable.escape("line " + e.path("line").asLong() + ": " + e.path("code").asText() + ": "
+              + e.path("message").asText() + (e.hasNonNull("field") ? " (field " + e.get("field").asText() + ")" : "")));
         }
         if (r.has("errorsOmitted")) {
           out.println("... and " + r.get("errorsOmitted").asLong() + " more bad rows");
@@ -176,9 +210,14 @@ final class SuppressCommand {
 
     @Override
     public Integer call() {
-      try (OutputStream file = out == null ? null : Files.newOutputStream(out)) {
-        PrintWriter w = file == null ? spec.commandLine().getOut()
-            : new PrintWriter(new java.io.OutputStreamWriter(file, StandardCharsets.UTF_8));
+      OutputStream file;
+      try {
+        file = out == null ? null : Files.newOutputStream(out);
+      } catch (IOException e) {
+        return failed(spec, new Failed("cannot write --out " + out + ": " + CliOutput.reason(e)));
+      }
+      try (file) {
+        PrintWriter w = file == null ? spec.commandLine().getOut() : CliOutput.over(file, StandardCharsets.UTF_8);
         long n = 0;
         String cursor = null;
         do {
@@ -190,13 +229,15 @@ final class SuppressCommand {
           }
           cursor = page.hasNonNull("nextCursor") ? page.get("nextCursor").asText() : null;
         } while (cursor != null);
-        w.flush();
+        CliOutput.check(w, out == null ? "the output" : "--out " + out);
         spec.commandLine().getErr().println("exported " + n + " entries");
         return 0;
       } catch (Failed e) {
         return failed(spec, e);
+      } catch (CliException e) {
+        return failed(spec, new Failed(e.getMessage())); // exit code 2, as every failure of suppress
       } catch (IOException e) {
-        return failed(spec, new Failed("cannot write " + out + ": " + e.getMessage()));
+        return failed(spec, new Failed("cannot write --out " + out + ": " + CliOutput.reason(e)));
       }
     }
   }

@@ -9,11 +9,17 @@ record CliRun(int exit, String out, String err) {
 
   static CliRun fcap(String... args) {
     StringWriter out = new StringWriter();
+    CliRun run = fcapTo(new PrintWriter(out, true), args);
+    return new CliRun(run.exit(), out.toString(), run.err());
+  }
+
+  /** A run whose standard output is {@code out} (then {@link #out()} is empty). */
+  static CliRun fcapTo(PrintWriter out, String... args) {
     StringWriter err = new StringWriter();
-    CommandLine cli = new CommandLine(new Fcap());
-    cli.setOut(new PrintWriter(out, true));
+    CommandLine cli = Fcap.commandLine();
+    cli.setOut(out);
     cli.setErr(new PrintWriter(err, true));
     int exit = cli.execute(args);
-    return new CliRun(exit, out.toString(), err.toString());
+    return new CliRun(exit, "", err.toString());
   }
 }

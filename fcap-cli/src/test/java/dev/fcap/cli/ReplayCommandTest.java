@@ -1,10 +1,12 @@
 package dev.fcap.cli;
 
 import static dev.fcap.cli.CliRun.fcap;
+import static dev.fcap.cli.CliRun.fcapTo;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.FileOutputStream;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -213,5 +215,63 @@ class ReplayCommandTest {
     }
     assertThat(Files.readAllLines(two)).hasSize(30_000).isEqualTo(Files.readAllLines(one))
         .anyMatch(l -> l.startsWith("false"));
+  }
+
+  @Test
+  void filesThatAreDirectoriesOrNotTextSayWhyInOneLine() throws IOException {
+    Path log = seedScenario();
+    CliRun logDir = fcap("replay", "--rules", SEED.toString(), "--log", dir.toString());
+    assertThat(logDir.exit()).isEqualTo(2);
+    assertThat(logDir.err().strip()).isEqualTo("fcap replay: cannot read the log file " + dir + ": Is a directory");
+    CliRun rulesDir = fcap("replay", "--rules", dir.toString(), "--log", log.toString());
+    assertThat(rulesDir.exit()).isEqualTo(2);
+    assertThat(rulesDir.err().strip()).isEqualTo("fcap replay: cannot read the rules file " + dir + ": Is a directory");
+    Path binary = dir.resolve("rules.bin");
+    Files.write(binary, new byte[] {(byte) 0xff, (byte) 0xfe, 0, 1, (byte) 0xc3, 0x28});
+    CliRun notText = fcap("replay", "--rules", binary.toString(), "--log", log.toString());
+    assertThat(notText.exit()).isEqualTo(2);
+    assertThat(notText.err().strip()).isEqualTo("fcap replay: cannot read the rules file " + binary
+        + ": it is not UTF-8 text; give the rules YAML");
+    CliRun decisionsDir = fcap("replay", "--rules", SEED.toString(), "--log", log.toString(), "--decisions",
+        dir.toString());
+    assertThat(decisionsDir.exit()).isEqualTo(2);
+    assertThat(decisionsDir.err().strip()).isEqualTo("fcap replay: cannot write the decisions file " + dir
+        + ": Is a directory");
+  }
+
+  @Test
+  void outputThatCannotBeWrittenFailsTheRun() throws IOException {
+    Path log = seedScenario();
+    CliRun decisions = fcap("replay", "--rules", SEED.toString(), "--log", log.toString(), "--decisions", "/dev/full");
+    assertThat(decisions.exit()).isEqualTo(1);
+    assertThat(decisions.err().strip())
+        .isEqualTo("fcap replay: cannot write the decisions file /dev/full: No space left on device");
+    try (FileOutputStream full = new FileOutputStream("/dev/full")) {
+      CliRun json = fcapTo(CliOutput.over(full), "replay", "--rules", SEED.toString(), "--log", log.toString(),
+          "--json");
+      assertThat(json.exit()).isEqualTo(1);
+      assertThat(json.err().strip()).isEqualTo("fcap replay: cannot write the output: No space left on device");
+    }
+  }
+
+  @Test
+  void controlCharactersOfABadHeaderAreEscapedInTheMessage() throws IOException {
+    Path log = write("bad.csv", "timestamp,recipient,a\u0007\u001b[2Jb\n1000,x,y\n");
+    CliRun run = fcap("replay", "--rules", SEED.toString(), "--log", log.toString());
+    assertThat(run.exit()).isEqualTo(2);
+    assertThat(run.err()).contains("line 1: unknown column 'a\\u0007\\u001B[2Jb'")
+        .doesNotContain("\u001b").doesNotContain("\u0007");
+  }
+
+  @Test
+  void helpListsEveryColumnTheLogMayName() {
+    CliRun help = fcap("replay", "--help");
+    assertThat(help.exit()).isZero();
+    String text = help.out().replaceAll("\\s+", " ");
+    assertThat(SendLog.KNOWN).contains("messageId", "timeZone", "priority", "override", "defer", "notAfter");
+    for (String column : SendLog.KNOWN) {
+      assertThat(text).containsPattern(" " + column + "[,;]");
+    }
+    assertThat(text).contains("attr:NAME.");
   }
 }
