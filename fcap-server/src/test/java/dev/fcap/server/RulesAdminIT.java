@@ -99,6 +99,15 @@ class RulesAdminIT {
       assertThat(validate.errorField()).isIn("limit", "window");
       TestServer.Reply valid = s.post("/v1/rules/validate", "{\"rules\": []}");
       assertThat(valid.body().get("valid").asBoolean()).isTrue();
+      // a null list is no list: refused, not read as "delete every rule"
+      for (String nothing : List.of("{\"rules\": null}", "{}")) {
+        TestServer.Reply wiped = s.put("/v1/rules", nothing, Map.of());
+        assertThat(wiped.status()).as(nothing).isEqualTo(400);
+        assertThat(wiped.errorCode()).isEqualTo("invalid_policy");
+        assertThat(s.post("/v1/rules/validate", nothing).status()).as(nothing).isEqualTo(400);
+      }
+      assertThat(s.get("/v1/rules").body().get("rules")).hasSize(1);
+      assertThat(s.get("/v1/rules").body().get("version").asLong()).isEqualTo(1);
       assertThat(s.post("/v1/rules", "{\"id\": \"x\", \"limit\": 1, \"window\": \"1m\", \"key\": [\"recipient\"], "
           + "\"colour\": \"red\"}").errorField()).isEqualTo("colour");
     }

@@ -166,7 +166,8 @@ public final class RulesAdmin implements AutoCloseable {
       errors.add(new PolicyError(tenant, null, "tenant", "the body is for tenant '" + body.get("tenant").asText()
           + "' but the request for tenant '" + tenant + "'"));
     }
-    if (!body.has("rules")) {
+    // null is refused, not read as no rules: a client that lost its list would otherwise delete every rule
+    if (!body.hasNonNull("rules")) {
       errors.add(new PolicyError(tenant, null, "rules", "rules is required (a list, possibly empty)"));
     }
     if (!errors.isEmpty()) {
